@@ -1,0 +1,270 @@
+/*
+ * coproc.h - run data-processing operators on every OpenCL device of a machine.
+ *
+ * The whole public C API. Handles are opaque; no state is shared between two
+ * runtimes in one process. Every declaration says who owns what it takes and
+ * returns, and what happens on error.
+ *
+ * Thread safety: a coproc_runtime may be used from several threads at once
+ * (coproc_open/coproc_close excepted: close only after every other call on
+ * the runtime has returned). A coproc_column may be read by several threads
+ * at once but must not be freed while another call uses it.
+ */
+#ifndef COPROC_H
+#define COPROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the public symbols; everything else in the library is hidden. */
+#if defined(__GNUC__)
+#define COPROC_API __attribute__((visibility("default")))
+#else
+#define COPROC_API
+#endif
+
+#define COPROC_VERSION_MAJOR 0
+#define COPROC_VERSION_MINOR 1
+#define COPROC_VERSION_PATCH 0
+#define COPROC_VERSION_HEX \
+    ((COPROC_VERSION_MAJOR << 16) | (COPROC_VERSION_MINOR << 8) | COPROC_VERSION_PATCH)
+
+/* The library's version as COPROC_VERSION_HEX, and as a static string. */
+COPROC_API unsigned coproc_version(void);
+COPROC_API const char *coproc_version_string(void);
+
+/* ---------------------------------------------------------------- status */
+
+/* One table, from which the enum and the name/message functions are built. */
+#define COPROC_STATUS_MAP(XX)                                                          \
+    XX(OK, "success")                                                                  \
+    XX(INVALID_ARGUMENT, "invalid argument")                                           \
+    XX(NULL_POINTER, "a required pointer argument is NULL")                            \
+    XX(LENGTH_MISMATCH, "input lengths do not match")                                  \
+    XX(OUT_OF_RANGE, "a position or index is out of range")                            \
+    XX(UNSUPPORTED_TYPE, "the column type is not supported by this operator")          \
+    XX(UNSUPPORTED, "the device does not support this (e.g. no fp64)")                 \
+    XX(NO_PLATFORM, "no OpenCL platform found (install an OpenCL driver)")             \
+    XX(NO_DEVICE, "no OpenCL device found or selected")                                \
+    XX(DRIVER_ERROR, "the OpenCL driver reported an error")                            \
+    XX(BUILD_FAILED, "an OpenCL kernel failed to build")                               \
+    XX(HOST_OUT_OF_MEMORY, "out of host memory")                                       \
+    XX(DEVICE_OUT_OF_MEMORY, "out of device memory")                                   \
+    XX(DEVICE_LOST, "the device stopped responding or disappeared")                    \
+    XX(IO_ERROR, "a file could not be read or written")                                \
+    XX(CORRUPT_PROFILE, "a profile or cache file is corrupt or foreign")               \
+    XX(WRONG_DEVICE, "columns of one operator live on different devices")              \
+    XX(INTERNAL, "internal error (a bug in coproc)")
+
+typedef enum coproc_status {
+#define COPROC__STATUS_ENUM(name, msg) COPROC_##name,
+    COPROC_STATUS_MAP(COPROC__STATUS_ENUM)
+#undef COPROC__STATUS_ENUM
+    COPROC__STATUS_COUNT
+} coproc_status;
+
+/* "COPROC_OK", "COPROC_NO_PLATFORM", ...; a static string, "COPROC_UNKNOWN" if s is not a status. */
+COPROC_API const char *coproc_status_name(coproc_status s);
+/* A short static English description of s. */
+COPROC_API const char *coproc_status_message(coproc_status s);
+
+/* ---------------------------------------------------------------- runtime */
+
+typedef struct coproc_runtime coproc_runtime;
+
+typedef enum coproc_log_level {
+    COPROC_LOG_ERROR = 0,
+    COPROC_LOG_WARN = 1,
+    COPROC_LOG_INFO = 2,
+    COPROC_LOG_DEBUG = 3
+} coproc_log_level;
+
+/* Receives log lines; msg is valid only during the call. Called from any thread. */
+typedef void (*coproc_log_fn)(void *user, coproc_log_level level, const char *msg);
+
+/*
+ * Options for coproc_open. Initialise with coproc_options_init(), which sets
+ * struct_size so that later versions of the library can grow the struct.
+ * Environment variables override the matching fields, for experiments:
+ *   COPROC_DEVICES    overrides devices
+ *   COPROC_CACHE_DIR  overrides cache_dir
+ */
+typedef struct coproc_options {
+    size_t struct_size;      /* sizeof(coproc_options); set by coproc_options_init */
+    /* Which devices to use: NULL or "all"; "cpu", "gpu", "accelerator" (comma
+     * separated kinds may be mixed); or indices into the list of all discovered
+     * devices, "0,2". Borrowed during coproc_open only. */
+    const char *devices;
+    /* Directory for the program-binary cache and profiles; NULL picks
+     * $XDG_CACHE_HOME/coproc, else ~/.cache/coproc. Borrowed during coproc_open. */
+    const char *cache_dir;
+    int disable_binary_cache; /* nonzero: always build kernels from source */
+    coproc_log_fn log;        /* NULL: warnings and errors go to stderr */
+    void *log_user;           /* passed to log */
+    coproc_log_level log_level; /* lines above this level are dropped; default WARN */
+} coproc_options;
+
+/* Fill *opts with defaults. opts must not be NULL. */
+COPROC_API void coproc_options_init(coproc_options *opts);
+
+/*
+ * Discover devices and open a runtime over the selected ones.
+ * opts may be NULL (defaults). On success *out owns a new runtime; free it with
+ * coproc_close. On failure other than NULL_POINTER, INVALID_ARGUMENT (bad
+ * struct_size) or HOST_OUT_OF_MEMORY, *out still receives a runtime that holds
+ * the error message (coproc_errmsg) and no devices; the caller must close it.
+ * Distinct failures: COPROC_NO_PLATFORM (no OpenCL driver installed),
+ * COPROC_NO_DEVICE (no device, or none matched the selection),
+ * COPROC_DRIVER_ERROR (every platform failed to answer).
+ */
+COPROC_API coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out);
+
+/* Release everything the runtime owns. Columns must have been freed first. NULL is a no-op. */
+COPROC_API void coproc_close(coproc_runtime *rt);
+
+/*
+ * The last error of the runtime in English, naming the OpenCL error where one
+ * caused it (e.g. "clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)").
+ * The string is owned by the runtime and valid until the next call on it from
+ * any thread. "" when no error has happened. rt NULL gives a static message.
+ */
+COPROC_API const char *coproc_errmsg(const coproc_runtime *rt);
+
+/* ---------------------------------------------------------------- devices */
+
+typedef enum coproc_device_type {
+    COPROC_DEVICE_CPU = 1,
+    COPROC_DEVICE_GPU = 2,
+    COPROC_DEVICE_ACCELERATOR = 4,
+    COPROC_DEVICE_OTHER = 8
+} coproc_device_type;
+
+typedef struct coproc_device_info {
+    char name[128];
+    char vendor[128];
+    char platform[128];        /* platform name */
+    char driver_version[64];
+    char opencl_version[64];   /* CL_DEVICE_VERSION */
+    char opencl_c_version[64]; /* CL_DEVICE_OPENCL_C_VERSION */
+    coproc_device_type type;
+    int discovered_index;      /* index among all discovered devices (COPROC_DEVICES uses it) */
+    unsigned compute_units;
+    uint64_t global_mem_bytes;
+    uint64_t local_mem_bytes;
+    uint64_t max_alloc_bytes;
+    size_t max_work_group_size;
+    int host_unified_memory;   /* 1: device memory is host memory (zero-copy possible) */
+    int has_fp64;
+    int has_int64_atomics;
+    /* PCI location "dddd:bb:dd.f", or "" when the device has none (CPUs). */
+    char pci_bus_id[16];
+    /* NUMA node nearest to the device, -1 when the device spans several or is unknown. */
+    int numa_node;
+    char nodeset[64];          /* NUMA nodes near the device, hwloc list syntax "0-1" */
+    char cpuset[256];          /* cores near the device, hwloc list syntax "0-15" */
+    /* Index (in this runtime) of another device on the same hardware (e.g. the
+     * same CPU behind two drivers), or -1. Both stay usable; they share cores. */
+    int same_hardware_as;
+} coproc_device_info;
+
+/* Number of devices the runtime uses (after selection); 0 if rt is NULL. */
+COPROC_API int coproc_device_count(const coproc_runtime *rt);
+
+/* Copy device i's description into *out. INVALID_ARGUMENT if i is out of range. */
+COPROC_API coproc_status coproc_device_info_get(const coproc_runtime *rt, int i, coproc_device_info *out);
+
+/* "cpu", "gpu", "accelerator" or "other"; static string. */
+COPROC_API const char *coproc_device_type_name(coproc_device_type t);
+
+/* ---------------------------------------------------------------- statistics */
+
+typedef struct coproc_stats {
+    size_t struct_size;               /* set by caller: sizeof(coproc_stats) */
+    uint64_t programs_built;          /* kernel programs compiled from source */
+    uint64_t programs_from_cache;     /* kernel programs loaded from the on-disk binary cache */
+    uint64_t program_cache_writes;    /* binaries written to the cache */
+} coproc_stats;
+
+/* Snapshot the runtime's counters. out->struct_size must be set by the caller. */
+COPROC_API coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out);
+
+/* ---------------------------------------------------------------- columns */
+
+typedef enum coproc_type {
+    COPROC_INT32 = 0,
+    COPROC_INT64,
+    COPROC_UINT32,
+    COPROC_UINT64,
+    COPROC_FLOAT32,
+    COPROC_FLOAT64,
+    COPROC__TYPE_COUNT
+} coproc_type;
+
+/* Size in bytes of one element, 0 for an invalid type. */
+COPROC_API size_t coproc_type_size(coproc_type t);
+/* "int32", ...; static string, "invalid" for an invalid type. */
+COPROC_API const char *coproc_type_name(coproc_type t);
+
+/* A typed array living in one device's memory. */
+typedef struct coproc_column coproc_column;
+
+/*
+ * Copy n elements of type t from host (borrowed, read during the call only)
+ * into a new column on device `device`. n may be 0 (host may then be NULL).
+ * *out owns the column; free it with coproc_column_free.
+ * UNSUPPORTED: float64 on a device without fp64. DEVICE_OUT_OF_MEMORY: does not fit.
+ */
+COPROC_API coproc_status coproc_column_upload(coproc_runtime *rt, int device, coproc_type t,
+                                   const void *host, size_t n, coproc_column **out);
+
+/* A new uninitialised column of n elements on device `device`. */
+COPROC_API coproc_status coproc_column_alloc(coproc_runtime *rt, int device, coproc_type t, size_t n,
+                                  coproc_column **out);
+
+/* Copy the column's elements into host (caller-owned, room for capacity elements).
+ * LENGTH_MISMATCH if capacity < length. */
+COPROC_API coproc_status coproc_column_download(const coproc_column *col, void *host, size_t capacity);
+
+COPROC_API size_t coproc_column_length(const coproc_column *col);   /* 0 for NULL */
+COPROC_API coproc_type coproc_column_type(const coproc_column *col);
+COPROC_API int coproc_column_device(const coproc_column *col);      /* -1 for NULL */
+
+/* Release the column. NULL is a no-op. */
+COPROC_API void coproc_column_free(coproc_column *col);
+
+/* ---------------------------------------------------------------- operators */
+
+/* A scalar result; which member is set depends on the operator and input type. */
+typedef struct coproc_scalar {
+    coproc_type type;  /* the member that holds the value */
+    union {
+        int64_t i64;   /* sums of signed ints, min/max of int32/int64 (widened) */
+        uint64_t u64;  /* sums of unsigned ints, counts, min/max of uint32/uint64 */
+        double f64;    /* sums of floats, min/max of float32/float64 (widened) */
+    } v;
+    uint64_t count;    /* rows that took part */
+} coproc_scalar;
+
+typedef enum coproc_reduce_op {
+    COPROC_REDUCE_SUM = 0, /* integers into 64 bits (wrapping), floats into double */
+    COPROC_REDUCE_MIN,     /* NaN is ignored unless every row is NaN */
+    COPROC_REDUCE_MAX,
+    COPROC_REDUCE_COUNT
+} coproc_reduce_op;
+
+/*
+ * Reduce a whole column on the device where it lives. For MIN/MAX over zero
+ * rows, out->count is 0 and the value is the operator's identity (type max/min,
+ * +inf/-inf). *out is written only on success.
+ */
+COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
+                            coproc_scalar *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COPROC_H */

@@ -1,0 +1,32 @@
+/* cache.h - the on-disk cache directory: where it is, hashing, atomic files. */
+#ifndef COPROC_CACHE_H
+#define COPROC_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 64-bit FNV-1a over data, continuing from h (start with COPROC__FNV_SEED). */
+#define COPROC__FNV_SEED 0xcbf29ce484222325ULL
+uint64_t coproc__hash(uint64_t h, const void *data, size_t len);
+uint64_t coproc__hash_str(uint64_t h, const char *s);
+
+/*
+ * Resolve the cache directory: `explicit_dir` if non-NULL, else
+ * $COPROC_CACHE_DIR, $XDG_CACHE_HOME/coproc, ~/.cache/coproc; create it
+ * (with parents). Returns 0 and fills out, or -1 when none can be made.
+ */
+int coproc__cache_dir_resolve(const char *explicit_dir, char *out, size_t size);
+
+/* mkdir -p. 0 on success. */
+int coproc__mkdirs(const char *path);
+
+/* Read a whole file into a malloc'd buffer. 0 on success; -1 if absent or unreadable. */
+int coproc__read_file(const char *path, unsigned char **data, size_t *len);
+
+/*
+ * Write a file atomically: a unique temporary beside it, fsync, rename. Two
+ * processes writing the same path leave one whole file, never a mix. 0 on success.
+ */
+int coproc__write_file_atomic(const char *path, const void *data, size_t len);
+
+#endif

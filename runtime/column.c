@@ -1,0 +1,136 @@
+/* column.c - device-resident columns: allocate, upload, download, free. */
+#include "column.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
+                                 cl_mem *out)
+{
+    *out = NULL;
+    if (bytes < 16)
+        bytes = 16; /* OpenCL has no empty buffers; kernels never read past the length */
+    if (bytes > dev->info.max_alloc_bytes)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
+                            "%zu bytes exceed device %d's largest allocation (%llu bytes)", bytes,
+                            dev->index, (unsigned long long)dev->info.max_alloc_bytes);
+    cl_int err;
+    *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (!*out)
+        return coproc__fail_cl(rt, err, "clCreateBuffer(%zu bytes) on device %d", bytes,
+                               dev->index);
+    return COPROC_OK;
+}
+
+coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                 size_t length, coproc_column **out)
+{
+    *out = NULL;
+    if (t == COPROC_FLOAT64 && !dev->info.has_fp64)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "device %d (%s) has no fp64; float64 columns "
+                            "cannot live there", dev->index, dev->info.name);
+    size_t esize = coproc_type_size(t);
+    if (length > SIZE_MAX / 2 / esize)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "column length %zu too large", length);
+    coproc_column *col = calloc(1, sizeof *col);
+    if (!col)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    coproc_status s = coproc__buffer_new(rt, dev, length * esize, &col->mem);
+    if (s != COPROC_OK) {
+        free(col);
+        return s;
+    }
+    col->rt = rt;
+    col->dev = dev;
+    col->type = t;
+    col->length = length;
+    *out = col;
+    return COPROC_OK;
+}
+
+coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
+                                   const coproc__device *dev, const char *what)
+{
+    if (!col)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s is NULL", what);
+    if (col->rt != rt)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s belongs to another runtime", what);
+    if (dev && col->dev != dev)
+        return coproc__fail(rt, COPROC_WRONG_DEVICE, "%s lives on device %d, not device %d", what,
+                            col->dev->index, dev->index);
+    return COPROC_OK;
+}
+
+coproc_status coproc_column_alloc(coproc_runtime *rt, int device, coproc_type t, size_t n,
+                                  coproc_column **out)
+{
+    if (!rt || !out)
+        return rt ? coproc__fail(rt, COPROC_NULL_POINTER, "out is NULL") : COPROC_NULL_POINTER;
+    *out = NULL;
+    if ((unsigned)t >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "invalid column type %d", (int)t);
+    coproc__device *dev = coproc__device_at(rt, device);
+    if (!dev)
+        return COPROC_INVALID_ARGUMENT;
+    return coproc__column_new(rt, dev, t, n, out);
+}
+
+coproc_status coproc_column_upload(coproc_runtime *rt, int device, coproc_type t,
+                                   const void *host, size_t n, coproc_column **out)
+{
+    if (!rt || !out)
+        return rt ? coproc__fail(rt, COPROC_NULL_POINTER, "out is NULL") : COPROC_NULL_POINTER;
+    *out = NULL;
+    if (!host && n > 0)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "host data is NULL for %zu rows", n);
+    coproc_column *col;
+    coproc_status s = coproc_column_alloc(rt, device, t, n, &col);
+    if (s != COPROC_OK)
+        return s;
+    if (n > 0) {
+        cl_int err = clEnqueueWriteBuffer(col->dev->queue, col->mem, CL_TRUE, 0,
+                                          n * coproc_type_size(t), host, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            coproc_column_free(col);
+            return coproc__fail_cl(rt, err, "uploading %zu rows to device %d", n, device);
+        }
+    }
+    *out = col;
+    return COPROC_OK;
+}
+
+coproc_status coproc_column_download(const coproc_column *col, void *host, size_t capacity)
+{
+    if (!col)
+        return COPROC_NULL_POINTER;
+    coproc_runtime *rt = col->rt;
+    if (!host && col->length > 0)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "host buffer is NULL");
+    if (capacity < col->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "host buffer holds %zu rows, column has "
+                            "%zu", capacity, col->length);
+    if (col->length == 0)
+        return COPROC_OK;
+    cl_int err = clEnqueueReadBuffer(col->dev->queue, col->mem, CL_TRUE, 0,
+                                     col->length * coproc_type_size(col->type), host, 0, NULL,
+                                     NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "downloading %zu rows from device %d", col->length,
+                               col->dev->index);
+    return COPROC_OK;
+}
+
+size_t coproc_column_length(const coproc_column *col) { return col ? col->length : 0; }
+coproc_type coproc_column_type(const coproc_column *col) { return col ? col->type : COPROC__TYPE_COUNT; }
+int coproc_column_device(const coproc_column *col) { return col ? col->dev->index : -1; }
+
+void coproc_column_free(coproc_column *col)
+{
+    if (!col)
+        return;
+    if (col->mem)
+        clReleaseMemObject(col->mem);
+    free(col);
+}

@@ -1,0 +1,27 @@
+/* column.h - a typed array in one device's memory, as operators see it. */
+#ifndef COPROC_COLUMN_H
+#define COPROC_COLUMN_H
+
+#include "device.h"
+
+struct coproc_column {
+    coproc_runtime *rt;
+    coproc__device *dev;
+    coproc_type type;
+    size_t length;   /* elements */
+    cl_mem mem;      /* never NULL: an empty column holds a small placeholder buffer */
+};
+
+/* A new column of `length` elements of type t on dev, uninitialised (internal: no checks on rt). */
+coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                 size_t length, coproc_column **out);
+
+/* A new device buffer of `bytes` (at least 16 bytes are allocated). */
+coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
+                                 cl_mem *out);
+
+/* Check a column argument: non-NULL, of rt, optionally on `dev` (NULL: any). */
+coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
+                                   const coproc__device *dev, const char *what);
+
+#endif

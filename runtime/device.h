@@ -1,0 +1,53 @@
+/* device.h - one OpenCL device as the runtime holds it, and discovery. */
+#ifndef COPROC_DEVICE_H
+#define COPROC_DEVICE_H
+
+#include <pthread.h>
+#include <CL/cl.h>
+
+#include "coproc.h"
+
+typedef struct coproc_runtime coproc_runtime;
+
+/* Upper bound on embedded kernel programs (cl/ files). */
+#define COPROC__MAX_PROGRAMS 64
+
+typedef struct coproc__device {
+    coproc_device_info info;
+    int index;                    /* index in the runtime */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;
+    cl_command_queue queue;       /* in-order, profiling enabled */
+    char fingerprint[512];        /* platform, device, driver, PCI id, coproc version */
+    char build_options[256];      /* -D flags that tune kernels for this device */
+
+    pthread_mutex_t program_lock; /* guards programs[] and program_status[] */
+    cl_program programs[COPROC__MAX_PROGRAMS];
+} coproc__device;
+
+/* A device as discovery finds it, before selection. */
+typedef struct coproc__found_device {
+    coproc_device_info info;
+    cl_platform_id platform;
+    cl_device_id id;
+} coproc__found_device;
+
+/*
+ * Enumerate every OpenCL platform and device. *out is malloc'd (caller frees).
+ * NO_PLATFORM when the loader finds no platform; DRIVER_ERROR when every
+ * platform fails; a platform that fails while others work is skipped with a
+ * warning. Finding zero devices is not an error here.
+ */
+coproc_status coproc__discover(coproc_runtime *rt, coproc__found_device **out, int *count);
+
+/* Keep the devices that `spec` selects (see coproc_options.devices): keep[i] = 0/1. */
+coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
+                                     const coproc__found_device *found, int count, int *keep);
+
+/* Create context and queue, compute fingerprint and build options. */
+coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
+                                  const coproc__found_device *found, int index);
+void coproc__device_release(coproc__device *dev);
+
+#endif

@@ -1,0 +1,58 @@
+/* topology.c - where each device sits in the machine, from hwloc. */
+#include "topology.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "runtime.h"
+
+static void fill_sets(hwloc_topology_t topo, hwloc_const_cpuset_t cpuset,
+                      hwloc_const_nodeset_t nodeset, coproc_device_info *info)
+{
+    if (cpuset)
+        hwloc_bitmap_list_snprintf(info->cpuset, sizeof info->cpuset, cpuset);
+    if (nodeset && !hwloc_bitmap_iszero(nodeset)) {
+        hwloc_bitmap_list_snprintf(info->nodeset, sizeof info->nodeset, nodeset);
+        info->numa_node = hwloc_bitmap_weight(nodeset) == 1 ? hwloc_bitmap_first(nodeset) : -1;
+    }
+    (void)topo;
+}
+
+void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int count)
+{
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) != 0) {
+        coproc__log(rt, COPROC_LOG_WARN, "hwloc_topology_init failed; device placement unknown");
+        return;
+    }
+    /* PCI devices and the OS devices behind them (GPUs, OpenCL), nothing else. */
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(topo) != 0) {
+        coproc__log(rt, COPROC_LOG_WARN, "hwloc_topology_load failed; device placement unknown");
+        hwloc_topology_destroy(topo);
+        return;
+    }
+    hwloc_obj_t root = hwloc_get_root_obj(topo);
+    for (int i = 0; i < count; i++) {
+        coproc_device_info *info = &found[i].info;
+        unsigned domain, bus, dev, func;
+        if (info->pci_bus_id[0] &&
+            sscanf(info->pci_bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &func) == 4) {
+            hwloc_obj_t pci = hwloc_get_pcidev_by_busid(topo, domain, bus, dev, func);
+            hwloc_obj_t near = pci ? hwloc_get_non_io_ancestor_obj(topo, pci) : NULL;
+            if (near) {
+                fill_sets(topo, near->cpuset, near->nodeset, info);
+                continue;
+            }
+            coproc__log(rt, COPROC_LOG_INFO,
+                        "device %s at PCI %s not in the hwloc topology; placing it on the "
+                        "whole machine", info->name, info->pci_bus_id);
+        }
+        /* CPU devices (hwloc does not list CPU OpenCL devices) and devices
+         * without PCI information span the machine. */
+        fill_sets(topo, root->cpuset, root->nodeset, info);
+    }
+    hwloc_topology_destroy(topo);
+}
