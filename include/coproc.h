@@ -264,6 +264,193 @@ typedef enum coproc_reduce_op {
 COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
                             coproc_scalar *out);
 
+/*
+ * Conventions for all operators below:
+ * - Inputs are columns of rt; every column an operator takes must live on the
+ *   same device (else WRONG_DEVICE), and the operator runs there.
+ * - Output columns are new columns on that device, owned by the caller (free
+ *   with coproc_column_free); on error no output is written (*out stays NULL).
+ * - Row positions are COPROC_UINT32 columns; operators over more than
+ *   UINT32_MAX rows return UNSUPPORTED.
+ * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
+ *   other key types give UNSUPPORTED_TYPE.
+ */
+
+/* A constant, read as the member matching the column type: i64 for int32 and
+ * int64, u64 for uint32 and uint64, f64 for float32 and float64. A constant
+ * that does not fit an int32/uint32 column is INVALID_ARGUMENT. */
+typedef union coproc_value {
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+} coproc_value;
+
+/* ---------------------------------------------------------------- selection */
+
+typedef enum coproc_cmp {
+    COPROC_CMP_EQ = 0, /* col == a */
+    COPROC_CMP_NE,     /* col != a  (NaN != a is true, as in C) */
+    COPROC_CMP_LT,     /* col <  a */
+    COPROC_CMP_LE,     /* col <= a */
+    COPROC_CMP_GT,     /* col >  a */
+    COPROC_CMP_GE,     /* col >= a */
+    COPROC_CMP_RANGE   /* a <= col < b */
+} coproc_cmp;
+
+typedef struct coproc_predicate {
+    const coproc_column *col; /* borrowed */
+    coproc_cmp cmp;
+    coproc_value a;
+    coproc_value b;           /* upper bound (exclusive) for COPROC_CMP_RANGE */
+} coproc_predicate;
+
+typedef enum coproc_logic { COPROC_LOGIC_NONE = 0, COPROC_LOGIC_AND, COPROC_LOGIC_OR } coproc_logic;
+
+/* One predicate, or two joined by AND/OR (logic NONE: second ignored). Both
+ * columns must have the same length. */
+typedef struct coproc_filter {
+    coproc_predicate first;
+    coproc_logic logic;
+    coproc_predicate second;
+} coproc_filter;
+
+/*
+ * Rows that satisfy f. *positions (may be NULL to only count) receives the
+ * matching row positions in increasing order; *count (may be NULL) their number.
+ */
+COPROC_API coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f,
+                                       coproc_column **positions, uint64_t *count);
+
+/*
+ * As coproc_select, but *bitmap receives a UINT32 column of ceil(n/32) words:
+ * bit (i % 32) of word i / 32 is set when row i matches; unused high bits are 0.
+ */
+COPROC_API coproc_status coproc_select_bitmap(coproc_runtime *rt, const coproc_filter *f,
+                                              coproc_column **bitmap, uint64_t *count);
+
+/* ---------------------------------------------------------------- projection / map */
+
+typedef enum coproc_arith {
+    COPROC_ARITH_ADD = 0,
+    COPROC_ARITH_SUB,
+    COPROC_ARITH_MUL,
+    /* Integer division by zero gives 0, and INT_MIN / -1 gives INT_MIN (wraps);
+     * integer overflow wraps. Floats follow IEEE 754 (x/0 = +-inf, 0/0 = NaN). */
+    COPROC_ARITH_DIV
+} coproc_arith;
+
+/* out[i] = a[i] op b[i]; a and b of the same type and length; out of that type. */
+COPROC_API coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
+                                    const coproc_column *b, coproc_column **out);
+
+/* out[i] = a[i] op c. */
+COPROC_API coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op,
+                                          const coproc_column *a, coproc_value c,
+                                          coproc_column **out);
+
+/* out[i] = (to)a[i] with C conversion rules; float to integer truncates toward
+ * zero, and NaN or out-of-range values saturate (NaN gives 0). */
+COPROC_API coproc_status coproc_cast(coproc_runtime *rt, const coproc_column *a, coproc_type to,
+                                     coproc_column **out);
+
+/* ---------------------------------------------------------------- gather / scatter / compaction */
+
+/* out[i] = src[positions[i]]; OUT_OF_RANGE (no output) if a position >= length(src). */
+COPROC_API coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
+                                       const coproc_column *positions, coproc_column **out);
+
+/* dst[positions[i]] = src[i]; src and positions of equal length, dst of src's
+ * type. OUT_OF_RANGE (dst untouched) if a position >= length(dst). With
+ * duplicate positions one of the writers wins. */
+COPROC_API coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
+                                        const coproc_column *positions, coproc_column *dst);
+
+/* The rows of src whose bit is set in bitmap (as coproc_select_bitmap makes
+ * it), in order. */
+COPROC_API coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
+                                        const coproc_column *bitmap, coproc_column **out);
+
+/* coproc_reduce over the rows whose bit is set in bitmap. */
+COPROC_API coproc_status coproc_reduce_where(coproc_runtime *rt, coproc_reduce_op op,
+                                             const coproc_column *col,
+                                             const coproc_column *bitmap, coproc_scalar *out);
+
+/* ---------------------------------------------------------------- prefix scan */
+
+/*
+ * Prefix sums. Inclusive: out[i] = in[0] + ... + in[i]; exclusive: out[0] = 0,
+ * out[i] = in[0] + ... + in[i-1]. The output type widens integers to 64 bits
+ * (int32/int64 -> INT64, uint32/uint64 -> UINT64, wrapping) and keeps floats.
+ */
+COPROC_API coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclusive,
+                                     coproc_column **out);
+
+/* ---------------------------------------------------------------- group-by */
+
+typedef struct coproc_group_result {
+    size_t groups;          /* number of distinct keys */
+    coproc_column *keys;    /* distinct keys, key type; ascending when sorted was asked */
+    coproc_column *count;   /* UINT64 rows per group */
+    coproc_column *sum;     /* INT64 / UINT64 / FLOAT64 (as coproc_reduce); NULL without values */
+    coproc_column *min;     /* value type; NULL without values */
+    coproc_column *max;     /* value type; NULL without values */
+} coproc_group_result;
+
+/*
+ * Group rows by keys and aggregate values (may be NULL: counts only; else the
+ * same length as keys). The number of groups need not be known: no row is ever
+ * lost. sorted != 0 orders the groups by ascending key. *out's columns are owned
+ * by the caller: free them with coproc_group_result_free.
+ */
+COPROC_API coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
+                                         const coproc_column *values, int sorted,
+                                         coproc_group_result *out);
+COPROC_API void coproc_group_result_free(coproc_group_result *r);
+
+/* ---------------------------------------------------------------- sort */
+
+/*
+ * Sort keys in place, ascending, by radix sort; values (may be NULL; same
+ * length, any type) are permuted alongside, stably. Order: signed integers
+ * numerically; floats -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (all NaNs
+ * last, in input order).
+ */
+COPROC_API coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys,
+                                     coproc_column *values);
+
+/* *perm receives the UINT32 positions that sort keys stably (keys unchanged). */
+COPROC_API coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys,
+                                        coproc_column **perm);
+
+/* ---------------------------------------------------------------- joins */
+
+/* Matching pairs: left[i] and right[i] are UINT32 row positions, one per
+ * matching pair (in no particular order). */
+typedef struct coproc_join_result {
+    size_t count;
+    coproc_column *left;
+    coproc_column *right;
+} coproc_join_result;
+
+/*
+ * Equi-join of two integer key columns of the same type: every pair (l, r)
+ * with left[l] == right[r]. Duplicate keys on either side give every pair.
+ * hash join builds on `left`; the sort-merge join sorts copies of both.
+ * Free the result with coproc_join_result_free.
+ */
+COPROC_API coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
+                                          const coproc_column *right, coproc_join_result *out);
+COPROC_API coproc_status coproc_sort_merge_join(coproc_runtime *rt, const coproc_column *left,
+                                                const coproc_column *right,
+                                                coproc_join_result *out);
+COPROC_API void coproc_join_result_free(coproc_join_result *r);
+
+/* Semi-join: the positions (ascending) of the rows of probe whose key occurs in
+ * build; *count (may be NULL) their number. */
+COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
+                                          const coproc_column *build,
+                                          coproc_column **positions, uint64_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -280,10 +280,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
              dev->info.platform, pver, dev->info.name, dev->info.driver_version,
              dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string());
 
-    /* Kernels pick their access pattern from these: a contiguous chunk per
-     * work-item on CPUs, a strided (coalesced) loop on GPUs. */
-    snprintf(dev->build_options, sizeof dev->build_options, "-DCOPROC_CPU=%d%s",
-             dev->info.type == COPROC_DEVICE_CPU, dev->info.has_fp64 ? " -DCOPROC_FP64=1" : "");
+    coproc__device_set_path(dev, dev->info.type == COPROC_DEVICE_CPU);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     cl_int err;
@@ -295,6 +292,15 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
         return coproc__fail_cl(rt, err, "clCreateCommandQueue for device %d (%s)", index,
                                dev->info.name);
     return COPROC_OK;
+}
+
+void coproc__device_set_path(coproc__device *dev, int cpu_path)
+{
+    /* Kernels pick their access pattern from these: a contiguous chunk per
+     * work-item on CPUs, a strided (coalesced) loop on GPUs. */
+    dev->cpu_path = cpu_path != 0;
+    snprintf(dev->build_options, sizeof dev->build_options, "-DCOPROC_CPU=%d%s", dev->cpu_path,
+             dev->info.has_fp64 ? " -DCOPROC_FP64=1" : "");
 }
 
 void coproc__device_release(coproc__device *dev)

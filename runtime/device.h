@@ -21,6 +21,7 @@ typedef struct coproc__device {
     cl_command_queue queue;       /* in-order, profiling enabled */
     char fingerprint[512];        /* platform, device, driver, PCI id, coproc version */
     char build_options[256];      /* -D flags that tune kernels for this device */
+    int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
 
     pthread_mutex_t program_lock; /* guards programs[] and program_status[] */
     cl_program programs[COPROC__MAX_PROGRAMS];
@@ -49,5 +50,10 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
 coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
                                   const coproc__found_device *found, int index);
 void coproc__device_release(coproc__device *dev);
+
+/* Choose the kernel access pattern (1: CPU contiguous chunks, 0: GPU strided,
+ * coalesced) - set from the device type at init. Tests call it to run the GPU
+ * path on PoCL; only valid before any program is built on dev. */
+void coproc__device_set_path(coproc__device *dev, int cpu_path);
 
 #endif

@@ -12,7 +12,7 @@ coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_
 {
     coproc__geometry g;
     size_t units = dev->info.compute_units ? dev->info.compute_units : 1;
-    if (dev->info.type == COPROC_DEVICE_CPU) {
+    if (dev->cpu_path) {
         size_t groups = units * CPU_GROUPS_PER_UNIT;
         size_t by_size = (n + CPU_MIN_CHUNK - 1) / CPU_MIN_CHUNK;
         g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;

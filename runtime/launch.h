@@ -11,9 +11,9 @@ typedef struct coproc__geometry {
 } coproc__geometry;
 
 /*
- * Geometry for a kernel that walks n rows with COPROC_FOR_EACH_ROW. On CPUs:
+ * Geometry for a kernel that walks n rows with COPROC_FOR_EACH_ROW. On the CPU path:
  * one work-item per group, a few groups per compute unit, each with a
- * contiguous chunk of at least min_chunk rows. On GPUs: `local` (0 picks 256)
+ * contiguous chunk of at least 4096 rows. On the GPU path (dev->cpu_path 0): `local` (0 picks 256)
  * work-items a group and enough groups to fill the device, each item striding.
  * n == 0 still gives one group, so callers need no special case.
  */

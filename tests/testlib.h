@@ -1,0 +1,59 @@
+/* testlib.h - shared helpers for the cmocka tests: opening a runtime (or
+ * skipping with 77), deterministic random data, reference comparisons. */
+#ifndef COPROC_TESTLIB_H
+#define COPROC_TESTLIB_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "coproc.h"
+
+#define TEST_SKIP 77
+
+/* Open a runtime over `devices` (NULL: all). Exits 77 (skipped) when no such
+ * device exists; fails the test on any other error. */
+coproc_runtime *test_open(const char *devices);
+
+/*
+ * For every device of rt and, on CPU devices, both kernel paths (the CPU
+ * contiguous-chunk path and the GPU strided path), open a runtime and call
+ * fn(rt, device, user). The GPU path on PoCL checks GPU code without a GPU.
+ */
+typedef void (*test_device_fn)(coproc_runtime *rt, int device, const char *path, void *user);
+void test_each_device_path(test_device_fn fn, void *user);
+
+/* Force device i's kernel path before it builds anything (1 CPU, 0 GPU). */
+void test_force_path(coproc_runtime *rt, int device, int cpu_path);
+
+/* Deterministic random numbers (splitmix64). */
+typedef struct test_rng { uint64_t s; } test_rng;
+uint64_t test_rand(test_rng *r);
+/* Uniform in [0, bound). */
+uint64_t test_rand_below(test_rng *r, uint64_t bound);
+
+/* Sizes that hit the edges of a kernel: 0, 1, work-group sizes +-1, vector
+ * widths, chunk boundaries, and a few larger ones; ends with SIZE_MAX. */
+extern const size_t test_edge_sizes[];
+
+/* Make a fresh empty directory under $TMPDIR; returns a malloc'd path. */
+char *test_temp_dir(const char *tag);
+
+#define assert_ok(rt, expr)                                                                  \
+    do {                                                                                     \
+        coproc_status s_ = (expr);                                                           \
+        if (s_ != COPROC_OK)                                                                 \
+            fail_msg("%s -> %s: %s", #expr, coproc_status_name(s_), coproc_errmsg(rt));      \
+    } while (0)
+
+#define assert_status(expected, expr)                                                        \
+    do {                                                                                     \
+        coproc_status s_ = (expr);                                                           \
+        if (s_ != (expected))                                                                \
+            fail_msg("%s -> %s, expected %s", #expr, coproc_status_name(s_),                 \
+                     coproc_status_name(expected));                                          \
+    } while (0)
+
+#endif
