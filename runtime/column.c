@@ -50,6 +50,24 @@ coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc
     return COPROC_OK;
 }
 
+coproc_status coproc__column_wrap_mem(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                      size_t length, cl_mem mem, coproc_column **out)
+{
+    *out = NULL;
+    coproc_column *col = calloc(1, sizeof *col);
+    if (!col) {
+        clReleaseMemObject(mem);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    col->rt = rt;
+    col->dev = dev;
+    col->type = t;
+    col->length = length;
+    col->mem = mem;
+    *out = col;
+    return COPROC_OK;
+}
+
 coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
                                    const coproc__device *dev, const char *what)
 {

@@ -16,6 +16,11 @@ struct coproc_column {
 coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc_type t,
                                  size_t length, coproc_column **out);
 
+/* A column around an existing buffer of at least length elements; takes
+ * ownership of mem (released on failure too). */
+coproc_status coproc__column_wrap_mem(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                      size_t length, cl_mem mem, coproc_column **out);
+
 /* A new device buffer of `bytes` (at least 16 bytes are allocated). */
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
                                  cl_mem *out);
