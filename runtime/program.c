@@ -10,8 +10,12 @@
 #include "cl_error.h"
 #include "runtime.h"
 
-#define BINARY_MAGIC "COPROCBIN1\n"
+/* Cache file: magic, key (what it was built from), hash of the binary, binary.
+ * The hash is checked before the driver sees the bytes: some drivers abort on
+ * a damaged binary instead of returning an error. */
+#define BINARY_MAGIC "COPROCBIN2\n"
 #define BINARY_MAGIC_LEN 11
+#define BINARY_HEADER_LEN (BINARY_MAGIC_LEN + 16)
 
 static const coproc__cl_source *find_source(const char *name)
 {
@@ -35,12 +39,13 @@ static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path
     if (coproc__read_file(path, &data, &len) != 0)
         return 0;
     int hit = 0;
-    if (len > BINARY_MAGIC_LEN + 8 && memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) == 0) {
-        uint64_t stored;
+    if (len > BINARY_HEADER_LEN && memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) == 0) {
+        uint64_t stored, sum;
         memcpy(&stored, data + BINARY_MAGIC_LEN, 8);
-        if (stored == key) {
-            const unsigned char *bin = data + BINARY_MAGIC_LEN + 8;
-            size_t binlen = len - BINARY_MAGIC_LEN - 8;
+        memcpy(&sum, data + BINARY_MAGIC_LEN + 8, 8);
+        const unsigned char *bin = data + BINARY_HEADER_LEN;
+        size_t binlen = len - BINARY_HEADER_LEN;
+        if (stored == key && sum == coproc__hash(COPROC__FNV_SEED, bin, binlen)) {
             cl_int status = CL_SUCCESS, err;
             cl_program p = clCreateProgramWithBinary(dev->context, 1, &dev->id, &binlen, &bin,
                                                      &status, &err);
@@ -66,17 +71,19 @@ static void store_cached(coproc_runtime *rt, coproc__device *dev, cl_program p, 
     if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof binlen, &binlen, NULL) != CL_SUCCESS ||
         binlen == 0)
         return;
-    unsigned char *buf = malloc(BINARY_MAGIC_LEN + 8 + binlen);
+    unsigned char *buf = malloc(BINARY_HEADER_LEN + binlen);
     if (!buf)
         return;
     memcpy(buf, BINARY_MAGIC, BINARY_MAGIC_LEN);
     memcpy(buf + BINARY_MAGIC_LEN, &key, 8);
-    unsigned char *bin = buf + BINARY_MAGIC_LEN + 8;
+    unsigned char *bin = buf + BINARY_HEADER_LEN;
     if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
+        uint64_t sum = coproc__hash(COPROC__FNV_SEED, bin, binlen);
+        memcpy(buf + BINARY_MAGIC_LEN + 8, &sum, 8);
         char dir[1100];
         snprintf(dir, sizeof dir, "%s/kernels", rt->cache_dir);
         if (coproc__mkdirs(dir) == 0 &&
-            coproc__write_file_atomic(path, buf, BINARY_MAGIC_LEN + 8 + binlen) == 0)
+            coproc__write_file_atomic(path, buf, BINARY_HEADER_LEN + binlen) == 0)
             atomic_fetch_add(&rt->program_cache_writes, 1);
         else
             coproc__log(rt, COPROC_LOG_WARN, "could not write kernel cache file %s", path);

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The README's two commands, on a fresh Debian 12 machine (as root) or any machine that
+# already has the dependencies:
+#   ./build.sh demo   install what is missing, build, list devices, run the demo workload
+#   ./build.sh test   install what is missing, build, run the test suite (CTest)
+# Environment: BUILD_DIR (default build), JOBS (default: number of cores),
+# CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined).
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")"
+
+mode=${1:-}
+case "$mode" in
+demo | test | build) ;;
+*)
+    echo "usage: ./build.sh demo|test|build" >&2
+    exit 64
+    ;;
+esac
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+# ---- dependencies: check each by what it provides, so a machine that has them
+# without Debian's package records (the GPU machine) installs nothing.
+missing=()
+need() { # need PACKAGE TEST-COMMAND...
+    local pkg=$1
+    shift
+    "$@" >/dev/null 2>&1 || missing+=("$pkg")
+}
+have_file() { compgen -G "$1" >/dev/null; }
+need gcc command -v cc
+need make command -v make
+need cmake command -v cmake
+need pkg-config command -v pkg-config
+need opencl-c-headers test -f /usr/include/CL/cl.h
+need ocl-icd-opencl-dev pkg-config --exists OpenCL
+need pocl-opencl-icd have_file '/etc/OpenCL/vendors/*pocl*.icd'
+need libhwloc-dev pkg-config --exists hwloc
+need libhwloc-plugins have_file '/usr/lib/*/hwloc/hwloc_pci.so'
+need libjansson-dev pkg-config --exists jansson
+if [ "$mode" = test ]; then
+    need libcmocka-dev pkg-config --exists cmocka
+    need clang-14 command -v clang-14
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+    line="apt-get install -y --no-install-recommends ${missing[*]}"
+    if [ "$(id -u)" != 0 ]; then
+        echo "build.sh: missing: ${missing[*]}" >&2
+        echo "build.sh: as root, run: $line" >&2
+        exit 69
+    fi
+    echo "build.sh: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! { apt-get update -qq && $line >/dev/null; }; then
+        # No package archive (e.g. the GPU machine): go on with what is there; the
+        # build or a test will say precisely what is missing.
+        echo "build.sh: warning: could not install ${missing[*]}; building anyway" >&2
+    fi
+fi
+
+# ---- build
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+case "$mode" in
+demo)
+    echo "== devices (coproc-calibrate --list)"
+    "$BUILD_DIR/coproc-calibrate" --list
+    echo "== demo workload"
+    "$BUILD_DIR/examples/coproc-demo"
+    ;;
+test)
+    cd "$BUILD_DIR"
+    ctest --output-on-failure -j "$JOBS"
+    ;;
+esac
