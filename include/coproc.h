@@ -92,7 +92,18 @@ typedef void (*coproc_log_fn)(void *user, coproc_log_level level, const char *ms
  * Environment variables override the matching fields, for experiments:
  *   COPROC_DEVICES    overrides devices
  *   COPROC_CACHE_DIR  overrides cache_dir
+ *   COPROC_CALIBRATE  overrides calibration: "auto", "off" or "full"
  */
+typedef enum coproc_calibration {
+    /* Load each device's cached profile; where there is none (or it is corrupt,
+     * foreign or of another version) run the quick calibration and save it. */
+    COPROC_CALIBRATION_AUTO = 0,
+    /* No calibration and no profile: cost models learn from operator runs only. */
+    COPROC_CALIBRATION_OFF,
+    /* Run the full calibration now and save it, even over a valid profile. */
+    COPROC_CALIBRATION_FULL
+} coproc_calibration;
+
 typedef struct coproc_options {
     size_t struct_size;      /* sizeof(coproc_options); set by coproc_options_init */
     /* Which devices to use: NULL or "all"; "cpu", "gpu", "accelerator" (comma
@@ -106,6 +117,7 @@ typedef struct coproc_options {
     coproc_log_fn log;        /* NULL: warnings and errors go to stderr */
     void *log_user;           /* passed to log */
     coproc_log_level log_level; /* lines above this level are dropped; default WARN */
+    coproc_calibration calibration; /* default COPROC_CALIBRATION_AUTO */
 } coproc_options;
 
 /* Fill *opts with defaults. opts must not be NULL. */
@@ -191,6 +203,44 @@ typedef struct coproc_stats {
 
 /* Snapshot the runtime's counters. out->struct_size must be set by the caller. */
 COPROC_API coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out);
+
+/* ---------------------------------------------------------------- cost models */
+
+/* Operator kinds with a learned cost model (one model per kind and device). */
+typedef enum coproc_op_kind {
+    COPROC_OP_REDUCE = 0,  /* coproc_reduce, coproc_reduce_where */
+    COPROC_OP_SELECT,      /* coproc_select, coproc_select_bitmap */
+    COPROC_OP_MAP,         /* coproc_map, coproc_map_const, coproc_cast */
+    COPROC_OP_GATHER,      /* coproc_gather, coproc_scatter, coproc_compact */
+    COPROC_OP_SCAN,
+    COPROC_OP_GROUP_BY,
+    COPROC_OP_SORT,        /* coproc_sort, coproc_argsort */
+    COPROC_OP_HASH_JOIN,
+    COPROC_OP_MERGE_JOIN,
+    COPROC_OP_SEMI_JOIN,
+    COPROC_OP_KIND_COUNT
+} coproc_op_kind;
+
+/* "reduce", "select", ...; static string, "invalid" out of range. */
+COPROC_API const char *coproc_op_kind_name(coproc_op_kind k);
+
+typedef struct coproc_model_stats {
+    size_t struct_size;       /* set by caller: sizeof(coproc_model_stats) */
+    int fitted;               /* the model has coefficients */
+    int features;             /* number of features (see docs/profile.md per kind) */
+    double coef[4];           /* seconds = coef[0] + sum coef[k] * feature[k-1] */
+    uint64_t observations;    /* runs observed (calibration and real) */
+    uint64_t refits;          /* refits so far (every 100 observations) */
+    double median_rel_error;  /* over recent runs predicted before they ran; -1 if none */
+    double p90_rel_error;     /* 90th percentile of the same; -1 if none */
+} coproc_model_stats;
+
+/* The cost model of kind k on device i. */
+COPROC_API coproc_status coproc_model_stats_get(const coproc_runtime *rt, int device,
+                                                coproc_op_kind k, coproc_model_stats *out);
+
+/* Save every device's profile with its refined models into the cache directory. */
+COPROC_API coproc_status coproc_profile_save(coproc_runtime *rt);
 
 /* ---------------------------------------------------------------- columns */
 

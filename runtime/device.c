@@ -272,6 +272,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     dev->platform = found->platform;
     dev->id = found->id;
     pthread_mutex_init(&dev->program_lock, NULL);
+    pthread_mutex_init(&dev->model_lock, NULL);
 
     char pver[128] = "";
     clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
@@ -313,5 +314,7 @@ void coproc__device_release(coproc__device *dev)
     if (dev->context)
         clReleaseContext(dev->context);
     pthread_mutex_destroy(&dev->program_lock);
+    pthread_mutex_destroy(&dev->model_lock);
+    free(dev->profile);
     memset(dev, 0, sizeof *dev);
 }

@@ -8,6 +8,7 @@
 #include "coproc.h"
 
 typedef struct coproc_runtime coproc_runtime;
+typedef struct coproc__profile coproc__profile;
 
 /* Upper bound on embedded kernel programs (cl/ files). */
 #define COPROC__MAX_PROGRAMS 64
@@ -19,12 +20,16 @@ typedef struct coproc__device {
     cl_device_id id;
     cl_context context;
     cl_command_queue queue;       /* in-order, profiling enabled */
-    char fingerprint[512];        /* platform, device, driver, PCI id, coproc version */
+    char fingerprint[768];        /* platform, device, driver, PCI id, coproc version */
     char build_options[256];      /* -D flags that tune kernels for this device */
     int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
 
-    pthread_mutex_t program_lock; /* guards programs[] and program_status[] */
+    pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];
+
+    pthread_mutex_t model_lock;   /* guards profile's models */
+    coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */
+    int profile_source;           /* 0 empty, 1 loaded from cache, 2 calibrated now */
 } coproc__device;
 
 /* A device as discovery finds it, before selection. */

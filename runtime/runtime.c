@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "cl_error.h"
+#include "profile.h"
 #include "topology.h"
 
 void coproc_options_init(coproc_options *opts)
@@ -122,6 +123,10 @@ static coproc_status init_devices(coproc_runtime *rt, coproc__found_device *foun
             continue;
         coproc__device *dev = &rt->devices[rt->device_count];
         coproc_status s = coproc__device_init(rt, dev, &found[i], rt->device_count);
+        if (s == COPROC_OK && !(dev->profile = malloc(sizeof *dev->profile)))
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        if (s == COPROC_OK)
+            coproc__profile_init(dev->profile, dev);
         if (s != COPROC_OK) {
             coproc__log(rt, COPROC_LOG_WARN, "device %s skipped: %s", found[i].info.name,
                         rt->errmsg);
@@ -141,6 +146,58 @@ static coproc_status init_devices(coproc_runtime *rt, coproc__found_device *foun
     return COPROC_OK;
 }
 
+static void calibration_progress(void *user, const char *what)
+{
+    coproc_runtime *rt = user;
+    coproc__log(rt, COPROC_LOG_DEBUG, "calibrating: %s", what);
+}
+
+/* Give each device its profile: the cached one, else a fresh calibration.
+ * Calibration trouble only costs the models their seed; it never fails open. */
+static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
+{
+    if (mode == COPROC_CALIBRATION_OFF)
+        return;
+    for (int i = 0; i < rt->device_count; i++) {
+        coproc__device *dev = &rt->devices[i];
+        if (mode == COPROC_CALIBRATION_AUTO) {
+            coproc_status s = coproc__profile_load(rt, dev, dev->profile);
+            if (s == COPROC_OK) {
+                dev->profile_source = 1;
+                continue;
+            }
+            if (s == COPROC_CORRUPT_PROFILE)
+                coproc__log(rt, COPROC_LOG_WARN, "device %d: ignoring its profile (%s); "
+                            "recalibrating", i, rt->errmsg);
+            coproc__profile_init(dev->profile, dev);
+        }
+        coproc__log(rt, COPROC_LOG_INFO, "device %d (%s): %s calibration", i, dev->info.name,
+                    mode == COPROC_CALIBRATION_FULL ? "full" : "quick");
+        coproc_status s = coproc__calibrate_device(rt, dev, mode == COPROC_CALIBRATION_FULL,
+                                                   calibration_progress, rt, dev->profile);
+        if (s != COPROC_OK) {
+            coproc__log(rt, COPROC_LOG_WARN, "device %d: calibration failed (%s); its cost "
+                        "models will learn from runs only", i, rt->errmsg);
+            coproc__profile_init(dev->profile, dev);
+            continue;
+        }
+        dev->profile_source = 2;
+        if (coproc__profile_save(rt, dev, dev->profile) != COPROC_OK)
+            coproc__log(rt, COPROC_LOG_WARN, "device %d: could not save its profile: %s", i,
+                        rt->errmsg);
+    }
+    rt->errmsg[0] = '\0';
+}
+
+static int parse_calibration(const char *s, coproc_calibration *out)
+{
+    if (strcmp(s, "auto") == 0) *out = COPROC_CALIBRATION_AUTO;
+    else if (strcmp(s, "off") == 0) *out = COPROC_CALIBRATION_OFF;
+    else if (strcmp(s, "full") == 0) *out = COPROC_CALIBRATION_FULL;
+    else return -1;
+    return 0;
+}
+
 coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
 {
     if (!out)
@@ -153,7 +210,8 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
             opts->struct_size > sizeof o)
             return COPROC_INVALID_ARGUMENT; /* not initialised with coproc_options_init */
         memcpy(&o, opts, opts->struct_size);
-        if ((unsigned)o.log_level > COPROC_LOG_DEBUG)
+        if ((unsigned)o.log_level > COPROC_LOG_DEBUG ||
+            (unsigned)o.calibration > COPROC_CALIBRATION_FULL)
             return COPROC_INVALID_ARGUMENT;
     }
 
@@ -206,6 +264,11 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
                             "(%d device(s) found; see `coproc-calibrate --list`)",
                             spec ? spec : "all", count);
     }
+    const char *env_cal = getenv("COPROC_CALIBRATE");
+    if (env_cal && *env_cal && parse_calibration(env_cal, &o.calibration) != 0)
+        coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",
+                    env_cal);
+    load_profiles(rt, o.calibration);
     rt->errmsg[0] = '\0';
     return COPROC_OK;
 }

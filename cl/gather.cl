@@ -1,0 +1,201 @@
+/* gather.cl - gather, scatter, compaction by bitmap, and reductions over the
+ * rows a bitmap selects. Moves are by element size (b32/b64: the bits are
+ * copied, so float64 needs no fp64). A bitmap holds bit i % 32 of word i / 32
+ * for row i; bits at rows >= n are ignored. */
+
+#define GA_ADD(a, b) ((a) + (b))
+
+/* Flags (atomically, once per work-item) when a position is >= limit. */
+__kernel void gather_check(__global const uint *positions, ulong m, ulong limit,
+                           __global uint *bad)
+{
+    uint b = 0;
+    COPROC_FOR_EACH_ROW(i, m) { b |= positions[i] >= limit; }
+    if (b)
+        atomic_or(bad, 1u);
+}
+
+/* out[i] = src[positions[i]]; a bad position writes 0 there and sets *bad
+ * (the host then drops the output). */
+#define GATHER_KERNEL(NAME, T)                                                           \
+    __kernel void NAME(__global const T *src, ulong limit, __global const uint *positions, \
+                       ulong m, __global T *out, __global uint *bad)                     \
+    {                                                                                    \
+        uint b = 0;                                                                      \
+        COPROC_FOR_EACH_ROW(i, m) {                                                      \
+            uint p = positions[i];                                                       \
+            int ok = p < limit;                                                          \
+            b |= !ok;                                                                    \
+            out[i] = ok ? src[p] : (T)0;                                                 \
+        }                                                                                \
+        if (b)                                                                           \
+            atomic_or(bad, 1u);                                                          \
+    }
+
+/* dst[positions[i]] = src[i], only if gather_check found no bad position
+ * (it ran before on the same in-order queue), so dst stays untouched. */
+#define SCATTER_KERNEL(NAME, T)                                                          \
+    __kernel void NAME(__global const T *src, __global const uint *positions, ulong m,   \
+                       __global T *dst, __global const uint *bad)                        \
+    {                                                                                    \
+        if (*bad)                                                                        \
+            return;                                                                      \
+        COPROC_FOR_EACH_ROW(i, m) { dst[positions[i]] = src[i]; }                        \
+    }
+
+GATHER_KERNEL(gather_b32, uint)
+GATHER_KERNEL(gather_b64, ulong)
+SCATTER_KERNEL(scatter_b32, uint)
+SCATTER_KERNEL(scatter_b64, ulong)
+
+/* ---- bitmaps. Group g owns words [g * wchunk, (g + 1) * wchunk). */
+
+#define GA_GROUP_WORDS(W, wchunk)                                                        \
+    ulong ws = min((ulong)get_group_id(0) * (wchunk), (ulong)(W));                       \
+    ulong we = min(ws + (wchunk), (ulong)(W))
+
+/* Word w of the bitmap with the bits of rows >= n cleared. */
+#define GA_WORD(bitmap, w, n)                                                            \
+    ((w) * 32 + 32 <= (n) ? bitmap[w] : bitmap[w] & ((1u << (uint)((n) & 31)) - 1u))
+
+/* counts[group] = selected rows in the group's words. */
+__kernel void bitmap_counts(__global const uint *bitmap, ulong n, ulong wchunk,
+                            __global uint *counts, __local uint *scratch)
+{
+    ulong W = (n + 31) / 32;
+    GA_GROUP_WORDS(W, wchunk);
+    uint c = 0;
+    for (ulong w = ws + get_local_id(0); w < we; w += get_local_size(0))
+        c += popcount(GA_WORD(bitmap, w, n));
+    scratch[get_local_id(0)] = c;
+    COPROC_LOCAL_REDUCE(scratch, GA_ADD);
+    if (get_local_id(0) == 0)
+        counts[get_group_id(0)] = scratch[0];
+}
+
+#if COPROC_CPU
+/* out[k] = src[row of the k-th set bit], each group from the sum of the
+ * counts of the groups before it. */
+#define COMPACT_KERNEL(NAME, T)                                                          \
+    __kernel void NAME(__global const T *src, ulong n, __global const uint *bitmap,      \
+                       ulong wchunk, __global const uint *counts, __global T *out,       \
+                       __local uint *words, __local uint *scratch)                       \
+    {                                                                                    \
+        ulong W = (n + 31) / 32;                                                         \
+        GA_GROUP_WORDS(W, wchunk);                                                       \
+        ulong at = 0;                                                                    \
+        for (uint g = 0; g < get_group_id(0); g++)                                       \
+            at += counts[g];                                                             \
+        for (ulong w = ws; w < we; w++) {                                                \
+            uint word = GA_WORD(bitmap, w, n);                                           \
+            __global const T *row = src + w * 32;                                        \
+            while (word) {                                                               \
+                uint low = word & (0u - word);                                           \
+                out[at++] = row[31 - clz(low)];                                          \
+                word ^= low;                                                             \
+            }                                                                            \
+        }                                                                                \
+    }
+#else
+#define GA_LOCAL_INCLUSIVE(scratch, lid, L)                                              \
+    for (uint off_ = 1; off_ < (L); off_ <<= 1) {                                        \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        uint t_ = (lid) >= off_ ? scratch[(lid) - off_] : 0u;                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        scratch[lid] += t_;                                                              \
+    }                                                                                    \
+    barrier(CLK_LOCAL_MEM_FENCE)
+
+/* Tiles of L words; work-item lid moves rows k * L + lid, so a warp's rows
+ * share one word, and reads and writes are coalesced. */
+#define COMPACT_KERNEL(NAME, T)                                                          \
+    __kernel void NAME(__global const T *src, ulong n, __global const uint *bitmap,      \
+                       ulong wchunk, __global const uint *counts, __global T *out,       \
+                       __local uint *words, __local uint *scratch)                       \
+    {                                                                                    \
+        ulong W = (n + 31) / 32;                                                         \
+        GA_GROUP_WORDS(W, wchunk);                                                       \
+        uint lid = get_local_id(0), L = get_local_size(0);                               \
+        uint before = 0;                                                                 \
+        for (uint g = lid; g < get_group_id(0); g += L)                                  \
+            before += counts[g];                                                         \
+        scratch[lid] = before;                                                           \
+        COPROC_LOCAL_REDUCE(scratch, GA_ADD);                                            \
+        ulong at = scratch[0];                                                           \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        for (ulong wb = ws; wb < we; wb += L) {                                          \
+            ulong w = wb + lid;                                                          \
+            uint word = w < we ? GA_WORD(bitmap, w, n) : 0u;                             \
+            words[lid] = word;                                                           \
+            scratch[lid] = popcount(word);                                               \
+            GA_LOCAL_INCLUSIVE(scratch, lid, L);                                         \
+            ulong rb = wb * 32;                                                          \
+            for (uint k = 0; k < 32; k++) {                                              \
+                uint t = k * L + lid, wi = t >> 5, bit = t & 31;                         \
+                uint wd = words[wi];                                                     \
+                if ((wd >> bit) & 1u)                                                    \
+                    out[at + (wi ? scratch[wi - 1] : 0u) + popcount(wd & ((1u << bit) - 1u))] = \
+                        src[rb + t];                                                     \
+            }                                                                            \
+            at += scratch[L - 1];                                                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                \
+        }                                                                                \
+    }
+#endif
+
+COMPACT_KERNEL(compact_b32, uint)
+COMPACT_KERNEL(compact_b64, ulong)
+
+/* ---- reductions over selected rows: sum, min, max and count in one pass
+ * (one kernel per type keeps the program small; the work is memory-bound),
+ * one partial of each per work-group, finished on the host as cl/reduce.cl's.
+ * A warp's 32 rows share one bitmap word, so the word loads are broadcasts. */
+#define REDUCE_WHERE_KERNEL(NAME, T, S, MININIT, MAXINIT, MINOP, MAXOP)                  \
+    __kernel void NAME(__global const T *in, ulong n, __global const uint *bitmap,       \
+                       __global S *psum, __global T *pmin, __global T *pmax,             \
+                       __global uint *counts, __local S *ssum, __local T *smin,          \
+                       __local T *smax, __local uint *scount)                            \
+    {                                                                                    \
+        S sum = 0;                                                                       \
+        T mn = MININIT, mx = MAXINIT;                                                    \
+        uint c = 0;                                                                      \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            if ((bitmap[i >> 5] >> (uint)(i & 31)) & 1u) {                               \
+                T v = in[i];                                                             \
+                sum += (S)v;                                                             \
+                mn = MINOP(mn, v);                                                       \
+                mx = MAXOP(mx, v);                                                       \
+                c++;                                                                     \
+            }                                                                            \
+        }                                                                                \
+        uint lid = get_local_id(0);                                                      \
+        ssum[lid] = sum;                                                                 \
+        smin[lid] = mn;                                                                  \
+        smax[lid] = mx;                                                                  \
+        scount[lid] = c;                                                                 \
+        COPROC_LOCAL_REDUCE(ssum, GA_ADD);                                               \
+        COPROC_LOCAL_REDUCE(smin, MINOP);                                                \
+        COPROC_LOCAL_REDUCE(smax, MAXOP);                                                \
+        COPROC_LOCAL_REDUCE(scount, GA_ADD);                                             \
+        if (lid == 0) {                                                                  \
+            uint g = get_group_id(0);                                                    \
+            psum[g] = ssum[0];                                                           \
+            pmin[g] = smin[0];                                                           \
+            pmax[g] = smax[0];                                                           \
+            counts[g] = scount[0];                                                       \
+        }                                                                                \
+    }
+
+/* Integer sums widen to 64 bits and wrap; float min/max start from NaN, which
+ * fmin/fmax skip (NaN only when every selected row is NaN). */
+REDUCE_WHERE_KERNEL(reduce_where_i32, int, long, INT_MAX, INT_MIN, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_i64, long, long, LONG_MAX, LONG_MIN, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_u32, uint, ulong, UINT_MAX, 0, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_u64, ulong, ulong, ULONG_MAX, 0, min, max)
+#ifdef COPROC_FP64
+REDUCE_WHERE_KERNEL(reduce_where_f32, float, double, NAN, NAN, fmin, fmax)
+REDUCE_WHERE_KERNEL(reduce_where_f64, double, double, (double)NAN, (double)NAN, fmin, fmax)
+#else
+/* Without fp64 float sums accumulate in float; the host adds partials in double. */
+REDUCE_WHERE_KERNEL(reduce_where_f32, float, float, NAN, NAN, fmin, fmax)
+#endif

@@ -1,0 +1,611 @@
+/* group_by.cl - hash group-by: count, sum, min, max per distinct integer key.
+ *
+ * Design (runtime/ops/group_by.c drives it). Only 32-bit atomics, no waiting
+ * on another work-item, no 64-bit atomics at all, so it runs unchanged on
+ * every OpenCL 1.2 device.
+ *
+ * The table. C slots (a power of two), open addressing with linear probing.
+ * A key is stored in W set-once 32-bit words (W = 2 for 32-bit keys, 3 for
+ * 64-bit keys), each holding 31 key bits and the top bit set, so the value 0
+ * means "not written yet" and no key value can collide with it (there is no
+ * sentinel key). A row claims the words of a slot one after the other with
+ * atomic_cmpxchg(word, 0, mine); a word that holds another value sends the row
+ * to the next slot. Words never change once written, so every row that carries
+ * the same key sees the same words and stops at the same slot, and the row that
+ * writes (or matches) the last word of a slot always exists: no slot is left
+ * half-claimed, and nobody waits for anybody. A plain (possibly stale) read
+ * before the atomic only ever shows 0 instead of the final word, which the
+ * atomic then corrects: hot keys cost reads, not atomics.
+ *
+ * Overflow. Claiming the first word of a slot bumps a claimed-slot counter
+ * (on big tables only claims of every 16th slot, by slot index, so that many
+ * new groups do not all hit one atomic); past about C/2 (or after C probes) the
+ * kernel raises an overflow flag and every work-item stops at its next row.
+ * The host then grows the table (x8) and runs pass 1 again from scratch. At
+ * C >= 2n (load <= 1/2) the host lifts the limit: that table cannot overflow,
+ * so no row is ever lost.
+ *
+ * Pass 1 (gb_insert_*): row -> slot (row_slot[i]); for float values also the
+ * per-slot largest binary exponent (atomic_max), and for 64-bit values the high
+ * 32 bits of the order-preserving min/max encoding (atomic_min/max).
+ * Pass 2 (gb_aggregate_*): rows are aggregated by slot, first into a
+ * work-group-local hash table keyed by slot id (local atomics on GPUs; plain
+ * operations on the CPU path, whose work-groups have one work-item), merged into
+ * the global per-slot aggregates at the end; rows that find no local entry go
+ * straight to the global ones. Aggregates, all exact with 32-bit atomics:
+ *   count  atomic_add of 32-bit counts (rows are limited to 2^32 - 1);
+ *   sum    integers: 64-bit wrapping sums as two words, added word by word with
+ *          atomic_add and an explicit carry into the next word (the carries out
+ *          of a word are counted exactly, so the total is exact in any order);
+ *          floats: a 128-bit two's-complement fixed-point accumulator per slot
+ *          (four words, same carry scheme) with its least significant bit at
+ *          2^(emax - 94), emax from pass 1: every value is truncated to
+ *          < 2^(emax - 94), the sum of up to 2^32 values cannot overflow, and
+ *          the result is independent of order and within ~2^-60 of the largest
+ *          magnitude (far inside double rounding). NaN, +inf and -inf are flags.
+ *   min/max values mapped to an order-preserving unsigned encoding (sign bit
+ *          flipped for signed ints, the radix-sort transform for floats; NaN
+ *          rows skipped), then atomic_min/max; 64-bit values in two phases:
+ *          the high word in pass 1, then the low word, in pass 2, of the rows
+ *          whose high word equals the winner.
+ * Then gb_flags + coproc__flags_to_positions number the occupied slots (group
+ * g = the g-th occupied slot) and gb_final_* write the output columns, either
+ * at g or at dest[g] (the key's rank, for sorted output).
+ */
+
+#define GB_FLAG 0x80000000u
+#define GB_LOW31 0x7FFFFFFFu
+#define GB_NONE 0xFFFFFFFFu     /* no slot (overflow); also an empty local-table entry */
+#define GB_LOCAL_PROBES 16
+#define GB_FL_NAN 1u
+#define GB_FL_PINF 2u
+#define GB_FL_NINF 4u
+
+/* murmur3's 64-bit finaliser */
+inline ulong gb_hash(ulong k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdUL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53UL;
+    k ^= k >> 33;
+    return k;
+}
+
+/* The slot of `key` in a table of mask + 1 slots of W words, inserting it if
+ * new; GB_NONE after raising the overflow flag ctl[0]. ctl[1] counts the
+ * claims of slots s with (s & sample) == 0. */
+#define GB_DEFINE_INSERT(W)                                                              \
+    inline uint gb_insert_w##W(__global uint *words, uint mask, ulong key,               \
+                               volatile __global uint *ctl, uint sample, uint limit)     \
+    {                                                                                    \
+        uint e[3];                                                                       \
+        e[0] = ((uint)key & GB_LOW31) | GB_FLAG;                                         \
+        e[1] = ((uint)(key >> 31) & GB_LOW31) | GB_FLAG;                                 \
+        e[2] = (uint)(key >> 62) | GB_FLAG;                                              \
+        uint s = (uint)gb_hash(key) & mask;                                              \
+        for (uint p = 0; p <= mask; p++) {                                               \
+            __global uint *w = words + (size_t)s * W;                                    \
+            uint j = 0;                                                                  \
+            for (; j < W; j++) {                                                         \
+                uint cur = w[j];                                                         \
+                if (cur == 0) {                                                          \
+                    cur = atomic_cmpxchg((volatile __global uint *)&w[j], 0u, e[j]);     \
+                    if (cur == 0) {                                                      \
+                        cur = e[j];                                                      \
+                        if (j == 0 && (s & sample) == 0 &&                               \
+                            atomic_inc(&ctl[1]) >= limit) {                              \
+                            ctl[0] = 1;                                                  \
+                            return GB_NONE;                                              \
+                        }                                                                \
+                    }                                                                    \
+                }                                                                        \
+                if (cur != e[j])                                                         \
+                    break;                                                               \
+            }                                                                            \
+            if (j == W)                                                                  \
+                return s;                                                                \
+            s = (s + 1) & mask;                                                          \
+        }                                                                                \
+        ctl[0] = 1;                                                                      \
+        return GB_NONE;                                                                  \
+    }
+GB_DEFINE_INSERT(2)
+GB_DEFINE_INSERT(3)
+
+/* Order-preserving unsigned encodings (floats: -inf < -0.0 < +0.0 < +inf). */
+inline uint gb_ord32(float v)
+{
+    uint b = as_uint(v);
+    return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+inline uint gb_unord32(uint o) { return (o & 0x80000000u) ? o & 0x7FFFFFFFu : ~o; }
+
+/* ---------------------------------------------------------------- init */
+
+#define GB_INIT_SUM 1u
+#define GB_INIT_MM 2u
+#define GB_INIT_HI 4u
+#define GB_INIT_EMAX 8u
+#define GB_INIT_FL 16u
+
+__kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __global uint *cnt,
+                      __global uint *sum, uint sw, __global uint *mn, __global uint *mx,
+                      __global uint *mnhi, __global uint *mxhi, __global int *emax,
+                      __global uint *fl, __global uint *ctl)
+{
+    if (get_global_id(0) == 0) {
+        ctl[0] = 0;
+        ctl[1] = 0;
+    }
+    COPROC_FOR_EACH_ROW(s, cap) {
+        for (uint j = 0; j < nw; j++)
+            words[s * nw + j] = 0;
+        cnt[s] = 0;
+        if (what & GB_INIT_SUM)
+            for (uint j = 0; j < sw; j++)
+                sum[s * sw + j] = 0;
+        if (what & GB_INIT_MM) {
+            mn[s] = 0xFFFFFFFFu;
+            mx[s] = 0;
+        }
+        if (what & GB_INIT_HI) {
+            mnhi[s] = 0xFFFFFFFFu;
+            mxhi[s] = 0;
+        }
+        if (what & GB_INIT_EMAX)
+            emax[s] = INT_MIN;
+        if (what & GB_INIT_FL)
+            fl[s] = 0;
+    }
+}
+
+/* ---------------------------------------------------------------- pass 1: insert */
+
+#define GB_P1_ARGS_plain
+#define GB_P1_WORK_plain
+#define GB_P1_ARGS_v64 , __global const ulong *vals, ulong flip, __global uint *mnhi,          \
+                       __global uint *mxhi
+#define GB_P1_WORK_v64                                                                   \
+    {                                                                                    \
+        uint hi = (uint)((vals[i] ^ flip) >> 32);                                        \
+        if (hi < mnhi[s])                                                                \
+            atomic_min(&mnhi[s], hi);                                                    \
+        if (hi > mxhi[s])                                                                \
+            atomic_max(&mxhi[s], hi);                                                    \
+    }
+#define GB_P1_ARGS_f32 , __global const float *vals, __global int *emax
+#define GB_P1_WORK_f32                                                                   \
+    {                                                                                    \
+        float v = vals[i];                                                               \
+        if (isfinite(v) && v != 0.0f) {                                                  \
+            int e;                                                                       \
+            frexp(v, &e);                                                                \
+            if (e > emax[s])                                                             \
+                atomic_max(&emax[s], e);                                                 \
+        }                                                                                \
+    }
+#define GB_P1_ARGS_f64 , __global const double *vals, __global int *emax,                    \
+                       __global uint *mnhi, __global uint *mxhi
+#define GB_P1_WORK_f64                                                                   \
+    {                                                                                    \
+        double v = vals[i];                                                              \
+        if (!isnan(v)) {                                                                 \
+            uint hi = (uint)(gb_ord64(v) >> 32);                                         \
+            if (hi < mnhi[s])                                                            \
+                atomic_min(&mnhi[s], hi);                                                \
+            if (hi > mxhi[s])                                                            \
+                atomic_max(&mxhi[s], hi);                                                \
+            if (v != 0.0 && !isinf(v)) {                                                 \
+                int e;                                                                   \
+                frexp(v, &e);                                                            \
+                if (e > emax[s])                                                         \
+                    atomic_max(&emax[s], e);                                             \
+            }                                                                            \
+        }                                                                                \
+    }
+
+/* Keys are read as raw bits: uint for 32-bit keys, ulong for 64-bit keys. */
+#define GB_PASS1(NAME, KT, W, VC)                                                        \
+    __kernel void NAME(__global const KT *keys, ulong n, __global uint *words, uint mask,   \
+                       volatile __global uint *ctl, uint sample, uint limit,             \
+                       __global uint *row_slot GB_P1_ARGS_##VC)                          \
+    {                                                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            if (ctl[0])                                                                  \
+                break; /* the table overflowed: the host starts again */                 \
+            uint s = gb_insert_w##W(words, mask, (ulong)keys[i], ctl, sample, limit);    \
+            if (s == GB_NONE)                                                            \
+                break;                                                                   \
+            row_slot[i] = s;                                                             \
+            GB_P1_WORK_##VC                                                              \
+        }                                                                                \
+    }
+
+#ifdef COPROC_FP64
+inline ulong gb_ord64(double v)
+{
+    ulong b = as_ulong(v);
+    return (b & 0x8000000000000000UL) ? ~b : b | 0x8000000000000000UL;
+}
+inline ulong gb_unord64(ulong o)
+{
+    return (o & 0x8000000000000000UL) ? o & 0x7FFFFFFFFFFFFFFFUL : ~o;
+}
+#endif
+
+GB_PASS1(gb_insert_k32_plain, uint, 2, plain)
+GB_PASS1(gb_insert_k64_plain, ulong, 3, plain)
+GB_PASS1(gb_insert_k32_v64, uint, 2, v64)
+GB_PASS1(gb_insert_k64_v64, ulong, 3, v64)
+GB_PASS1(gb_insert_k32_f32, uint, 2, f32)
+GB_PASS1(gb_insert_k64_f32, ulong, 3, f32)
+#ifdef COPROC_FP64
+GB_PASS1(gb_insert_k32_f64, uint, 2, f64)
+GB_PASS1(gb_insert_k64_f64, ulong, 3, f64)
+#endif
+
+/* ---------------------------------------------------------------- pass 2: aggregate */
+
+/* Local-table operations. On the CPU path a work-group is one work-item
+ * (coproc__geometry_for), so its local table needs no atomics. */
+#if COPROC_CPU
+inline uint gb_lxadd(__local uint *p, uint v)
+{
+    uint o = *p;
+    *p = o + v;
+    return o;
+}
+inline uint gb_lxcmpxchg(__local uint *p, uint cmp, uint v)
+{
+    uint o = *p;
+    if (o == cmp)
+        *p = v;
+    return o;
+}
+#define GB_LADD(p, v) gb_lxadd((p), (v))
+#define GB_LCMPXCHG(p, c, v) gb_lxcmpxchg((p), (c), (v))
+#define GB_LMIN(p, v) (*(p) = min(*(p), (v)))
+#define GB_LMAX(p, v) (*(p) = max(*(p), (v)))
+#define GB_LOR(p, v) (*(p) |= (v))
+#else
+#define GB_LADD(p, v) atomic_add((p), (v))
+#define GB_LCMPXCHG(p, c, v) atomic_cmpxchg((p), (c), (v))
+#define GB_LMIN(p, v) atomic_min((p), (v))
+#define GB_LMAX(p, v) atomic_max((p), (v))
+#define GB_LOR(p, v) atomic_or((p), (v))
+#endif
+#define GB_GADD(p, v) atomic_add((p), (v))
+
+/* w[0..nw) += x[0..nw) as one multi-word integer (wrapping), word by word: an
+ * atomic add that wraps a word reports it through its old value, and exactly
+ * that carry goes into the next word. */
+#define GB_DEFINE_ADDW(NAME, AS, ADD)                                                    \
+    inline void NAME(AS uint *w, const uint *x, uint nw)                                 \
+    {                                                                                    \
+        uint c = 0;                                                                      \
+        for (uint j = 0; j < nw; j++) {                                                  \
+            uint a = x[j] + c;                                                           \
+            uint carry = a < c; /* x[j] + c wrapped (then a == 0) */                     \
+            if (a != 0) {                                                                \
+                uint old = ADD(&w[j], a);                                                \
+                carry += old + a < old;                                                  \
+            }                                                                            \
+            c = carry;                                                                   \
+        }                                                                                \
+    }
+GB_DEFINE_ADDW(gb_addw_local, __local, GB_LADD)
+GB_DEFINE_ADDW(gb_addw_global, __global, GB_GADD)
+
+/* One row's (or one local entry's) contribution; min/max hold the encoding's
+ * identity (0xFFFFFFFF / 0) when the row does not take part. */
+typedef struct gb_contrib {
+    uint sum[4];
+    uint mn, mx, fl;
+} gb_contrib;
+
+inline void gb_apply_global(uint s, uint count, const gb_contrib *c, uint sw, uint mm, uint fls,
+                            __global uint *cnt, __global uint *sum, __global uint *mn,
+                            __global uint *mx, __global uint *fl)
+{
+    atomic_add(&cnt[s], count);
+    if (sw)
+        gb_addw_global(sum + (size_t)s * sw, c->sum, sw);
+    if (mm) {
+        if (c->mn < mn[s]) /* a stale read only costs an extra atomic */
+            atomic_min(&mn[s], c->mn);
+        if (c->mx > mx[s])
+            atomic_max(&mx[s], c->mx);
+    }
+    if (fls && c->fl)
+        atomic_or(&fl[s], c->fl);
+}
+
+/* The local-table entry of global slot s, or -1 when its probes are full. */
+inline int gb_local_slot(__local uint *lk, uint L, uint s)
+{
+    uint h = mul_hi(s * 0x9E3779B1u, L);
+    for (uint p = 0; p < GB_LOCAL_PROBES; p++) {
+        uint cur = lk[h];
+        if (cur == GB_NONE)
+            cur = GB_LCMPXCHG(&lk[h], GB_NONE, s);
+        if (cur == GB_NONE || cur == s)
+            return (int)h;
+        h = h + 1 == L ? 0 : h + 1;
+    }
+    return -1;
+}
+
+/* 128-bit two's complement of trunc(v * 2^(94 - emax)) for finite v != 0
+ * with |v| < 2^emax. The splits are exact: each step removes high bits. */
+#ifdef COPROC_FP64
+#define GB_FIX_T double
+#else
+#define GB_FIX_T float
+#endif
+inline void gb_fix(GB_FIX_T v, int emax, uint *x)
+{
+    GB_FIX_T a = ldexp(fabs(v), 94 - emax);
+    GB_FIX_T h = floor(a * (GB_FIX_T)0x1p-64f);
+    a -= h * (GB_FIX_T)0x1p64f;
+    GB_FIX_T m = floor(a * (GB_FIX_T)0x1p-32f);
+    a -= m * (GB_FIX_T)0x1p32f;
+    x[0] = (uint)a;
+    x[1] = (uint)m;
+    x[2] = (uint)h;
+    x[3] = 0;
+    if (v < 0) {
+        uint c = 1;
+        for (int j = 0; j < 4; j++) {
+            x[j] = ~x[j] + c;
+            c = c && x[j] == 0;
+        }
+    }
+}
+
+#define GB_P2_ARGS_none
+#define GB_CONTRIB_none
+#define GB_P2_ARGS_v32 , __global const uint *vals, uint flip, uint sign_extend
+#define GB_CONTRIB_v32                                                                   \
+    {                                                                                    \
+        uint x = vals[i];                                                                \
+        c.sum[0] = x;                                                                    \
+        c.sum[1] = sign_extend && (int)x < 0 ? 0xFFFFFFFFu : 0u;                          \
+        c.mn = c.mx = x ^ flip;                                                          \
+    }
+#define GB_P2_ARGS_v64 , __global const ulong *vals, ulong flip, __global const uint *mnhi,    \
+                       __global const uint *mxhi
+#define GB_CONTRIB_v64                                                                   \
+    {                                                                                    \
+        ulong x = vals[i];                                                               \
+        c.sum[0] = (uint)x;                                                              \
+        c.sum[1] = (uint)(x >> 32);                                                      \
+        ulong o = x ^ flip;                                                              \
+        uint hi = (uint)(o >> 32);                                                       \
+        c.mn = hi == mnhi[s] ? (uint)o : 0xFFFFFFFFu;                                    \
+        c.mx = hi == mxhi[s] ? (uint)o : 0u;                                             \
+    }
+#define GB_P2_ARGS_f32 , __global const float *vals, __global const int *emax
+#define GB_CONTRIB_f32                                                                   \
+    {                                                                                    \
+        float v = vals[i];                                                               \
+        if (isnan(v)) {                                                                  \
+            c.fl = GB_FL_NAN;                                                            \
+        } else {                                                                         \
+            c.mn = c.mx = gb_ord32(v);                                                   \
+            if (isinf(v))                                                                \
+                c.fl = v > 0 ? GB_FL_PINF : GB_FL_NINF;                                  \
+            else if (v != 0.0f)                                                          \
+                gb_fix(v, emax[s], c.sum);                                               \
+        }                                                                                \
+    }
+#define GB_P2_ARGS_f64 , __global const double *vals, __global const int *emax,               \
+                       __global const uint *mnhi, __global const uint *mxhi
+#define GB_CONTRIB_f64                                                                   \
+    {                                                                                    \
+        double v = vals[i];                                                              \
+        if (isnan(v)) {                                                                  \
+            c.fl = GB_FL_NAN;                                                            \
+        } else {                                                                         \
+            ulong o = gb_ord64(v);                                                       \
+            uint hi = (uint)(o >> 32);                                                   \
+            c.mn = hi == mnhi[s] ? (uint)o : 0xFFFFFFFFu;                                \
+            c.mx = hi == mxhi[s] ? (uint)o : 0u;                                         \
+            if (isinf(v))                                                                \
+                c.fl = v > 0 ? GB_FL_PINF : GB_FL_NINF;                                  \
+            else if (v != 0.0)                                                           \
+                gb_fix(v, emax[s], c.sum);                                               \
+        }                                                                                \
+    }
+
+/* SW: sum words; MM: has min/max; FL: has float flags. The local table is L
+ * entries of 2 + SW + 2 MM + FL words (group_by.c's local_words must agree). */
+#define GB_PASS2(NAME, VC, SW, MM, FL)                                                   \
+    __kernel void NAME(__global const uint *row_slot, ulong n GB_P2_ARGS_##VC,           \
+                       __global uint *cnt, __global uint *sum, __global uint *mn,        \
+                       __global uint *mx, __global uint *fl, __local uint *lm, uint L)   \
+    {                                                                                    \
+        __local uint *lk = lm, *lc = lm + L, *lsum = lm + 2 * L;                         \
+        __local uint *lmn = lsum + SW * L, *lmx = lmn + MM * L, *lfl = lmx + MM * L;     \
+        for (uint l = get_local_id(0); l < L; l += get_local_size(0)) {                  \
+            lk[l] = GB_NONE;                                                             \
+            lc[l] = 0;                                                                   \
+            for (uint j = 0; j < SW; j++)                                                \
+                lsum[l * SW + j] = 0;                                                    \
+            if (MM) {                                                                    \
+                lmn[l] = 0xFFFFFFFFu;                                                    \
+                lmx[l] = 0;                                                              \
+            }                                                                            \
+            if (FL)                                                                      \
+                lfl[l] = 0;                                                              \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            uint s = row_slot[i];                                                        \
+            gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
+            GB_CONTRIB_##VC                                                              \
+            int h = gb_local_slot(lk, L, s);                                             \
+            if (h >= 0) {                                                                \
+                GB_LADD(&lc[h], 1u);                                                     \
+                if (SW)                                                                  \
+                    gb_addw_local(lsum + h * SW, c.sum, SW);                             \
+                if (MM) {                                                                \
+                    if (c.mn < lmn[h])                                                   \
+                        GB_LMIN(&lmn[h], c.mn);                                          \
+                    if (c.mx > lmx[h])                                                   \
+                        GB_LMAX(&lmx[h], c.mx);                                          \
+                }                                                                        \
+                if (FL && c.fl)                                                          \
+                    GB_LOR(&lfl[h], c.fl);                                               \
+            } else {                                                                     \
+                gb_apply_global(s, 1u, &c, SW, MM, FL, cnt, sum, mn, mx, fl);            \
+            }                                                                            \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        for (uint l = get_local_id(0); l < L; l += get_local_size(0)) {                  \
+            uint s = lk[l];                                                              \
+            if (s == GB_NONE)                                                            \
+                continue;                                                                \
+            gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
+            for (uint j = 0; j < SW; j++)                                                \
+                c.sum[j] = lsum[l * SW + j];                                             \
+            if (MM) {                                                                    \
+                c.mn = lmn[l];                                                           \
+                c.mx = lmx[l];                                                           \
+            }                                                                            \
+            if (FL)                                                                      \
+                c.fl = lfl[l];                                                           \
+            gb_apply_global(s, lc[l], &c, SW, MM, FL, cnt, sum, mn, mx, fl);             \
+        }                                                                                \
+    }
+
+GB_PASS2(gb_aggregate_none, none, 0, 0, 0)
+GB_PASS2(gb_aggregate_v32, v32, 2, 1, 0)
+GB_PASS2(gb_aggregate_v64, v64, 2, 1, 0)
+GB_PASS2(gb_aggregate_f32, f32, 4, 1, 1)
+#ifdef COPROC_FP64
+GB_PASS2(gb_aggregate_f64, f64, 4, 1, 1)
+#endif
+
+/* ---------------------------------------------------------------- numbering, output */
+
+__kernel void gb_flags(__global const uint *cnt, ulong cap, __global uint *flags)
+{
+    COPROC_FOR_EACH_ROW(s, cap) { flags[s] = cnt[s] != 0; }
+}
+
+/* Group g is slot pos[g]; it is written at dest[g] when use_dest, else at g. */
+#define GB_DEST(g) (use_dest ? dest[g] : (uint)(g))
+
+__kernel void gb_final_keys_w2(__global const uint *pos, ulong groups, __global const uint *words,
+                               __global const uint *dest, uint use_dest, __global uint *out)
+{
+    COPROC_FOR_EACH_ROW(g, groups) {
+        __global const uint *w = words + (size_t)pos[g] * 2;
+        out[GB_DEST(g)] = (w[0] & GB_LOW31) | (w[1] << 31);
+    }
+}
+
+__kernel void gb_final_keys_w3(__global const uint *pos, ulong groups, __global const uint *words,
+                               __global const uint *dest, uint use_dest, __global ulong *out)
+{
+    COPROC_FOR_EACH_ROW(g, groups) {
+        __global const uint *w = words + (size_t)pos[g] * 3;
+        out[GB_DEST(g)] = (ulong)(w[0] & GB_LOW31) | ((ulong)(w[1] & GB_LOW31) << 31) |
+                          ((ulong)w[2] << 62);
+    }
+}
+
+#define GB_FA_none
+#define GB_FW_none
+#define GB_FA_v32 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
+                  uint flip, __global ulong *out_sum, __global uint *out_min,             \
+                  __global uint *out_max
+#define GB_FW_v32                                                                        \
+    out_sum[d] = (ulong)sum[2 * s] | ((ulong)sum[2 * s + 1] << 32);                      \
+    out_min[d] = mn[s] ^ flip;                                                           \
+    out_max[d] = mx[s] ^ flip;
+#define GB_FA_v64 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
+                  __global const uint *mnhi, __global const uint *mxhi, ulong flip,      \
+                  __global ulong *out_sum, __global ulong *out_min, __global ulong *out_max
+#define GB_FW_v64                                                                        \
+    out_sum[d] = (ulong)sum[2 * s] | ((ulong)sum[2 * s + 1] << 32);                      \
+    out_min[d] = (((ulong)mnhi[s] << 32) | mn[s]) ^ flip;                                \
+    out_max[d] = (((ulong)mxhi[s] << 32) | mx[s]) ^ flip;
+
+/* The float sum: the fixed-point accumulator scaled back, then the flags. */
+#ifdef COPROC_FP64
+#define GB_SUM_T double
+#else
+#define GB_SUM_T float
+#endif
+inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
+{
+    if ((fl & GB_FL_NAN) || (fl & (GB_FL_PINF | GB_FL_NINF)) == (GB_FL_PINF | GB_FL_NINF))
+        return (GB_SUM_T)NAN;
+    if (fl & GB_FL_PINF)
+        return (GB_SUM_T)INFINITY;
+    if (fl & GB_FL_NINF)
+        return -(GB_SUM_T)INFINITY;
+    if (emax == INT_MIN)
+        return 0; /* only zeros */
+    uint x[4] = {w[0], w[1], w[2], w[3]};
+    int neg = x[3] >> 31;
+    if (neg) {
+        uint c = 1;
+        for (int j = 0; j < 4; j++) {
+            x[j] = ~x[j] + c;
+            c = c && x[j] == 0;
+        }
+    }
+    ulong hi = ((ulong)x[3] << 32) | x[2], lo = ((ulong)x[1] << 32) | x[0];
+    int lsb = emax - 94;
+    GB_SUM_T r = ldexp((GB_SUM_T)hi, lsb + 64) + ldexp((GB_SUM_T)lo, lsb);
+    return neg ? -r : r;
+}
+
+#define GB_FA_f32 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
+                  __global const int *emax, __global const uint *fl,                     \
+                  __global GB_SUM_T *out_sum, __global uint *out_min, __global uint *out_max
+#define GB_FW_f32                                                                        \
+    out_sum[d] = gb_float_sum(sum + (size_t)s * 4, emax[s], fl[s]);                      \
+    out_min[d] = mn[s] == 0xFFFFFFFFu ? 0x7FC00000u : gb_unord32(mn[s]);                 \
+    out_max[d] = mx[s] == 0u ? 0x7FC00000u : gb_unord32(mx[s]);
+#define GB_FA_f64 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
+                  __global const uint *mnhi, __global const uint *mxhi,                  \
+                  __global const int *emax, __global const uint *fl,                     \
+                  __global double *out_sum, __global ulong *out_min, __global ulong *out_max
+#define GB_FW_f64                                                                        \
+    {                                                                                    \
+        ulong omn = ((ulong)mnhi[s] << 32) | mn[s], omx = ((ulong)mxhi[s] << 32) | mx[s];  \
+        out_sum[d] = gb_float_sum(sum + (size_t)s * 4, emax[s], fl[s]);                  \
+        out_min[d] = omn == 0xFFFFFFFFFFFFFFFFUL ? 0x7FF8000000000000UL : gb_unord64(omn); \
+        out_max[d] = omx == 0UL ? 0x7FF8000000000000UL : gb_unord64(omx);                \
+    }
+
+/* Counts, and for values sums, minima and maxima, of group g at GB_DEST(g). */
+#define GB_FINAL(NAME, VC)                                                               \
+    __kernel void NAME(__global const uint *pos, ulong groups, __global const uint *dest, \
+                       uint use_dest, __global const uint *cnt,                          \
+                       __global ulong *out_count GB_FA_##VC)                             \
+    {                                                                                    \
+        COPROC_FOR_EACH_ROW(g, groups) {                                                 \
+            uint s = pos[g], d = GB_DEST(g);                                             \
+            out_count[d] = cnt[s];                                                       \
+            GB_FW_##VC                                                                   \
+        }                                                                                \
+    }
+
+GB_FINAL(gb_final_none, none)
+GB_FINAL(gb_final_v32, v32)
+GB_FINAL(gb_final_v64, v64)
+GB_FINAL(gb_final_f32, f32)
+#ifdef COPROC_FP64
+GB_FINAL(gb_final_f64, f64)
+#endif
+
+/* rank[perm[j]] = j: the inverse of a sorting permutation. */
+__kernel void gb_invert(__global const uint *perm, ulong n, __global uint *rank)
+{
+    COPROC_FOR_EACH_ROW(j, n) { rank[perm[j]] = (uint)j; }
+}

@@ -1,0 +1,77 @@
+/* model.h - learned cost functions (HyPE): a least-squares model per operator
+ * and device, t = c0 + c1*x1 + ... + ck*xk over operator-chosen features
+ * (rows, rows*log2(rows), output rows, groups, bytes), fitted on a bounded ring
+ * of recent observations, refitted every COPROC__MODEL_REFIT_EVERY of them,
+ * and reporting its own relative error. Not thread-safe: the owner locks. */
+#ifndef COPROC_MODEL_H
+#define COPROC_MODEL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define COPROC__MODEL_MAX_FEATURES 3
+#define COPROC__MODEL_RING 256          /* observations kept for fitting */
+#define COPROC__MODEL_REFIT_EVERY 100   /* HyPE's cadence */
+#define COPROC__MODEL_ERROR_RING 100    /* relative errors kept for median / p90 */
+
+typedef struct coproc__model {
+    int features;                                   /* k, 1..COPROC__MODEL_MAX_FEATURES */
+    int fitted;                                     /* coef holds a fit */
+    double coef[1 + COPROC__MODEL_MAX_FEATURES];    /* c0 (seconds), then per feature */
+    uint64_t observations;                          /* all ever observed */
+    uint64_t refits;                                /* fits done so far */
+    int since_refit;                                /* observations since the last fit */
+    /* ring of recent observations */
+    int ring_len, ring_head;
+    double x[COPROC__MODEL_RING][COPROC__MODEL_MAX_FEATURES];
+    double y[COPROC__MODEL_RING];
+    /* ring of relative errors |predicted - measured| / measured, of observations
+     * made while a fit existed (i.e. on data the fit had not seen) */
+    int err_len, err_head;
+    double err[COPROC__MODEL_ERROR_RING];
+    /* range of each feature seen by the current fit, to tell extrapolation */
+    double lo[COPROC__MODEL_MAX_FEATURES], hi[COPROC__MODEL_MAX_FEATURES];
+} coproc__model;
+
+/* An empty model over `features` features (clamped to 1..MAX). */
+void coproc__model_init(coproc__model *m, int features);
+
+/*
+ * Record that an operator with features x took `seconds`. If a fit exists, its
+ * relative error on this observation goes into the error ring first. Every
+ * COPROC__MODEL_REFIT_EVERY observations the model is refitted over the ring.
+ * Non-finite or negative seconds are ignored.
+ */
+void coproc__model_observe(coproc__model *m, const double *x, double seconds);
+
+/*
+ * Fit now over the ring: weighted least squares minimising relative error
+ * (weights 1/y^2), coefficients kept non-negative (a feature whose coefficient
+ * would be negative is dropped and the rest refitted), then observations whose
+ * residual is an outlier (beyond 3 scaled median absolute deviations) are
+ * dropped and the model refitted once, so a few timing spikes do not pull it.
+ * Returns 0 on success, -1 with too few observations (fewer than features + 1
+ * distinct points); the previous fit then stays.
+ */
+int coproc__model_fit(coproc__model *m);
+
+/* Predicted seconds for features x; a negative value when there is no fit. */
+double coproc__model_predict(const coproc__model *m, const double *x);
+
+/* How far x lies outside the fitted range: 1 inside, else max over features of
+ * x/hi or lo/x (e.g. 4 = four times beyond the largest size seen). */
+double coproc__model_extrapolation(const coproc__model *m, const double *x);
+
+/* Median and 90th percentile of the recent relative errors; both -1 when none. */
+void coproc__model_error(const coproc__model *m, double *median, double *p90);
+
+/* The model as JSON: {"features", "coef", "observations", "refits", "lo", "hi",
+ * "points": [[x..., y], ...]} (new reference). */
+json_t *coproc__model_to_json(const coproc__model *m);
+
+/* Read a model written by coproc__model_to_json; 0 on success, -1 if malformed
+ * (m is then left as an empty model of `features` features). */
+int coproc__model_from_json(coproc__model *m, int features, const json_t *j);
+
+#endif

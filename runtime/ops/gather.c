@@ -1,0 +1,500 @@
+/* gather.c - coproc_gather, coproc_scatter, coproc_compact and
+ * coproc_reduce_where (cl/gather.cl). Positions are checked on the device:
+ * gather flags bad positions while it copies and drops its output; scatter
+ * checks first and its copy kernel skips all writes when the check failed,
+ * so dst is untouched without a host round trip between the two. */
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+#include "launch.h"
+#include "program.h"
+#include "runtime.h"
+
+static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
+
+static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
+static int is_signed(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
+
+/* Kernels move bits: 4- and 8-byte elements. */
+static const char *move_suffix(coproc_type t) { return coproc_type_size(t) == 4 ? "b32" : "b64"; }
+
+static coproc_status check_type(coproc_runtime *rt, const coproc_column *c, const char *what)
+{
+    if ((unsigned)c->type >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: invalid type %d", what,
+                            (int)c->type);
+    return COPROC_OK;
+}
+
+static coproc_status check_uint32(coproc_runtime *rt, const coproc_column *c, const char *what)
+{
+    if (c->type != COPROC_UINT32)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s is %s; it must be uint32", what,
+                            coproc_type_name(c->type));
+    return COPROC_OK;
+}
+
+/* A zeroed one-word flag buffer for the position checks. */
+static coproc_status new_flag(coproc_runtime *rt, coproc__device *dev, cl_mem *flag)
+{
+    coproc_status s = coproc__buffer_new(rt, dev, sizeof(cl_uint), flag);
+    if (s != COPROC_OK)
+        return s;
+    cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(dev->queue, *flag, &zero, sizeof zero, 0, sizeof zero, 0,
+                                     NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(*flag);
+        *flag = NULL;
+        return coproc__fail_cl(rt, err, "clEnqueueFillBuffer on device %d", dev->index);
+    }
+    return COPROC_OK;
+}
+
+/* Wait for the queue and read the flag: OUT_OF_RANGE when it is set. */
+static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem flag,
+                               const char *what, size_t limit)
+{
+    cl_uint bad = 0;
+    cl_int err = clEnqueueReadBuffer(dev->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL,
+                                     NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "%s: reading the range check from device %d", what,
+                               dev->index);
+    if (bad)
+        return coproc__fail(rt, COPROC_OUT_OF_RANGE, "%s: a position is >= %zu, the length of "
+                            "the indexed column", what, limit);
+    return COPROC_OK;
+}
+
+coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
+                            const coproc_column *positions, coproc_column **out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_gather: out is NULL");
+    *out = NULL;
+    coproc_status s = coproc__column_check(rt, src, NULL, "coproc_gather: src");
+    if (s == COPROC_OK)
+        s = coproc__column_check(rt, positions, src->dev, "coproc_gather: positions");
+    if (s == COPROC_OK)
+        s = check_type(rt, src, "coproc_gather: src");
+    if (s == COPROC_OK)
+        s = check_uint32(rt, positions, "coproc_gather: positions");
+    if (s != COPROC_OK)
+        return s;
+    coproc__device *dev = src->dev;
+    size_t m = positions->length;
+    coproc_column *col = NULL;
+    cl_kernel k = NULL;
+    cl_mem flag = NULL;
+    char kname[32];
+    snprintf(kname, sizeof kname, "gather_%s", move_suffix(src->type));
+    s = coproc__column_new(rt, dev, src->type, m, &col);
+    if (s != COPROC_OK || m == 0)
+        goto done;
+    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    if (s == COPROC_OK)
+        s = new_flag(rt, dev, &flag);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong limit = src->length, mm = m;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, src->mem);
+    COPROC__ARG(a, limit);
+    COPROC__ARG(a, positions->mem);
+    COPROC__ARG(a, mm);
+    COPROC__ARG(a, col->mem);
+    COPROC__ARG(a, flag);
+    coproc__geometry g = coproc__geometry_for(dev, m, 0);
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    if (s == COPROC_OK)
+        s = read_flag(rt, dev, flag, "coproc_gather", src->length);
+done:
+    if (flag)
+        clReleaseMemObject(flag);
+    if (k)
+        clReleaseKernel(k);
+    if (s != COPROC_OK) {
+        coproc_column_free(col);
+        return s;
+    }
+    *out = col;
+    return COPROC_OK;
+}
+
+coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
+                             const coproc_column *positions, coproc_column *dst)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    coproc_status s = coproc__column_check(rt, src, NULL, "coproc_scatter: src");
+    if (s == COPROC_OK)
+        s = coproc__column_check(rt, positions, src->dev, "coproc_scatter: positions");
+    if (s == COPROC_OK)
+        s = coproc__column_check(rt, dst, src->dev, "coproc_scatter: dst");
+    if (s == COPROC_OK)
+        s = check_type(rt, src, "coproc_scatter: src");
+    if (s == COPROC_OK)
+        s = check_uint32(rt, positions, "coproc_scatter: positions");
+    if (s != COPROC_OK)
+        return s;
+    if (dst->type != src->type)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_scatter: dst is %s, src %s "
+                            "(types must match)", coproc_type_name(dst->type),
+                            coproc_type_name(src->type));
+    if (positions->length != src->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_scatter: %zu positions for %zu "
+                            "rows of src", positions->length, src->length);
+    size_t m = src->length;
+    if (m == 0)
+        return COPROC_OK;
+    coproc__device *dev = src->dev;
+    cl_kernel check = NULL, k = NULL;
+    cl_mem flag = NULL;
+    char kname[32];
+    snprintf(kname, sizeof kname, "scatter_%s", move_suffix(src->type));
+    s = coproc__kernel_create(rt, dev, "gather", "gather_check", &check);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    if (s == COPROC_OK)
+        s = new_flag(rt, dev, &flag);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong mm = m, limit = dst->length;
+    coproc__geometry g = coproc__geometry_for(dev, m, 0);
+    coproc__args a1 = {check, 0, CL_SUCCESS};
+    COPROC__ARG(a1, positions->mem);
+    COPROC__ARG(a1, mm);
+    COPROC__ARG(a1, limit);
+    COPROC__ARG(a1, flag);
+    s = coproc__launch(rt, dev, &a1, &g, "gather_check");
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a2 = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a2, src->mem);
+    COPROC__ARG(a2, positions->mem);
+    COPROC__ARG(a2, mm);
+    COPROC__ARG(a2, dst->mem);
+    COPROC__ARG(a2, flag);
+    s = coproc__launch(rt, dev, &a2, &g, kname);
+    if (s == COPROC_OK)
+        s = read_flag(rt, dev, flag, "coproc_scatter", dst->length);
+done:
+    if (flag)
+        clReleaseMemObject(flag);
+    if (check)
+        clReleaseKernel(check);
+    if (k)
+        clReleaseKernel(k);
+    return s;
+}
+
+/* Check a bitmap argument against a column of n rows. */
+static coproc_status check_bitmap(coproc_runtime *rt, const coproc_column *bitmap,
+                                  const coproc__device *dev, size_t n, const char *what)
+{
+    coproc_status s = coproc__column_check(rt, bitmap, dev, what);
+    if (s == COPROC_OK)
+        s = check_uint32(rt, bitmap, what);
+    if (s != COPROC_OK)
+        return s;
+    if (bitmap->length != (n + 31) / 32)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s has %zu words; %zu rows need %zu",
+                            what, bitmap->length, n, (n + 31) / 32);
+    return COPROC_OK;
+}
+
+/* Per-group counts of set bits (n > 0) under geometry g; *total their sum. */
+static coproc_status bitmap_counts(coproc_runtime *rt, coproc__device *dev, cl_mem bitmap,
+                                   size_t n, const coproc__geometry *g, cl_ulong wchunk,
+                                   cl_mem counts, uint64_t *total)
+{
+    cl_kernel k = NULL;
+    cl_uint *host = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "gather", "bitmap_counts", &k);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong nn = n;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, bitmap);
+    COPROC__ARG(a, nn);
+    COPROC__ARG(a, wchunk);
+    COPROC__ARG(a, counts);
+    COPROC__ARG_LOCAL(a, g->local * sizeof(cl_uint));
+    s = coproc__launch(rt, dev, &a, g, "bitmap_counts");
+    if (s != COPROC_OK)
+        goto done;
+    host = malloc(g->groups * sizeof *host);
+    if (!host) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    cl_int err = clEnqueueReadBuffer(dev->queue, counts, CL_TRUE, 0, g->groups * sizeof *host,
+                                     host, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "bitmap_counts: reading counts from device %d", dev->index);
+        goto done;
+    }
+    *total = 0;
+    for (size_t i = 0; i < g->groups; i++)
+        *total += host[i];
+done:
+    free(host);
+    clReleaseKernel(k);
+    return s;
+}
+
+coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
+                             const coproc_column *bitmap, coproc_column **out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_compact: out is NULL");
+    *out = NULL;
+    coproc_status s = coproc__column_check(rt, src, NULL, "coproc_compact: src");
+    if (s == COPROC_OK)
+        s = check_type(rt, src, "coproc_compact: src");
+    if (s == COPROC_OK)
+        s = check_bitmap(rt, bitmap, src->dev, src->length, "coproc_compact: bitmap");
+    if (s != COPROC_OK)
+        return s;
+    coproc__device *dev = src->dev;
+    size_t n = src->length;
+    coproc_column *col = NULL;
+    cl_mem counts = NULL;
+    cl_kernel k = NULL;
+    uint64_t total = 0;
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    cl_ulong wchunk = ((n + 31) / 32 + g.groups - 1) / g.groups;
+    if (n > 0) {
+        s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
+        if (s == COPROC_OK)
+            s = bitmap_counts(rt, dev, bitmap->mem, n, &g, wchunk, counts, &total);
+        if (s != COPROC_OK)
+            goto done;
+    }
+    s = coproc__column_new(rt, dev, src->type, total, &col);
+    if (s != COPROC_OK || total == 0)
+        goto done;
+    char kname[32];
+    snprintf(kname, sizeof kname, "compact_%s", move_suffix(src->type));
+    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong nn = n;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, src->mem);
+    COPROC__ARG(a, nn);
+    COPROC__ARG(a, bitmap->mem);
+    COPROC__ARG(a, wchunk);
+    COPROC__ARG(a, counts);
+    COPROC__ARG(a, col->mem);
+    COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
+    COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    if (s == COPROC_OK) {
+        cl_int err = clFinish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: clFinish on device %d", kname, dev->index);
+    }
+done:
+    if (k)
+        clReleaseKernel(k);
+    if (counts)
+        clReleaseMemObject(counts);
+    if (s != COPROC_OK) {
+        coproc_column_free(col);
+        return s;
+    }
+    *out = col;
+    return COPROC_OK;
+}
+
+/* ---- reduce_where: the conventions of coproc_reduce (runtime/ops/reduce.c). */
+
+/* Size of one partial as cl/gather.cl writes it. */
+static size_t partial_size(const coproc__device *dev, coproc_reduce_op op, coproc_type t)
+{
+    if (op == COPROC_REDUCE_SUM)
+        return t == COPROC_FLOAT32 && !dev->info.has_fp64 ? 4 : 8;
+    return coproc_type_size(t);
+}
+
+/* The result over zero rows. */
+static void identity(coproc_reduce_op op, coproc_type t, coproc_scalar *r)
+{
+    memset(r, 0, sizeof *r);
+    if (op == COPROC_REDUCE_COUNT || op == COPROC_REDUCE_SUM) {
+        r->type = op == COPROC_REDUCE_COUNT ? COPROC_UINT64
+                  : is_float(t)             ? COPROC_FLOAT64
+                  : is_signed(t)            ? COPROC_INT64
+                                            : COPROC_UINT64;
+        return;
+    }
+    int mn = op == COPROC_REDUCE_MIN;
+    switch (t) {
+    case COPROC_INT32: r->type = COPROC_INT64; r->v.i64 = mn ? INT32_MAX : INT32_MIN; break;
+    case COPROC_INT64: r->type = COPROC_INT64; r->v.i64 = mn ? INT64_MAX : INT64_MIN; break;
+    case COPROC_UINT32: r->type = COPROC_UINT64; r->v.u64 = mn ? UINT32_MAX : 0; break;
+    case COPROC_UINT64: r->type = COPROC_UINT64; r->v.u64 = mn ? UINT64_MAX : 0; break;
+    default: r->type = COPROC_FLOAT64; r->v.f64 = mn ? INFINITY : -INFINITY; break;
+    }
+}
+
+/* Fold one partial (raw bytes) into r; the first partial replaces the identity. */
+static void fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigned char *p,
+                 coproc_scalar *r, int first)
+{
+    if (op == COPROC_REDUCE_SUM) {
+        if (is_float(t)) {
+            double v;
+            if (psize == 4) { float f; memcpy(&f, p, 4); v = f; } else memcpy(&v, p, 8);
+            r->v.f64 += v;
+        } else {
+            uint64_t v;
+            memcpy(&v, p, 8);
+            r->v.u64 += v; /* wraps; the same bits for signed sums */
+        }
+        return;
+    }
+    int mn = op == COPROC_REDUCE_MIN;
+    switch (t) {
+    case COPROC_INT32:
+    case COPROC_INT64: {
+        int64_t v;
+        if (t == COPROC_INT32) { int32_t w; memcpy(&w, p, 4); v = w; } else memcpy(&v, p, 8);
+        if (first || (mn ? v < r->v.i64 : v > r->v.i64))
+            r->v.i64 = v;
+        break;
+    }
+    case COPROC_UINT32:
+    case COPROC_UINT64: {
+        uint64_t v;
+        if (t == COPROC_UINT32) { uint32_t w; memcpy(&w, p, 4); v = w; } else memcpy(&v, p, 8);
+        if (first || (mn ? v < r->v.u64 : v > r->v.u64))
+            r->v.u64 = v;
+        break;
+    }
+    default: {
+        double v;
+        if (t == COPROC_FLOAT32) { float f; memcpy(&f, p, 4); v = f; } else memcpy(&v, p, 8);
+        r->v.f64 = first ? v : (mn ? fmin(r->v.f64, v) : fmax(r->v.f64, v));
+        break;
+    }
+    }
+}
+
+coproc_status coproc_reduce_where(coproc_runtime *rt, coproc_reduce_op op,
+                                  const coproc_column *col, const coproc_column *bitmap,
+                                  coproc_scalar *out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_reduce_where: out is NULL");
+    coproc_status s = coproc__column_check(rt, col, NULL, "coproc_reduce_where: column");
+    if (s == COPROC_OK)
+        s = check_type(rt, col, "coproc_reduce_where: column");
+    if (s == COPROC_OK)
+        s = check_bitmap(rt, bitmap, col->dev, col->length, "coproc_reduce_where: bitmap");
+    if (s != COPROC_OK)
+        return s;
+    if ((unsigned)op > COPROC_REDUCE_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_reduce_where: unknown op %d",
+                            (int)op);
+    coproc_scalar r;
+    identity(op, col->type, &r);
+    size_t n = col->length;
+    if (n == 0) {
+        *out = r;
+        return COPROC_OK;
+    }
+    coproc__device *dev = col->dev;
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    cl_mem partials[3] = {NULL, NULL, NULL}, counts = NULL; /* sum, min, max */
+    cl_kernel k = NULL;
+    unsigned char *host = NULL;
+    cl_uint *host_counts = NULL;
+    s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
+    if (s != COPROC_OK)
+        goto done;
+    if (op == COPROC_REDUCE_COUNT) {
+        cl_ulong wchunk = ((n + 31) / 32 + g.groups - 1) / g.groups;
+        uint64_t total = 0;
+        s = bitmap_counts(rt, dev, bitmap->mem, n, &g, wchunk, counts, &total);
+        r.v.u64 = total;
+        r.count = total;
+        goto done;
+    }
+    /* One kernel computes sum, min, max and count; read back the one asked for. */
+    char kname[40];
+    snprintf(kname, sizeof kname, "reduce_where_%s", type_suffix[col->type]);
+    size_t ssize = partial_size(dev, COPROC_REDUCE_SUM, col->type);
+    size_t tsize = coproc_type_size(col->type);
+    size_t psize = op == COPROC_REDUCE_SUM ? ssize : tsize;
+    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    for (int i = 0; i < 3 && s == COPROC_OK; i++)
+        s = coproc__buffer_new(rt, dev, g.groups * (i == 0 ? ssize : tsize), &partials[i]);
+    if (s != COPROC_OK)
+        goto done;
+    host = malloc(g.groups * psize);
+    host_counts = malloc(g.groups * sizeof *host_counts);
+    if (!host || !host_counts) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    cl_ulong nn = n;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, col->mem);
+    COPROC__ARG(a, nn);
+    COPROC__ARG(a, bitmap->mem);
+    COPROC__ARG(a, partials[0]);
+    COPROC__ARG(a, partials[1]);
+    COPROC__ARG(a, partials[2]);
+    COPROC__ARG(a, counts);
+    COPROC__ARG_LOCAL(a, g.local * ssize);
+    COPROC__ARG_LOCAL(a, g.local * tsize);
+    COPROC__ARG_LOCAL(a, g.local * tsize);
+    COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    if (s != COPROC_OK)
+        goto done;
+    cl_int err = clEnqueueReadBuffer(dev->queue, partials[op], CL_FALSE, 0, g.groups * psize,
+                                     host, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(dev->queue, counts, CL_TRUE, 0,
+                                  g.groups * sizeof *host_counts, host_counts, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clFinish(dev->queue); /* the first read may still target host */
+        s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
+        goto done;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < g.groups; i++) {
+        total += host_counts[i];
+        fold(op, col->type, psize, host + i * psize, &r, i == 0);
+    }
+    if (total == 0)
+        identity(op, col->type, &r); /* no selected row: as coproc_reduce over zero rows */
+    r.count = total;
+done:
+    free(host);
+    free(host_counts);
+    for (int i = 0; i < 3; i++)
+        if (partials[i])
+            clReleaseMemObject(partials[i]);
+    if (counts)
+        clReleaseMemObject(counts);
+    if (k)
+        clReleaseKernel(k);
+    if (s == COPROC_OK)
+        *out = r;
+    return s;
+}

@@ -1,0 +1,617 @@
+/* group_by.c - hash group-by: count, sum, min, max per distinct integer key.
+ * The algorithm is described at the top of cl/group_by.cl: pass 1 inserts the
+ * keys (grow and start again on overflow), pass 2 aggregates by slot, then the
+ * occupied slots are numbered and written out, in key order when asked. */
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+#include "launch.h"
+#include "primitives.h"
+#include "program.h"
+#include "runtime.h"
+
+/* Value classes: how values are aggregated (kernel name suffixes). */
+enum { VC_NONE, VC_V32, VC_V64, VC_F32, VC_F64 };
+static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
+
+/* Must match GB_INIT_* in cl/group_by.cl. */
+#define INIT_SUM 1u
+#define INIT_MM 2u
+#define INIT_HI 4u
+#define INIT_EMAX 8u
+#define INIT_FL 16u
+
+#define FIRST_CAPACITY_MAX ((size_t)1 << 16) /* first table: min(2n, this) slots */
+#define GROWTH 8
+#define SAMPLE_FROM 4096                     /* tables this big count 1 claim in 16 */
+#define MAX_CAPACITY ((size_t)1 << 31)      /* slot ids stay below 2^31 */
+#define HOST_SORT_MAX 65536                  /* fewer groups are ordered on the host */
+#define LOCAL_TABLE_BYTES (46 * 1024)        /* pass 2's local table (GPUs give 48 KiB) */
+
+typedef struct gb_plan {
+    cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
+    int vc;               /* value class */
+    cl_uint sw;           /* sum words per slot */
+    unsigned init;        /* INIT_* bits: which per-slot arrays exist */
+    cl_uint flip32;       /* xor into the order-preserving encoding of 32-bit ints */
+    cl_ulong flip64;      /* ... of 64-bit ints */
+    cl_uint sign_extend;  /* int32 sums sign-extend */
+    coproc_type sum_type; /* output sum column type */
+    cl_uint local_words;  /* words per local-table entry in pass 2 */
+} gb_plan;
+
+/* The per-slot device arrays of one table size. */
+typedef struct gb_table {
+    size_t cap;
+    cl_mem words, cnt, sum, mn, mx, mnhi, mxhi, emax, fl;
+} gb_table;
+
+static int is_signed_int(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
+
+static void make_plan(const coproc__device *dev, const coproc_column *keys,
+                      const coproc_column *values, gb_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->nw = keys->type == COPROC_INT64 || keys->type == COPROC_UINT64 ? 3 : 2;
+    coproc_type vt = values ? values->type : COPROC__TYPE_COUNT;
+    switch (vt) {
+    case COPROC_INT32:
+    case COPROC_UINT32:
+        p->vc = VC_V32;
+        p->sw = 2;
+        p->init = INIT_SUM | INIT_MM;
+        p->flip32 = vt == COPROC_INT32 ? 0x80000000u : 0;
+        p->sign_extend = vt == COPROC_INT32;
+        p->sum_type = vt == COPROC_INT32 ? COPROC_INT64 : COPROC_UINT64;
+        break;
+    case COPROC_INT64:
+    case COPROC_UINT64:
+        p->vc = VC_V64;
+        p->sw = 2;
+        p->init = INIT_SUM | INIT_MM | INIT_HI;
+        p->flip64 = vt == COPROC_INT64 ? 0x8000000000000000ull : 0;
+        p->sum_type = vt == COPROC_INT64 ? COPROC_INT64 : COPROC_UINT64;
+        break;
+    case COPROC_FLOAT32:
+    case COPROC_FLOAT64:
+        p->vc = vt == COPROC_FLOAT32 ? VC_F32 : VC_F64;
+        p->sw = 4;
+        p->init = INIT_SUM | INIT_MM | INIT_EMAX | INIT_FL | (vt == COPROC_FLOAT64 ? INIT_HI : 0);
+        /* Without fp64 the sum of float32 values is written as float32. */
+        p->sum_type = dev->info.has_fp64 ? COPROC_FLOAT64 : COPROC_FLOAT32;
+        break;
+    default:
+        p->vc = VC_NONE;
+        break;
+    }
+    int mm = (p->init & INIT_MM) != 0;
+    p->local_words = 2 + p->sw + 2 * mm + ((p->init & INIT_FL) != 0);
+}
+
+static void table_release(gb_table *t)
+{
+    cl_mem *m[] = {&t->words, &t->cnt, &t->sum, &t->mn, &t->mx, &t->mnhi, &t->mxhi, &t->emax,
+                   &t->fl};
+    for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
+        if (*m[i])
+            clReleaseMemObject(*m[i]);
+        *m[i] = NULL;
+    }
+    t->cap = 0;
+}
+
+static coproc_status table_alloc(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                 size_t cap, gb_table *t)
+{
+    t->cap = cap;
+    coproc_status s = coproc__buffer_new(rt, dev, cap * p->nw * 4, &t->words);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->cnt);
+    if (s == COPROC_OK && (p->init & INIT_SUM))
+        s = coproc__buffer_new(rt, dev, cap * p->sw * 4, &t->sum);
+    if (s == COPROC_OK && (p->init & INIT_MM))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->mn);
+    if (s == COPROC_OK && (p->init & INIT_MM))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->mx);
+    if (s == COPROC_OK && (p->init & INIT_HI))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->mnhi);
+    if (s == COPROC_OK && (p->init & INIT_HI))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->mxhi);
+    if (s == COPROC_OK && (p->init & INIT_EMAX))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->emax);
+    if (s == COPROC_OK && (p->init & INIT_FL))
+        s = coproc__buffer_new(rt, dev, cap * 4, &t->fl);
+    if (s != COPROC_OK)
+        table_release(t);
+    return s;
+}
+
+/* An absent per-slot array is passed as `spare` (the kernel never touches it). */
+static cl_mem or_spare(cl_mem m, cl_mem spare) { return m ? m : spare; }
+
+static size_t next_pow2(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+/*
+ * Pass 1 with table growth: allocate and clear a table of t->cap slots, insert
+ * every row; on overflow grow and start again. On return row_slot holds every
+ * row's slot.
+ */
+static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                 const coproc_column *keys, const coproc_column *values,
+                                 cl_mem row_slot, cl_mem ctl, size_t cap, gb_table *t)
+{
+    size_t n = keys->length;
+    size_t enough = next_pow2(2 * n); /* at load <= 1/2 no overflow can happen */
+    if (enough > MAX_CAPACITY)
+        enough = MAX_CAPACITY;
+    static const char *const p1[] = {"plain", "plain", "v64", "f32", "f64"};
+    char kname[48];
+    snprintf(kname, sizeof kname, "gb_insert_k%d_%s", p->nw == 3 ? 64 : 32, p1[p->vc]);
+    cl_kernel kinit = NULL, kins = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &kinit);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "group_by", kname, &kins);
+    for (; s == COPROC_OK; cap = cap * GROWTH < enough ? cap * GROWTH : enough) {
+        table_release(t);
+        s = table_alloc(rt, dev, p, cap, t);
+        if (s != COPROC_OK)
+            break;
+        cl_ulong ncap = cap;
+        cl_uint what = p->init;
+        coproc__geometry gi = coproc__geometry_for(dev, cap, 0);
+        coproc__args a = {kinit, 0, CL_SUCCESS};
+        COPROC__ARG(a, ncap);
+        COPROC__ARG(a, what);
+        COPROC__ARG(a, t->words);
+        COPROC__ARG(a, p->nw);
+        COPROC__ARG(a, t->cnt);
+        cl_mem m[] = {or_spare(t->sum, ctl), or_spare(t->mn, ctl), or_spare(t->mx, ctl),
+                      or_spare(t->mnhi, ctl), or_spare(t->mxhi, ctl), or_spare(t->emax, ctl),
+                      or_spare(t->fl, ctl)};
+        COPROC__ARG(a, m[0]);
+        COPROC__ARG(a, p->sw);
+        for (int i = 1; i < 7; i++)
+            COPROC__ARG(a, m[i]);
+        COPROC__ARG(a, ctl);
+        s = coproc__launch(rt, dev, &a, &gi, "gb_init");
+        if (s != COPROC_OK)
+            break;
+
+        cl_ulong nn = n;
+        /* Claims are counted exactly on small tables, 1 in 16 (by slot index)
+         * on big ones; a table of `enough` slots has no limit. */
+        cl_uint mask = (cl_uint)(cap - 1), sample = cap >= SAMPLE_FROM ? 15 : 0;
+        cl_uint limit = cap >= enough ? UINT32_MAX : (cl_uint)(cap / 2 / (sample + 1));
+        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        coproc__args b = {kins, 0, CL_SUCCESS};
+        COPROC__ARG(b, keys->mem);
+        COPROC__ARG(b, nn);
+        COPROC__ARG(b, t->words);
+        COPROC__ARG(b, mask);
+        COPROC__ARG(b, ctl);
+        COPROC__ARG(b, sample);
+        COPROC__ARG(b, limit);
+        COPROC__ARG(b, row_slot);
+        if (p->vc == VC_V64) {
+            COPROC__ARG(b, values->mem);
+            COPROC__ARG(b, p->flip64);
+            COPROC__ARG(b, t->mnhi);
+            COPROC__ARG(b, t->mxhi);
+        } else if (p->vc == VC_F32) {
+            COPROC__ARG(b, values->mem);
+            COPROC__ARG(b, t->emax);
+        } else if (p->vc == VC_F64) {
+            COPROC__ARG(b, values->mem);
+            COPROC__ARG(b, t->emax);
+            COPROC__ARG(b, t->mnhi);
+            COPROC__ARG(b, t->mxhi);
+        }
+        s = coproc__launch(rt, dev, &b, &g, kname);
+        if (s != COPROC_OK)
+            break;
+        cl_uint overflow = 0;
+        cl_int err = clEnqueueReadBuffer(dev->queue, ctl, CL_TRUE, 0, sizeof overflow, &overflow,
+                                         0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            s = coproc__fail_cl(rt, err, "%s: reading the overflow flag from device %d", kname,
+                                dev->index);
+            break;
+        }
+        if (!overflow)
+            break;
+        if (cap >= enough) {
+            s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_group_by: more than %zu groups",
+                             MAX_CAPACITY / 2);
+            break;
+        }
+    }
+    if (kinit)
+        clReleaseKernel(kinit);
+    if (kins)
+        clReleaseKernel(kins);
+    return s;
+}
+
+/* Pass 2: aggregate every row into its slot. */
+static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                    const coproc_column *values, size_t n, cl_mem row_slot,
+                                    cl_mem spare, const gb_table *t)
+{
+    char kname[48];
+    snprintf(kname, sizeof kname, "gb_aggregate_%s", vc_name[p->vc]);
+    cl_kernel k = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    if (s != COPROC_OK)
+        return s;
+    size_t budget = dev->info.local_mem_bytes;
+    if (budget > LOCAL_TABLE_BYTES + 2048)
+        budget = LOCAL_TABLE_BYTES;
+    else
+        budget = budget > 4096 ? budget - 2048 : budget / 2;
+    cl_uint L = (cl_uint)(budget / (p->local_words * 4));
+    if (L < 1)
+        L = 1;
+    cl_ulong nn = n;
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, row_slot);
+    COPROC__ARG(a, nn);
+    switch (p->vc) {
+    case VC_V32:
+        COPROC__ARG(a, values->mem);
+        COPROC__ARG(a, p->flip32);
+        COPROC__ARG(a, p->sign_extend);
+        break;
+    case VC_V64:
+        COPROC__ARG(a, values->mem);
+        COPROC__ARG(a, p->flip64);
+        COPROC__ARG(a, t->mnhi);
+        COPROC__ARG(a, t->mxhi);
+        break;
+    case VC_F32:
+        COPROC__ARG(a, values->mem);
+        COPROC__ARG(a, t->emax);
+        break;
+    case VC_F64:
+        COPROC__ARG(a, values->mem);
+        COPROC__ARG(a, t->emax);
+        COPROC__ARG(a, t->mnhi);
+        COPROC__ARG(a, t->mxhi);
+        break;
+    default:
+        break;
+    }
+    cl_mem m[] = {t->cnt, or_spare(t->sum, spare), or_spare(t->mn, spare),
+                  or_spare(t->mx, spare), or_spare(t->fl, spare)};
+    for (int i = 0; i < 5; i++)
+        COPROC__ARG(a, m[i]);
+    COPROC__ARG_LOCAL(a, (size_t)L * p->local_words * 4);
+    COPROC__ARG(a, L);
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    clReleaseKernel(k);
+    return s;
+}
+
+/* Group g's key (slot pos[g]) into out at dest[g] (use_dest) or g. */
+static coproc_status write_keys(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                const gb_table *t, cl_mem pos, size_t groups, cl_mem dest,
+                                cl_uint use_dest, cl_mem out)
+{
+    const char *kname = p->nw == 3 ? "gb_final_keys_w3" : "gb_final_keys_w2";
+    cl_kernel k = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong ng = groups;
+    coproc__geometry g = coproc__geometry_for(dev, groups, 0);
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, pos);
+    COPROC__ARG(a, ng);
+    COPROC__ARG(a, t->words);
+    COPROC__ARG(a, dest);
+    COPROC__ARG(a, use_dest);
+    COPROC__ARG(a, out);
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    clReleaseKernel(k);
+    return s;
+}
+
+static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                      const gb_table *t, cl_mem pos, size_t groups, cl_mem dest,
+                                      cl_uint use_dest, const coproc_group_result *r)
+{
+    char kname[48];
+    snprintf(kname, sizeof kname, "gb_final_%s", vc_name[p->vc]);
+    cl_kernel k = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong ng = groups;
+    coproc__geometry g = coproc__geometry_for(dev, groups, 0);
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, pos);
+    COPROC__ARG(a, ng);
+    COPROC__ARG(a, dest);
+    COPROC__ARG(a, use_dest);
+    COPROC__ARG(a, t->cnt);
+    COPROC__ARG(a, r->count->mem);
+    if (p->vc != VC_NONE) {
+        COPROC__ARG(a, t->sum);
+        COPROC__ARG(a, t->mn);
+        COPROC__ARG(a, t->mx);
+        if (p->vc == VC_V32) {
+            COPROC__ARG(a, p->flip32);
+        } else if (p->vc == VC_V64) {
+            COPROC__ARG(a, t->mnhi);
+            COPROC__ARG(a, t->mxhi);
+            COPROC__ARG(a, p->flip64);
+        } else {
+            if (p->vc == VC_F64) {
+                COPROC__ARG(a, t->mnhi);
+                COPROC__ARG(a, t->mxhi);
+            }
+            COPROC__ARG(a, t->emax);
+            COPROC__ARG(a, t->fl);
+        }
+        COPROC__ARG(a, r->sum->mem);
+        COPROC__ARG(a, r->min->mem);
+        COPROC__ARG(a, r->max->mem);
+    }
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    clReleaseKernel(k);
+    return s;
+}
+
+typedef struct key_index {
+    uint64_t key; /* order-preserving unsigned form */
+    uint32_t index;
+} key_index;
+
+static int cmp_key_index(const void *a, const void *b)
+{
+    const key_index *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/*
+ * The rank of each group's key among all groups' keys (keys distinct), into a
+ * new device buffer *rank. keys is a column of `groups` keys in group order.
+ */
+static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_column *keys,
+                               cl_mem *rank)
+{
+    size_t groups = keys->length;
+    coproc_status s = coproc__buffer_new(rt, dev, groups * 4, rank);
+    if (s != COPROC_OK)
+        return s;
+    if (groups >= HOST_SORT_MAX) {
+        /* Many groups: the device's radix argsort, then invert the permutation. */
+        coproc_column *perm = NULL;
+        cl_kernel k = NULL;
+        s = coproc_argsort(rt, keys, &perm);
+        if (s == COPROC_OK)
+            s = coproc__kernel_create(rt, dev, "group_by", "gb_invert", &k);
+        if (s == COPROC_OK) {
+            cl_ulong ng = groups;
+            coproc__geometry g = coproc__geometry_for(dev, groups, 0);
+            coproc__args a = {k, 0, CL_SUCCESS};
+            COPROC__ARG(a, perm->mem);
+            COPROC__ARG(a, ng);
+            COPROC__ARG(a, *rank);
+            s = coproc__launch(rt, dev, &a, &g, "gb_invert");
+            if (s == COPROC_OK) {
+                cl_int err = clFinish(dev->queue);
+                if (err != CL_SUCCESS)
+                    s = coproc__fail_cl(rt, err, "gb_invert on device %d", dev->index);
+            }
+        }
+        if (k)
+            clReleaseKernel(k);
+        coproc_column_free(perm);
+    } else {
+        size_t ks = coproc_type_size(keys->type);
+        unsigned char *raw = malloc(groups * ks);
+        key_index *ki = malloc(groups * sizeof *ki);
+        uint32_t *r = malloc(groups * sizeof *r);
+        if (!raw || !ki || !r)
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        if (s == COPROC_OK)
+            s = coproc_column_download(keys, raw, groups);
+        if (s == COPROC_OK) {
+            uint64_t flip = is_signed_int(keys->type) ? (ks == 4 ? 0x80000000u
+                                                                 : 0x8000000000000000ull) : 0;
+            for (size_t i = 0; i < groups; i++) {
+                uint64_t v = 0;
+                if (ks == 4) {
+                    uint32_t w;
+                    memcpy(&w, raw + i * 4, 4);
+                    v = w;
+                } else {
+                    memcpy(&v, raw + i * 8, 8);
+                }
+                ki[i].key = v ^ flip;
+                ki[i].index = (uint32_t)i;
+            }
+            qsort(ki, groups, sizeof *ki, cmp_key_index);
+            for (size_t j = 0; j < groups; j++)
+                r[ki[j].index] = (uint32_t)j;
+            cl_int err = clEnqueueWriteBuffer(dev->queue, *rank, CL_TRUE, 0, groups * 4, r, 0,
+                                              NULL, NULL);
+            if (err != CL_SUCCESS)
+                s = coproc__fail_cl(rt, err, "uploading group ranks to device %d", dev->index);
+        }
+        free(raw);
+        free(ki);
+        free(r);
+    }
+    if (s != COPROC_OK) {
+        clReleaseMemObject(*rank);
+        *rank = NULL;
+    }
+    return s;
+}
+
+void coproc_group_result_free(coproc_group_result *r)
+{
+    if (!r)
+        return;
+    coproc_column_free(r->keys);
+    coproc_column_free(r->count);
+    coproc_column_free(r->sum);
+    coproc_column_free(r->min);
+    coproc_column_free(r->max);
+    memset(r, 0, sizeof *r);
+}
+
+/* The output columns for `groups` groups. */
+static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                  coproc_type key_type, const coproc_column *values,
+                                  size_t groups, coproc_group_result *r)
+{
+    r->groups = groups;
+    coproc_status s = coproc__column_new(rt, dev, key_type, groups, &r->keys);
+    if (s == COPROC_OK)
+        s = coproc__column_new(rt, dev, COPROC_UINT64, groups, &r->count);
+    if (s == COPROC_OK && values)
+        s = coproc__column_new(rt, dev, p->sum_type, groups, &r->sum);
+    if (s == COPROC_OK && values)
+        s = coproc__column_new(rt, dev, values->type, groups, &r->min);
+    if (s == COPROC_OK && values)
+        s = coproc__column_new(rt, dev, values->type, groups, &r->max);
+    if (s != COPROC_OK)
+        coproc_group_result_free(r);
+    return s;
+}
+
+static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
+
+coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
+                              const coproc_column *values, int sorted, coproc_group_result *out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_group_by: out is NULL");
+    memset(out, 0, sizeof *out);
+    coproc_status s = coproc__column_check(rt, keys, NULL, "coproc_group_by: keys");
+    if (s != COPROC_OK)
+        return s;
+    if (values) {
+        s = coproc__column_check(rt, values, keys->dev, "coproc_group_by: values");
+        if (s != COPROC_OK)
+            return s;
+    }
+    if (!is_key_type(keys->type))
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_group_by: keys of type %s; "
+                            "keys must be integers", coproc_type_name(keys->type));
+    if (values && (unsigned)values->type >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_group_by: invalid value type");
+    if (values && values->length != keys->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_group_by: %zu keys but %zu "
+                            "values", keys->length, values->length);
+    size_t n = keys->length;
+    if (n > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_group_by: %zu rows; at most "
+                            "2^32 - 1", n);
+
+    coproc__device *dev = keys->dev;
+    gb_plan p;
+    make_plan(dev, keys, values, &p);
+    coproc_group_result r;
+    memset(&r, 0, sizeof r);
+    gb_table t;
+    memset(&t, 0, sizeof t);
+    cl_mem row_slot = NULL, ctl = NULL, flags = NULL, pos = NULL, rank = NULL;
+    cl_kernel kflags = NULL;
+    coproc_column *tmp_keys = NULL;
+    if (n == 0) {
+        s = result_alloc(rt, dev, &p, keys->type, values, 0, &r);
+        goto done;
+    }
+
+    s = coproc__buffer_new(rt, dev, n * 4, &row_slot);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, 2 * sizeof(cl_uint), &ctl);
+    if (s != COPROC_OK)
+        goto done;
+    size_t cap = next_pow2(2 * n);
+    if (cap > FIRST_CAPACITY_MAX)
+        cap = FIRST_CAPACITY_MAX;
+    s = insert_rows(rt, dev, &p, keys, values, row_slot, ctl, cap, &t);
+    if (s != COPROC_OK)
+        goto done;
+    s = aggregate_rows(rt, dev, &p, values, n, row_slot, ctl, &t);
+    if (s != COPROC_OK)
+        goto done;
+    clReleaseMemObject(row_slot);
+    row_slot = NULL;
+
+    /* Number the occupied slots: group g is the g-th one. */
+    s = coproc__buffer_new(rt, dev, t.cap * 4, &flags);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &kflags);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong ncap = t.cap;
+    coproc__geometry gf = coproc__geometry_for(dev, t.cap, 0);
+    coproc__args a = {kflags, 0, CL_SUCCESS};
+    COPROC__ARG(a, t.cnt);
+    COPROC__ARG(a, ncap);
+    COPROC__ARG(a, flags);
+    s = coproc__launch(rt, dev, &a, &gf, "gb_flags");
+    uint64_t groups = 0;
+    if (s == COPROC_OK)
+        s = coproc__flags_to_positions(rt, dev, flags, t.cap, &pos, &groups);
+    if (s != COPROC_OK)
+        goto done;
+    clReleaseMemObject(flags);
+    flags = NULL;
+
+    s = result_alloc(rt, dev, &p, keys->type, values, (size_t)groups, &r);
+    if (s != COPROC_OK)
+        goto done;
+    cl_uint use_dest = 0;
+    cl_mem dest = ctl; /* unused placeholder unless sorted */
+    if (sorted && groups > 1) {
+        s = coproc__column_new(rt, dev, keys->type, (size_t)groups, &tmp_keys);
+        if (s == COPROC_OK)
+            s = write_keys(rt, dev, &p, &t, pos, (size_t)groups, ctl, 0, tmp_keys->mem);
+        if (s == COPROC_OK)
+            s = key_ranks(rt, dev, tmp_keys, &rank);
+        if (s != COPROC_OK)
+            goto done;
+        use_dest = 1;
+        dest = rank;
+    }
+    s = write_keys(rt, dev, &p, &t, pos, (size_t)groups, dest, use_dest, r.keys->mem);
+    if (s == COPROC_OK)
+        s = write_aggregates(rt, dev, &p, &t, pos, (size_t)groups, dest, use_dest, &r);
+    if (s == COPROC_OK) {
+        cl_int err = clFinish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
+    }
+done:
+    if (s == COPROC_OK)
+        *out = r;
+    else
+        coproc_group_result_free(&r);
+    coproc_column_free(tmp_keys);
+    table_release(&t);
+    cl_mem bufs[] = {row_slot, ctl, flags, pos, rank};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+    if (kflags)
+        clReleaseKernel(kflags);
+    return s;
+}

@@ -1,0 +1,247 @@
+/* scan.c - prefix sums (coproc_scan) and the shared primitives of
+ * primitives.h, by reduce-then-scan over cl/scan.cl: group sums, a one-group
+ * scan of those sums, then a per-group scan from its offset. */
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "column.h"
+#include "launch.h"
+#include "primitives.h"
+#include "program.h"
+#include "runtime.h"
+
+/* The elements of one scan as cl/scan.cl's kernels see them. */
+typedef struct scan_plan {
+    const char *sums;    /* pass 1 kernel */
+    const char *groups;  /* pass 2 kernel */
+    const char *apply;   /* pass 3 kernel */
+    size_t sum_size;     /* bytes of one group sum */
+    size_t out_size;     /* bytes of one output element (local tile element) */
+    int apply_has_inclusive; /* pass 3 takes the `inclusive` argument */
+} scan_plan;
+
+/* Must match SCAN_ITEMS and SCAN_PAD in cl/scan.cl. */
+#define SCAN_ITEMS 8
+#define SCAN_PADDED(count) ((count) + (count) / 32 + 1)
+
+static void release_kernels(cl_kernel *k, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (k[i])
+            clReleaseKernel(k[i]);
+}
+
+/*
+ * Run the three passes over n rows of `in` into `out`. *total (may be NULL)
+ * receives the raw bytes of the grand total (sum_size of them). n > 0.
+ */
+static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const scan_plan *p,
+                              cl_mem in, size_t n, cl_mem out, int inclusive, void *total)
+{
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    coproc__geometry one = coproc__geometry_for(dev, 0, 0); /* one work-group */
+    /* Chunks of whole 64-row blocks keep GPU tiles aligned. */
+    cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
+    cl_ulong nn = n;
+    cl_uint groups = (cl_uint)g.groups;
+    cl_kernel k[3] = {NULL, NULL, NULL};
+    cl_mem sums = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "scan", p->sums, &k[0]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "scan", p->groups, &k[1]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "scan", p->apply, &k[2]);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, (g.groups + 1) * p->sum_size, &sums);
+    if (s != COPROC_OK)
+        goto done;
+
+    coproc__args a1 = {k[0], 0, CL_SUCCESS};
+    COPROC__ARG(a1, in);
+    COPROC__ARG(a1, nn);
+    COPROC__ARG(a1, chunk);
+    COPROC__ARG(a1, sums);
+    COPROC__ARG_LOCAL(a1, g.local * p->sum_size);
+    s = coproc__launch(rt, dev, &a1, &g, p->sums);
+    if (s != COPROC_OK)
+        goto done;
+
+    coproc__args a2 = {k[1], 0, CL_SUCCESS};
+    COPROC__ARG(a2, sums);
+    COPROC__ARG(a2, groups);
+    COPROC__ARG_LOCAL(a2, one.local * p->sum_size);
+    s = coproc__launch(rt, dev, &a2, &one, p->groups);
+    if (s != COPROC_OK)
+        goto done;
+
+    coproc__args a3 = {k[2], 0, CL_SUCCESS};
+    cl_int incl = inclusive;
+    COPROC__ARG(a3, in);
+    COPROC__ARG(a3, nn);
+    COPROC__ARG(a3, chunk);
+    COPROC__ARG(a3, sums);
+    COPROC__ARG(a3, out);
+    if (p->apply_has_inclusive)
+        COPROC__ARG(a3, incl);
+    COPROC__ARG_LOCAL(a3, SCAN_PADDED(g.local * SCAN_ITEMS) * p->out_size);
+    COPROC__ARG_LOCAL(a3, g.local * p->out_size);
+    s = coproc__launch(rt, dev, &a3, &g, p->apply);
+    if (s != COPROC_OK)
+        goto done;
+
+    if (total) {
+        cl_int err = clEnqueueReadBuffer(dev->queue, sums, CL_TRUE, g.groups * p->sum_size,
+                                         p->sum_size, total, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: reading the total from device %d", p->groups,
+                                dev->index);
+    }
+done:
+    if (sums)
+        clReleaseMemObject(sums);
+    release_kernels(k, 3);
+    return s;
+}
+
+coproc_status coproc__scan_exclusive_u32(coproc_runtime *rt, coproc__device *dev, cl_mem in,
+                                         size_t n, cl_mem out, uint64_t *total)
+{
+    static const scan_plan plan = {"scan_sums_u32", "scan_groups_u64", "scan_apply_u32_u32",
+                                   8, 4, 1};
+    if (n == 0) {
+        if (total)
+            *total = 0;
+        return COPROC_OK;
+    }
+    cl_ulong t = 0;
+    coproc_status s = run_scan(rt, dev, &plan, in, n, out, 0, total ? &t : NULL);
+    if (s == COPROC_OK && total)
+        *total = t;
+    return s;
+}
+
+coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev, cl_mem flags,
+                                         size_t n, cl_mem *positions, uint64_t *count)
+{
+    static const scan_plan plan = {"scan_sums_flags", "scan_groups_u64", "scan_positions",
+                                   8, 4, 0};
+    *positions = NULL;
+    *count = 0;
+    if (n > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%zu rows: positions are 32-bit", n);
+    /* The output's size is known only after pass 2, so the passes run in two
+     * steps: counts and offsets first, then the positions. */
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    coproc__geometry one = coproc__geometry_for(dev, 0, 0);
+    cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
+    cl_ulong nn = n;
+    cl_uint groups = (cl_uint)g.groups;
+    cl_kernel k[3] = {NULL, NULL, NULL};
+    cl_mem sums = NULL, out = NULL;
+    cl_ulong total = 0;
+    coproc_status s = coproc__kernel_create(rt, dev, "scan", plan.sums, &k[0]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "scan", plan.groups, &k[1]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "scan", plan.apply, &k[2]);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, (g.groups + 1) * plan.sum_size, &sums);
+    if (s != COPROC_OK || n == 0)
+        goto done;
+
+    coproc__args a1 = {k[0], 0, CL_SUCCESS};
+    COPROC__ARG(a1, flags);
+    COPROC__ARG(a1, nn);
+    COPROC__ARG(a1, chunk);
+    COPROC__ARG(a1, sums);
+    COPROC__ARG_LOCAL(a1, g.local * plan.sum_size);
+    s = coproc__launch(rt, dev, &a1, &g, plan.sums);
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a2 = {k[1], 0, CL_SUCCESS};
+    COPROC__ARG(a2, sums);
+    COPROC__ARG(a2, groups);
+    COPROC__ARG_LOCAL(a2, one.local * plan.sum_size);
+    s = coproc__launch(rt, dev, &a2, &one, plan.groups);
+    if (s != COPROC_OK)
+        goto done;
+    cl_int err = clEnqueueReadBuffer(dev->queue, sums, CL_TRUE, g.groups * plan.sum_size,
+                                     sizeof total, &total, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "%s: reading the count from device %d", plan.groups,
+                            dev->index);
+        goto done;
+    }
+    if (total == 0)
+        goto done;
+    s = coproc__buffer_new(rt, dev, total * sizeof(cl_uint), &out);
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a3 = {k[2], 0, CL_SUCCESS};
+    COPROC__ARG(a3, flags);
+    COPROC__ARG(a3, nn);
+    COPROC__ARG(a3, chunk);
+    COPROC__ARG(a3, sums);
+    COPROC__ARG(a3, out);
+    COPROC__ARG_LOCAL(a3, SCAN_PADDED(g.local * SCAN_ITEMS) * plan.out_size);
+    COPROC__ARG_LOCAL(a3, g.local * plan.out_size);
+    s = coproc__launch(rt, dev, &a3, &g, plan.apply);
+done:
+    if (s == COPROC_OK && !out)
+        s = coproc__buffer_new(rt, dev, sizeof(cl_uint), &out); /* max(count, 1) elements */
+    if (s == COPROC_OK) {
+        *positions = out;
+        *count = total;
+    } else if (out) {
+        clReleaseMemObject(out);
+    }
+    if (sums)
+        clReleaseMemObject(sums);
+    release_kernels(k, 3);
+    return s;
+}
+
+coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclusive,
+                          coproc_column **out)
+{
+    static const scan_plan plans[COPROC__TYPE_COUNT] = {
+        [COPROC_INT32] = {"scan_sums_i32", "scan_groups_u64", "scan_apply_i32", 8, 8, 1},
+        [COPROC_INT64] = {"scan_sums_i64", "scan_groups_u64", "scan_apply_i64", 8, 8, 1},
+        [COPROC_UINT32] = {"scan_sums_u32", "scan_groups_u64", "scan_apply_u32", 8, 8, 1},
+        [COPROC_UINT64] = {"scan_sums_u64", "scan_groups_u64", "scan_apply_u64", 8, 8, 1},
+        [COPROC_FLOAT32] = {"scan_sums_f32", "scan_groups_f32", "scan_apply_f32", 4, 4, 1},
+        [COPROC_FLOAT64] = {"scan_sums_f64", "scan_groups_f64", "scan_apply_f64", 8, 8, 1},
+    };
+    static const coproc_type out_type[COPROC__TYPE_COUNT] = {
+        COPROC_INT64, COPROC_INT64, COPROC_UINT64, COPROC_UINT64, COPROC_FLOAT32, COPROC_FLOAT64};
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_scan: out is NULL");
+    *out = NULL;
+    coproc_status s = coproc__column_check(rt, in, NULL, "coproc_scan: input");
+    if (s != COPROC_OK)
+        return s;
+    if ((unsigned)in->type >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_scan: invalid type %d",
+                            (int)in->type);
+    coproc_column *col = NULL;
+    s = coproc__column_new(rt, in->dev, out_type[in->type], in->length, &col);
+    if (s != COPROC_OK)
+        return s;
+    if (in->length > 0)
+        s = run_scan(rt, in->dev, &plans[in->type], in->mem, in->length, col->mem, !exclusive,
+                     NULL);
+    if (s == COPROC_OK) {
+        cl_int err = clFinish(in->dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_scan: clFinish on device %d", in->dev->index);
+    }
+    if (s != COPROC_OK) {
+        coproc_column_free(col);
+        return s;
+    }
+    *out = col;
+    return COPROC_OK;
+}

@@ -1,0 +1,345 @@
+/* select.c - coproc_select and coproc_select_bitmap (cl/select.cl).
+ * One kernel per predicate evaluates it into a bitmap (the second predicate
+ * ANDs or ORs into the first's) and writes per-group counts; the host adds
+ * the counts; a second kernel turns the bitmap into ordered positions, each
+ * group starting at the sum of the counts before it. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+#include "launch.h"
+#include "program.h"
+#include "runtime.h"
+
+static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
+
+/* Codes that cl/select.cl adds to coproc_cmp. */
+enum { CMP_NEVER = 7, CMP_ALWAYS = 8 };
+
+/* A predicate as its kernel takes it: constants in the column's own type. */
+typedef struct pred_args {
+    const coproc_column *col;
+    cl_int cmp;
+    size_t size;          /* bytes of a and b */
+    unsigned char a[8];
+    unsigned char b[8];
+} pred_args;
+
+/* The smallest float >= a and the largest float <= a (a not NaN). */
+static float float_ceil(double a)
+{
+    if (a > FLT_MAX)
+        return INFINITY;
+    if (a < -FLT_MAX)
+        return isinf(a) ? -INFINITY : -FLT_MAX;
+    float f = (float)a;
+    return (double)f < a ? nextafterf(f, INFINITY) : f;
+}
+
+static float float_floor(double a)
+{
+    if (a < -FLT_MAX)
+        return -INFINITY;
+    if (a > FLT_MAX)
+        return isinf(a) ? INFINITY : FLT_MAX;
+    float f = (float)a;
+    return (double)f > a ? nextafterf(f, -INFINITY) : f;
+}
+
+/*
+ * A float32 column compared with a double constant, as C compares them (in
+ * double), rewritten as float comparisons so devices without fp64 agree:
+ * x < a <=> x < ceil(a), x <= a <=> x <= floor(a), x == a only if a is a float.
+ */
+static void float32_constants(const coproc_predicate *p, pred_args *out)
+{
+    double a = p->a.f64, b = p->b.f64;
+    float fa = 0, fb = 0;
+    cl_int cmp = (cl_int)p->cmp;
+    if (isnan(a) || (p->cmp == COPROC_CMP_RANGE && isnan(b))) {
+        cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+    } else {
+        switch (p->cmp) {
+        case COPROC_CMP_EQ:
+        case COPROC_CMP_NE:
+            fa = float_ceil(a);
+            if ((double)fa != a)
+                cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+            break;
+        case COPROC_CMP_LT: case COPROC_CMP_GE: fa = float_ceil(a); break;
+        case COPROC_CMP_LE: case COPROC_CMP_GT: fa = float_floor(a); break;
+        default: fa = float_ceil(a); fb = float_ceil(b); break;
+        }
+    }
+    out->cmp = cmp;
+    memcpy(out->a, &fa, 4);
+    memcpy(out->b, &fb, 4);
+}
+
+/* Check one predicate and convert its constants. */
+static coproc_status pred_prepare(coproc_runtime *rt, const coproc_predicate *p, const char *what,
+                                  pred_args *out)
+{
+    memset(out, 0, sizeof *out);
+    coproc_status s = coproc__column_check(rt, p->col, NULL, what);
+    if (s != COPROC_OK)
+        return s;
+    if ((unsigned)p->cmp > COPROC_CMP_RANGE)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown comparison %d", what,
+                            (int)p->cmp);
+    coproc_type t = p->col->type;
+    if ((unsigned)t >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: invalid type %d", what, (int)t);
+    int range = p->cmp == COPROC_CMP_RANGE;
+    out->col = p->col;
+    out->cmp = (cl_int)p->cmp;
+    out->size = coproc_type_size(t);
+    switch (t) {
+    case COPROC_INT32: {
+        if (p->a.i64 < INT32_MIN || p->a.i64 > INT32_MAX ||
+            (range && (p->b.i64 < INT32_MIN || p->b.i64 > INT32_MAX)))
+            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant does not fit int32",
+                                what);
+        int32_t a = (int32_t)p->a.i64, b = range ? (int32_t)p->b.i64 : 0;
+        memcpy(out->a, &a, 4);
+        memcpy(out->b, &b, 4);
+        break;
+    }
+    case COPROC_UINT32: {
+        if (p->a.u64 > UINT32_MAX || (range && p->b.u64 > UINT32_MAX))
+            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant does not fit uint32",
+                                what);
+        uint32_t a = (uint32_t)p->a.u64, b = range ? (uint32_t)p->b.u64 : 0;
+        memcpy(out->a, &a, 4);
+        memcpy(out->b, &b, 4);
+        break;
+    }
+    case COPROC_FLOAT32:
+        float32_constants(p, out);
+        break;
+    default: /* 64-bit types take the constant's bits as they are */
+        memcpy(out->a, &p->a, 8);
+        memcpy(out->b, &p->b, 8);
+        break;
+    }
+    return COPROC_OK;
+}
+
+/* Check a filter; *np receives the number of predicates (1 or 2). */
+static coproc_status filter_prepare(coproc_runtime *rt, const coproc_filter *f, const char *what,
+                                    pred_args p[2], int *np)
+{
+    char label[96];
+    if (!f)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: filter is NULL", what);
+    if ((unsigned)f->logic > COPROC_LOGIC_OR)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown logic %d", what,
+                            (int)f->logic);
+    snprintf(label, sizeof label, "%s: first predicate's column", what);
+    coproc_status s = pred_prepare(rt, &f->first, label, &p[0]);
+    if (s != COPROC_OK)
+        return s;
+    *np = 1;
+    if (f->logic == COPROC_LOGIC_NONE)
+        return COPROC_OK;
+    snprintf(label, sizeof label, "%s: second predicate's column", what);
+    s = pred_prepare(rt, &f->second, label, &p[1]);
+    if (s != COPROC_OK)
+        return s;
+    if (p[1].col->dev != p[0].col->dev)
+        return coproc__fail(rt, COPROC_WRONG_DEVICE, "%s: the predicates' columns live on "
+                            "devices %d and %d", what, p[0].col->dev->index,
+                            p[1].col->dev->index);
+    if (p[1].col->length != p[0].col->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: the predicates' columns have %zu "
+                            "and %zu rows", what, p[0].col->length, p[1].col->length);
+    *np = 2;
+    return COPROC_OK;
+}
+
+/* Everything one filter run needs; released by filter_release. */
+typedef struct filter_run {
+    coproc__geometry g;
+    cl_ulong wchunk;  /* bitmap words per group */
+    cl_mem counts;    /* one uint per group */
+    uint64_t count;   /* matching rows */
+} filter_run;
+
+/*
+ * Evaluate the np predicates (n rows, n > 0) into bitmap (ceil(n/32) words)
+ * and per-group counts, and read the total count back.
+ */
+static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
+                                    int np, coproc_logic logic, size_t n, cl_mem bitmap,
+                                    filter_run *r)
+{
+    size_t words = (n + 31) / 32;
+    r->g = coproc__geometry_for(dev, n, 0);
+    r->wchunk = (words + r->g.groups - 1) / r->g.groups;
+    r->counts = NULL;
+    r->count = 0;
+    cl_uint *host = NULL;
+    cl_kernel k = NULL;
+    coproc_status s = coproc__buffer_new(rt, dev, r->g.groups * sizeof(cl_uint), &r->counts);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong nn = n;
+    for (int i = 0; i < np; i++) {
+        char kname[48];
+        snprintf(kname, sizeof kname, "select_filter_%s", type_suffix[p[i].col->type]);
+        s = coproc__kernel_create(rt, dev, "select", kname, &k);
+        if (s != COPROC_OK)
+            goto done;
+        cl_int mode = i == 0 ? 0 : logic == COPROC_LOGIC_AND ? 1 : 2;
+        coproc__args a = {k, 0, CL_SUCCESS};
+        COPROC__ARG(a, p[i].col->mem);
+        COPROC__ARG(a, nn);
+        COPROC__ARG(a, r->wchunk);
+        COPROC__ARG(a, p[i].cmp);
+        coproc__arg(&a, p[i].size, p[i].a);
+        coproc__arg(&a, p[i].size, p[i].b);
+        COPROC__ARG(a, mode);
+        COPROC__ARG(a, bitmap);
+        COPROC__ARG(a, r->counts);
+        COPROC__ARG_LOCAL(a, 36 * r->g.local); /* 32 flags + 4 padding bytes per word */
+        COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
+        s = coproc__launch(rt, dev, &a, &r->g, kname);
+        clReleaseKernel(k);
+        if (s != COPROC_OK)
+            goto done;
+    }
+    host = malloc(r->g.groups * sizeof *host);
+    if (!host) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    cl_int err = clEnqueueReadBuffer(dev->queue, r->counts, CL_TRUE, 0,
+                                     r->g.groups * sizeof *host, host, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
+        goto done;
+    }
+    for (size_t i = 0; i < r->g.groups; i++)
+        r->count += host[i];
+done:
+    free(host);
+    return s;
+}
+
+/* Positions of the set bits of bitmap, given the counts of filter_run_all. */
+static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev, cl_mem bitmap,
+                                      size_t n, const filter_run *r, cl_mem positions)
+{
+    cl_kernel k = NULL;
+    coproc_status s = coproc__kernel_create(rt, dev, "select", "select_positions", &k);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong words = (n + 31) / 32;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, bitmap);
+    COPROC__ARG(a, words);
+    COPROC__ARG(a, r->wchunk);
+    COPROC__ARG(a, r->counts);
+    COPROC__ARG(a, positions);
+    COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
+    COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
+    s = coproc__launch(rt, dev, &a, &r->g, "select_positions");
+    clReleaseKernel(k);
+    return s;
+}
+
+static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char *what)
+{
+    cl_int err = clFinish(dev->queue);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "%s: clFinish on device %d", what, dev->index);
+    return COPROC_OK;
+}
+
+coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
+                            uint64_t *count)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (positions)
+        *positions = NULL;
+    pred_args p[2];
+    int np = 0;
+    coproc_status s = filter_prepare(rt, f, "coproc_select", p, &np);
+    if (s != COPROC_OK)
+        return s;
+    coproc__device *dev = p[0].col->dev;
+    size_t n = p[0].col->length;
+    if (n > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_select: %zu rows exceed 32-bit "
+                            "positions", n);
+    if (!positions && !count)
+        return COPROC_OK;
+    filter_run r = {.counts = NULL};
+    cl_mem bitmap = NULL;
+    coproc_column *out = NULL;
+    if (n > 0) {
+        s = coproc__buffer_new(rt, dev, (n + 31) / 32 * sizeof(cl_uint), &bitmap);
+        if (s == COPROC_OK)
+            s = filter_run_all(rt, dev, p, np, f->logic, n, bitmap, &r);
+    }
+    if (s == COPROC_OK && positions) {
+        s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &out);
+        if (s == COPROC_OK && r.count > 0)
+            s = bitmap_positions(rt, dev, bitmap, n, &r, out->mem);
+        if (s == COPROC_OK)
+            s = finish(rt, dev, "coproc_select");
+    }
+    if (bitmap)
+        clReleaseMemObject(bitmap);
+    if (r.counts)
+        clReleaseMemObject(r.counts);
+    if (s != COPROC_OK) {
+        coproc_column_free(out);
+        return s;
+    }
+    if (positions)
+        *positions = out;
+    if (count)
+        *count = r.count;
+    return COPROC_OK;
+}
+
+coproc_status coproc_select_bitmap(coproc_runtime *rt, const coproc_filter *f,
+                                   coproc_column **bitmap, uint64_t *count)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!bitmap)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_select_bitmap: bitmap is NULL");
+    *bitmap = NULL;
+    pred_args p[2];
+    int np = 0;
+    coproc_status s = filter_prepare(rt, f, "coproc_select_bitmap", p, &np);
+    if (s != COPROC_OK)
+        return s;
+    coproc__device *dev = p[0].col->dev;
+    size_t n = p[0].col->length;
+    if (n > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_select_bitmap: %zu rows exceed "
+                            "32-bit positions", n);
+    filter_run r = {.counts = NULL};
+    coproc_column *out = NULL;
+    s = coproc__column_new(rt, dev, COPROC_UINT32, (n + 31) / 32, &out);
+    if (s == COPROC_OK && n > 0)
+        s = filter_run_all(rt, dev, p, np, f->logic, n, out->mem, &r);
+    if (r.counts)
+        clReleaseMemObject(r.counts);
+    if (s != COPROC_OK) {
+        coproc_column_free(out);
+        return s;
+    }
+    *bitmap = out;
+    if (count)
+        *count = r.count;
+    return COPROC_OK;
+}

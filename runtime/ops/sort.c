@@ -1,0 +1,394 @@
+/* sort.c - LSD radix sort and argsort of every column type (cl/sort.cl).
+ *
+ * Keys are sorted as order-preserving unsigned bits, 8 bits a pass. One
+ * kernel first counts the digits of every pass at once; passes whose digit
+ * is the same for every key are skipped (a small key range sorts in one or
+ * two passes), and its per-group counts serve the first pass. Each pass
+ * after that is histogram -> scan of the 256 x groups table -> stable
+ * scatter, ping-ponging between the column and one temporary buffer. */
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "column.h"
+#include "launch.h"
+#include "program.h"
+#include "runtime.h"
+
+/* Mirrors of cl/sort.cl. */
+#define SORT_ENC_IN 1u
+#define SORT_DEC_OUT 2u
+#define SORT_IOTA_IN 4u
+#define SORT_NO_KEYS_OUT 8u
+#define SORT_KIND_UNSIGNED 0u
+#define SORT_KIND_SIGNED 1u
+#define SORT_KIND_FLOAT 2u
+#define SORT_MAX_LOCAL 256
+#define SORT_ITEMS_K32 8
+#define SORT_ITEMS_K64 6
+#define RADIX 256
+
+static cl_uint key_kind(coproc_type t)
+{
+    switch (t) {
+    case COPROC_INT32:
+    case COPROC_INT64: return SORT_KIND_SIGNED;
+    case COPROC_FLOAT32:
+    case COPROC_FLOAT64: return SORT_KIND_FLOAT;
+    default: return SORT_KIND_UNSIGNED;
+    }
+}
+
+/* One sort: the keys, where values come from and go to, and the launch shape. */
+typedef struct sort_job {
+    coproc_runtime *rt;
+    coproc__device *dev;
+    const char *what;      /* operator name for messages */
+    size_t n;
+    size_t kbytes;         /* 4 or 8 */
+    size_t vbytes;         /* 0 (keys only), 4 or 8 */
+    cl_uint kind;
+    cl_mem keys;           /* the key column: sorted in place unless argsort */
+    cl_mem values;         /* sort: the value column or NULL */
+    cl_mem perm;           /* argsort: the output permutation, else NULL */
+    size_t groups, local;
+    cl_ulong rows_per_group;
+    int passes;            /* 4 or 8 */
+} sort_job;
+
+/* Launch shape: on the CPU path one work-item per group over a contiguous
+ * chunk; on the GPU path groups of up to 256 work-items, each group a whole
+ * number of tiles (ITEMS rows per work-item). */
+static void plan_geometry(sort_job *j, cl_kernel scatter)
+{
+    coproc__device *dev = j->dev;
+    if (dev->cpu_path) {
+        coproc__geometry g = coproc__geometry_for(dev, j->n, 1);
+        size_t rpg = (j->n + g.groups - 1) / g.groups;
+        j->local = 1;
+        j->rows_per_group = rpg;
+        j->groups = (j->n + rpg - 1) / rpg;
+        return;
+    }
+    size_t local = SORT_MAX_LOCAL, kmax = 0;
+    if (local > dev->info.max_work_group_size)
+        local = dev->info.max_work_group_size;
+    if (clGetKernelWorkGroupInfo(scatter, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                 NULL) == CL_SUCCESS && kmax && kmax < local)
+        local = kmax;
+    size_t tile = local * (j->kbytes == 8 ? SORT_ITEMS_K64 : SORT_ITEMS_K32);
+    size_t tiles = (j->n + tile - 1) / tile;
+    coproc__geometry g = coproc__geometry_for(dev, j->n, local);
+    size_t groups = g.groups < tiles ? g.groups : tiles;
+    size_t per_group = (tiles + groups - 1) / groups;
+    j->local = local;
+    j->groups = (tiles + per_group - 1) / per_group;
+    j->rows_per_group = (cl_ulong)per_group * tile;
+}
+
+static coproc_status enqueue(sort_job *j, coproc__args *a, size_t groups, size_t local,
+                             const char *kname)
+{
+    coproc__geometry g = {groups, local, groups * local};
+    return coproc__launch(j->rt, j->dev, a, &g, kname);
+}
+
+static coproc_status new_buffer(sort_job *j, size_t bytes, cl_mem *out)
+{
+    return coproc__buffer_new(j->rt, j->dev, bytes, out);
+}
+
+static coproc_status launch_iota(sort_job *j, cl_mem out)
+{
+    cl_kernel k = NULL;
+    coproc_status s = coproc__kernel_create(j->rt, j->dev, "sort", "sort_iota", &k);
+    if (s != COPROC_OK)
+        return s;
+    cl_ulong n = j->n;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, out);
+    COPROC__ARG(a, n);
+    coproc__geometry g = coproc__geometry_for(j->dev, j->n, 0);
+    s = coproc__launch(j->rt, j->dev, &a, &g, "sort_iota");
+    clReleaseKernel(k);
+    return s;
+}
+
+/*
+ * Run the sort described by j. With j->perm set (argsort) the keys are only
+ * read and the stable permutation lands in perm; otherwise keys (and values)
+ * are sorted in place. Buffers are all allocated before any column is
+ * written, so a failure leaves the columns as they were.
+ */
+static coproc_status radix_sort(sort_job *j)
+{
+    coproc_runtime *rt = j->rt;
+    coproc__device *dev = j->dev;
+    int argsort = j->perm != NULL;
+    const char *ks = j->kbytes == 8 ? "k64" : "k32";
+    j->passes = (int)j->kbytes;
+    char hist_all_name[32], hist_name[32], scatter_name[32];
+    snprintf(hist_all_name, sizeof hist_all_name, "sort_hist_all_%s", ks);
+    snprintf(hist_name, sizeof hist_name, "sort_hist_%s", ks);
+    snprintf(scatter_name, sizeof scatter_name, "sort_scatter_%s", ks);
+    cl_uint vwords = (cl_uint)((argsort ? 4 : j->vbytes) / 4); /* value words a row */
+
+    cl_kernel k_all = NULL, k_hist = NULL, k_scan = NULL, k_scatter = NULL;
+    cl_mem table = NULL, totals = NULL, kt1 = NULL, kt2 = NULL, vt = NULL;
+    cl_uint *host_totals = NULL;
+    coproc_status s;
+    if ((s = coproc__kernel_create(rt, dev, "sort", hist_all_name, &k_all)) != COPROC_OK ||
+        (s = coproc__kernel_create(rt, dev, "sort", hist_name, &k_hist)) != COPROC_OK ||
+        (s = coproc__kernel_create(rt, dev, "sort", "sort_scan_table", &k_scan)) != COPROC_OK ||
+        (s = coproc__kernel_create(rt, dev, "sort", scatter_name, &k_scatter)) != COPROC_OK)
+        goto done;
+    plan_geometry(j, k_scatter);
+
+    /* Digit counts of every pass, from the keys as they are. */
+    size_t table_len = (size_t)j->passes * RADIX * j->groups;
+    size_t totals_len = (size_t)j->passes * RADIX;
+    if ((s = new_buffer(j, table_len * 4, &table)) != COPROC_OK ||
+        (s = new_buffer(j, totals_len * 4, &totals)) != COPROC_OK)
+        goto done;
+    host_totals = malloc(totals_len * 4);
+    if (!host_totals) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(dev->queue, totals, &zero, sizeof zero, 0, totals_len * 4, 0,
+                                     NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "%s: clearing digit counts on device %d", j->what,
+                            dev->index);
+        goto done;
+    }
+    cl_ulong n = j->n;
+    coproc__args a = {k_all, 0, CL_SUCCESS};
+    COPROC__ARG(a, j->keys);
+    COPROC__ARG(a, n);
+    COPROC__ARG(a, j->rows_per_group);
+    COPROC__ARG(a, j->kind);
+    COPROC__ARG(a, table);
+    COPROC__ARG(a, totals);
+    if ((s = enqueue(j, &a, j->groups, j->local, hist_all_name)) != COPROC_OK)
+        goto done;
+    err = clEnqueueReadBuffer(dev->queue, totals, CL_TRUE, 0, totals_len * 4, host_totals, 0,
+                              NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "%s: reading digit counts from device %d", j->what,
+                            dev->index);
+        goto done;
+    }
+
+    /* A pass whose digit is constant leaves the order as it is. */
+    int pass[8], m = 0;
+    for (int p = 0; p < j->passes; p++) {
+        int constant = 0;
+        for (int d = 0; d < RADIX; d++)
+            constant |= host_totals[p * RADIX + d] == j->n;
+        if (!constant)
+            pass[m++] = p;
+    }
+    if (m == 0) {
+        if (argsort)
+            s = launch_iota(j, j->perm);
+        goto done;
+    }
+
+    /* Temporaries. sort: keys and values ping-pong between the column and one
+     * buffer. argsort: keys move through kt1/kt2 (the last pass writes none),
+     * positions through perm and vt, arranged so the last pass writes perm. */
+    size_t kbytes = j->n * j->kbytes;
+    if (argsort) {
+        if (m >= 2 && ((s = new_buffer(j, kbytes, &kt1)) != COPROC_OK ||
+                       (s = new_buffer(j, j->n * 4, &vt)) != COPROC_OK))
+            goto done;
+        if (m >= 3 && (s = new_buffer(j, kbytes, &kt2)) != COPROC_OK)
+            goto done;
+    } else {
+        if ((s = new_buffer(j, kbytes, &kt1)) != COPROC_OK)
+            goto done;
+        if (j->values && (s = new_buffer(j, j->n * j->vbytes, &vt)) != COPROC_OK)
+            goto done;
+    }
+
+    cl_mem kin = j->keys, vin = argsort ? j->perm : j->values;
+    for (int i = 0; i < m; i++) {
+        cl_uint shift = (cl_uint)(8 * pass[i]);
+        cl_ulong off = (cl_ulong)pass[i] * RADIX * j->groups;
+        cl_uint len = (cl_uint)(RADIX * j->groups);
+        cl_uint flags = i == 0 ? SORT_ENC_IN : 0;
+        cl_mem kout, vout;
+        if (argsort) {
+            kout = i == m - 1 ? kin : (i % 2 == 0 ? kt1 : kt2);
+            vout = (m - 1 - i) % 2 == 0 ? j->perm : vt;
+            if (i == 0)
+                flags |= SORT_IOTA_IN, vin = vout;
+            if (i == m - 1)
+                flags |= SORT_NO_KEYS_OUT;
+        } else {
+            kout = i % 2 == 0 ? kt1 : j->keys;
+            vout = j->values ? (i % 2 == 0 ? vt : j->values) : kout;
+            if (!j->values)
+                vin = kin;
+            if (i == m - 1)
+                flags |= SORT_DEC_OUT;
+        }
+        if (i > 0) { /* the first pass's counts came with the counts of all passes */
+            a = (coproc__args){k_hist, 0, CL_SUCCESS};
+            COPROC__ARG(a, kin);
+            COPROC__ARG(a, n);
+            COPROC__ARG(a, j->rows_per_group);
+            COPROC__ARG(a, shift);
+            COPROC__ARG(a, table);
+            COPROC__ARG(a, off);
+            if ((s = enqueue(j, &a, j->groups, j->local, hist_name)) != COPROC_OK)
+                goto done;
+        }
+        a = (coproc__args){k_scan, 0, CL_SUCCESS};
+        COPROC__ARG(a, table);
+        COPROC__ARG(a, off);
+        COPROC__ARG(a, len);
+        if ((s = enqueue(j, &a, 1, j->local, "sort_scan_table")) != COPROC_OK)
+            goto done;
+        a = (coproc__args){k_scatter, 0, CL_SUCCESS};
+        COPROC__ARG(a, kin);
+        COPROC__ARG(a, kout);
+        COPROC__ARG(a, vin);
+        COPROC__ARG(a, vout);
+        COPROC__ARG(a, table);
+        COPROC__ARG(a, off);
+        COPROC__ARG(a, n);
+        COPROC__ARG(a, j->rows_per_group);
+        COPROC__ARG(a, shift);
+        COPROC__ARG(a, j->kind);
+        COPROC__ARG(a, flags);
+        COPROC__ARG(a, vwords);
+        if ((s = enqueue(j, &a, j->groups, j->local, scatter_name)) != COPROC_OK)
+            goto done;
+        kin = kout;
+        vin = vout;
+    }
+    /* sort with an odd pass count ends in the temporaries. */
+    if (!argsort && m % 2 == 1) {
+        err = clEnqueueCopyBuffer(dev->queue, kt1, j->keys, 0, 0, kbytes, 0, NULL, NULL);
+        if (err == CL_SUCCESS && j->values)
+            err = clEnqueueCopyBuffer(dev->queue, vt, j->values, 0, 0, j->n * j->vbytes, 0, NULL,
+                                      NULL);
+        if (err != CL_SUCCESS) {
+            s = coproc__fail_cl(rt, err, "%s: copying sorted rows on device %d", j->what,
+                                dev->index);
+            goto done;
+        }
+    }
+done:
+    if (s == COPROC_OK) {
+        err = clFinish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: running on device %d", j->what, dev->index);
+    }
+    free(host_totals);
+    cl_mem bufs[] = {table, totals, kt1, kt2, vt};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+    cl_kernel ks_[] = {k_all, k_hist, k_scan, k_scatter};
+    for (size_t i = 0; i < sizeof ks_ / sizeof *ks_; i++)
+        if (ks_[i])
+            clReleaseKernel(ks_[i]);
+    return s;
+}
+
+/* Shared argument checks: keys a valid column of rt with at most UINT32_MAX rows. */
+static coproc_status check_keys(coproc_runtime *rt, const coproc_column *keys, const char *what)
+{
+    char label[64];
+    snprintf(label, sizeof label, "%s: keys", what);
+    coproc_status s = coproc__column_check(rt, keys, NULL, label);
+    if (s != COPROC_OK)
+        return s;
+    if ((unsigned)keys->type >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: invalid key type %d", what,
+                            (int)keys->type);
+    if (keys->length > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: %zu rows exceed UINT32_MAX", what,
+                            keys->length);
+    return COPROC_OK;
+}
+
+coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    coproc_status s = check_keys(rt, keys, "coproc_sort");
+    if (s != COPROC_OK)
+        return s;
+    if (values) {
+        if ((s = coproc__column_check(rt, values, keys->dev, "coproc_sort: values")) != COPROC_OK)
+            return s;
+        if (values == keys)
+            return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                                "coproc_sort: values is the keys column");
+        if ((unsigned)values->type >= COPROC__TYPE_COUNT)
+            return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_sort: invalid value type %d",
+                                (int)values->type);
+        if (values->length != keys->length)
+            return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
+                                "coproc_sort: %zu keys but %zu values", keys->length,
+                                values->length);
+    }
+    if (keys->length < 2)
+        return COPROC_OK;
+    sort_job j = {0};
+    j.rt = rt;
+    j.dev = keys->dev;
+    j.what = "coproc_sort";
+    j.n = keys->length;
+    j.kbytes = coproc_type_size(keys->type);
+    j.vbytes = values ? coproc_type_size(values->type) : 0;
+    j.kind = key_kind(keys->type);
+    j.keys = keys->mem;
+    j.values = values ? values->mem : NULL;
+    return radix_sort(&j);
+}
+
+coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!perm)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_argsort: perm is NULL");
+    *perm = NULL;
+    coproc_status s = check_keys(rt, keys, "coproc_argsort");
+    if (s != COPROC_OK)
+        return s;
+    coproc_column *out = NULL;
+    if ((s = coproc__column_new(rt, keys->dev, COPROC_UINT32, keys->length, &out)) != COPROC_OK)
+        return s;
+    sort_job j = {0};
+    j.rt = rt;
+    j.dev = keys->dev;
+    j.what = "coproc_argsort";
+    j.n = keys->length;
+    j.kbytes = coproc_type_size(keys->type);
+    j.kind = key_kind(keys->type);
+    j.keys = keys->mem;
+    j.perm = out->mem;
+    if (j.n == 1) { /* nothing to sort: the permutation is {0} */
+        cl_uint zero = 0;
+        cl_int err = clEnqueueWriteBuffer(j.dev->queue, out->mem, CL_TRUE, 0, sizeof zero, &zero,
+                                          0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_argsort: writing to device %d", j.dev->index);
+    } else if (j.n > 1) {
+        s = radix_sort(&j);
+    }
+    if (s != COPROC_OK) {
+        coproc_column_free(out);
+        return s;
+    }
+    *perm = out;
+    return COPROC_OK;
+}

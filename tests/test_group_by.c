@@ -1,0 +1,455 @@
+/* test_group_by.c - coproc_group_by against a scalar C reference (sort the
+ * rows by key, fold each run): every key type with every value type (and
+ * none), key distributions with few, many (table growth) and extreme keys,
+ * values with extremes, NaN, -0.0 and infinities; sorted output compared in
+ * order, unsorted output compared as a set; on every device and kernel path. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+#define NO_VALUES COPROC__TYPE_COUNT
+
+enum { KD_FEW, KD_MANY, KD_MOD, KD_EXTREME, KD_EQUAL, KD_COUNT };
+static const char *const kd_name[] = {"few", "many", "mod", "extreme", "equal"};
+enum { VM_RANDOM, VM_EXTREME, VM_SPECIAL, VM_NAN_GROUPS, VM_COUNT };
+
+static int is_signed_type(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
+static int is_float_type(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
+
+/* Keys as raw bits in uint64 (32-bit keys zero-extended). */
+static uint64_t key_at(coproc_type t, const void *k, size_t i)
+{
+    if (coproc_type_size(t) == 4)
+        return ((const uint32_t *)k)[i];
+    return ((const uint64_t *)k)[i];
+}
+
+/* Ordered form: compares like the key type's values. */
+static uint64_t key_order(coproc_type t, uint64_t raw)
+{
+    if (t == COPROC_INT32)
+        return raw ^ 0x80000000u;
+    if (t == COPROC_INT64)
+        return raw ^ 0x8000000000000000ull;
+    return raw;
+}
+
+static void fill_keys(coproc_type t, void *k, size_t n, int dist, test_rng *r)
+{
+    /* Keys that look like empty-slot sentinels, or differ only in high bits. */
+    static const uint64_t extreme64[] = {0, 1, UINT64_MAX, 0x8000000000000000ull,
+                                         0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFull, 0x100000000ull,
+                                         0xFFFFFFFF00000000ull, 0x4000000000000000ull,
+                                         0xC000000000000000ull, 0x80000000ull, 0x7FFFFFFFull,
+                                         0x4000000000000001ull, 0x0000000080000001ull};
+    static const uint32_t extreme32[] = {0, 1, UINT32_MAX, 0x80000000u, 0x7FFFFFFFu,
+                                         0xFFFFFFFEu, 0x80000001u, 0x40000000u};
+    int wide = coproc_type_size(t) == 8;
+    uint64_t few[7];
+    for (int j = 0; j < 7; j++)
+        few[j] = test_rand(r);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = test_rand(r), v;
+        switch (dist) {
+        case KD_FEW: v = few[x % 7]; break;
+        case KD_MANY: v = x; break;
+        case KD_MOD: v = (uint64_t)((int64_t)(x % 1000) - 500); break;
+        case KD_EXTREME:
+            v = wide ? extreme64[x % (sizeof extreme64 / sizeof *extreme64)]
+                     : extreme32[x % (sizeof extreme32 / sizeof *extreme32)];
+            break;
+        default: v = 0xFFFFFFFFFFFFFFFFull; break; /* all -1 / all UINT_MAX */
+        }
+        if (wide)
+            ((uint64_t *)k)[i] = v;
+        else
+            ((uint32_t *)k)[i] = (uint32_t)v;
+    }
+}
+
+static void fill_values(coproc_type t, void *data, size_t n, int mode, const void *keys,
+                        coproc_type kt, test_rng *r)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = test_rand(r);
+        int pick = (int)(x % 9);
+        switch (t) {
+        case COPROC_INT32: {
+            int32_t v = (int32_t)(x >> 32);
+            if (mode != VM_RANDOM && pick == 0) v = INT32_MIN;
+            if (mode != VM_RANDOM && pick == 1) v = INT32_MAX;
+            if (mode != VM_RANDOM && pick == 2) v = -1;
+            ((int32_t *)data)[i] = v; break; }
+        case COPROC_UINT32: {
+            uint32_t v = (uint32_t)(x >> 32);
+            if (mode != VM_RANDOM && pick == 0) v = UINT32_MAX;
+            if (mode != VM_RANDOM && pick == 1) v = 0;
+            ((uint32_t *)data)[i] = v; break; }
+        case COPROC_INT64: {
+            int64_t v = (int64_t)x;
+            if (mode != VM_RANDOM && pick == 0) v = INT64_MIN;
+            if (mode != VM_RANDOM && pick == 1) v = INT64_MAX;
+            if (mode != VM_RANDOM && pick == 2) v = -1;
+            if (mode != VM_RANDOM && pick == 3) v = (int64_t)(x >> 40) - (1 << 23); /* small */
+            ((int64_t *)data)[i] = v; break; }
+        case COPROC_UINT64: {
+            uint64_t v = x;
+            if (mode != VM_RANDOM && pick == 0) v = UINT64_MAX;
+            if (mode != VM_RANDOM && pick == 1) v = 0;
+            if (mode != VM_RANDOM && pick == 2) v = x >> 40;
+            ((uint64_t *)data)[i] = v; break; }
+        case COPROC_FLOAT32:
+        case COPROC_FLOAT64: {
+            double v = ((double)(x >> 11) / 9007199254740992.0 - 0.5) * 1000;
+            if (mode == VM_EXTREME) { /* magnitudes over a wide range */
+                int e = (int)((x >> 3) % 120) - 60;
+                if (t == COPROC_FLOAT64)
+                    e += (int)((x >> 20) % 400) - 200;
+                v = ldexp(v, e);
+            }
+            if (mode == VM_SPECIAL) {
+                if (pick == 0) v = NAN;
+                if (pick == 1) v = -0.0;
+                if (pick == 2) v = 0.0;
+                if (pick == 3 && (x >> 40) % 40 == 0) v = (x & 1) ? INFINITY : -INFINITY;
+                if (pick == 4) v = t == COPROC_FLOAT32 ? 1e-42 : 1e-310; /* denormal */
+            }
+            if (mode == VM_NAN_GROUPS && key_at(kt, keys, i) % 3 == 0)
+                v = NAN; /* whole groups of NaN */
+            if (t == COPROC_FLOAT32) ((float *)data)[i] = (float)v; else ((double *)data)[i] = v;
+            break; }
+        default: break;
+        }
+    }
+}
+
+/* One group of the reference. Values as the output columns hold them. */
+typedef struct ref_group {
+    uint64_t key;     /* raw bits */
+    uint64_t count;
+    uint64_t isum;    /* integer sums, wrapping */
+    double fsum;      /* float sums, serial in double */
+    double abs_sum;   /* sum of |v| over finite rows, for the tolerance */
+    uint64_t imin, imax; /* integer min/max raw bits (value type width) */
+    double fmin, fmax;
+} ref_group;
+
+typedef struct row_ref { uint64_t ord; size_t row; } row_ref;
+
+static int cmp_row_ref(const void *a, const void *b)
+{
+    const row_ref *x = a, *y = b;
+    if (x->ord != y->ord)
+        return x->ord < y->ord ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static double value_f(coproc_type t, const void *v, size_t i)
+{
+    return t == COPROC_FLOAT32 ? ((const float *)v)[i] : ((const double *)v)[i];
+}
+
+static int64_t value_i(coproc_type t, const void *v, size_t i)
+{
+    switch (t) {
+    case COPROC_INT32: return ((const int32_t *)v)[i];
+    case COPROC_UINT32: return (int64_t)((const uint32_t *)v)[i];
+    default: return ((const int64_t *)v)[i];
+    }
+}
+
+/* The scalar reference, groups in ascending key order; returns the count. */
+static size_t reference(coproc_type kt, const void *keys, coproc_type vt, const void *vals,
+                        size_t n, ref_group *out)
+{
+    row_ref *rows = malloc((n ? n : 1) * sizeof *rows);
+    for (size_t i = 0; i < n; i++) {
+        rows[i].ord = key_order(kt, key_at(kt, keys, i));
+        rows[i].row = i;
+    }
+    qsort(rows, n, sizeof *rows, cmp_row_ref);
+    size_t groups = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b < n && rows[b].ord == rows[a].ord)
+            b++;
+        ref_group *g = &out[groups++];
+        memset(g, 0, sizeof *g);
+        g->key = key_at(kt, keys, rows[a].row);
+        g->count = b - a;
+        if (vt != NO_VALUES && is_float_type(vt)) {
+            g->fmin = g->fmax = NAN;
+            for (size_t j = a; j < b; j++) {
+                double v = value_f(vt, vals, rows[j].row);
+                g->fsum += v;
+                if (isfinite(v))
+                    g->abs_sum += fabs(v);
+                g->fmin = fmin(g->fmin, v);
+                g->fmax = fmax(g->fmax, v);
+            }
+        } else if (vt != NO_VALUES) {
+            int sgn = is_signed_type(vt);
+            int64_t smin = INT64_MAX, smax = INT64_MIN;
+            uint64_t umin = UINT64_MAX, umax = 0;
+            for (size_t j = a; j < b; j++) {
+                int64_t v = value_i(vt, vals, rows[j].row);
+                g->isum += (uint64_t)v;
+                if (v < smin) smin = v;
+                if (v > smax) smax = v;
+                if ((uint64_t)v < umin) umin = (uint64_t)v;
+                if ((uint64_t)v > umax) umax = (uint64_t)v;
+            }
+            uint64_t mask = coproc_type_size(vt) == 4 ? 0xFFFFFFFFull : UINT64_MAX;
+            g->imin = (sgn ? (uint64_t)smin : umin) & mask;
+            g->imax = (sgn ? (uint64_t)smax : umax) & mask;
+        }
+        a = b;
+    }
+    free(rows);
+    return groups;
+}
+
+/* A group as downloaded from the result columns. */
+typedef struct got_group {
+    uint64_t key, ord, count, isum, imin, imax;
+    double fsum, fmin, fmax;
+} got_group;
+
+static int cmp_got_key(const void *a, const void *b)
+{
+    uint64_t x = ((const got_group *)a)->ord, y = ((const got_group *)b)->ord;
+    return x < y ? -1 : x > y;
+}
+
+static void download_groups(coproc_runtime *rt, const coproc_group_result *r, coproc_type kt,
+                            coproc_type vt, got_group *g)
+{
+    size_t m = r->groups;
+    size_t cap = m ? m : 1;
+    void *k = malloc(cap * 8), *c = malloc(cap * 8), *s = malloc(cap * 8), *mn = malloc(cap * 8),
+         *mx = malloc(cap * 8);
+    assert_int_equal(coproc_column_length(r->keys), m);
+    assert_int_equal(coproc_column_type(r->keys), kt);
+    assert_int_equal(coproc_column_length(r->count), m);
+    assert_int_equal(coproc_column_type(r->count), COPROC_UINT64);
+    assert_ok(rt, coproc_column_download(r->keys, k, cap));
+    assert_ok(rt, coproc_column_download(r->count, c, cap));
+    if (vt == NO_VALUES) {
+        assert_null(r->sum);
+        assert_null(r->min);
+        assert_null(r->max);
+    } else {
+        assert_int_equal(coproc_column_length(r->sum), m);
+        assert_int_equal(coproc_column_type(r->min), vt);
+        assert_int_equal(coproc_column_type(r->max), vt);
+        assert_ok(rt, coproc_column_download(r->sum, s, cap));
+        assert_ok(rt, coproc_column_download(r->min, mn, cap));
+        assert_ok(rt, coproc_column_download(r->max, mx, cap));
+    }
+    coproc_type st = vt == NO_VALUES ? NO_VALUES : coproc_column_type(r->sum);
+    for (size_t i = 0; i < m; i++) {
+        memset(&g[i], 0, sizeof g[i]);
+        g[i].key = key_at(kt, k, i);
+        g[i].ord = key_order(kt, g[i].key);
+        g[i].count = ((uint64_t *)c)[i];
+        if (vt == NO_VALUES)
+            continue;
+        if (is_float_type(vt)) {
+            g[i].fsum = st == COPROC_FLOAT32 ? ((float *)s)[i] : ((double *)s)[i];
+            g[i].fmin = value_f(vt, mn, i);
+            g[i].fmax = value_f(vt, mx, i);
+        } else {
+            g[i].isum = ((uint64_t *)s)[i];
+            uint64_t mask = coproc_type_size(vt) == 4 ? 0xFFFFFFFFull : UINT64_MAX;
+            g[i].imin = (uint64_t)value_i(vt, mn, i) & mask;
+            g[i].imax = (uint64_t)value_i(vt, mx, i) & mask;
+        }
+    }
+    free(k); free(c); free(s); free(mn); free(mx);
+}
+
+static int same_float(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+static void compare(const got_group *got, const ref_group *want, size_t m, coproc_type vt,
+                    int sum_is_f32, const char *where)
+{
+    for (size_t i = 0; i < m; i++) {
+        const got_group *g = &got[i];
+        const ref_group *w = &want[i];
+        if (g->key != w->key || g->count != w->count)
+            fail_msg("%s: group %zu: key %llx count %llu, want key %llx count %llu", where, i,
+                     (unsigned long long)g->key, (unsigned long long)g->count,
+                     (unsigned long long)w->key, (unsigned long long)w->count);
+        if (vt == NO_VALUES)
+            continue;
+        if (is_float_type(vt)) {
+            if (!same_float(g->fmin, w->fmin) || !same_float(g->fmax, w->fmax))
+                fail_msg("%s: group %zu (key %llx): min/max %g/%g, want %g/%g", where, i,
+                         (unsigned long long)w->key, g->fmin, g->fmax, w->fmin, w->fmax);
+            double tol = (w->count + 4) * (sum_is_f32 ? FLT_EPSILON : DBL_EPSILON) * w->abs_sum;
+            if (isnan(w->fsum) || isinf(w->fsum) || isnan(g->fsum) || isinf(g->fsum)) {
+                if (!same_float(g->fsum, w->fsum))
+                    fail_msg("%s: group %zu (key %llx): sum %g, want %g", where, i,
+                             (unsigned long long)w->key, g->fsum, w->fsum);
+            } else if (fabs(g->fsum - w->fsum) > tol + 1e-300) {
+                fail_msg("%s: group %zu (key %llx): sum %.17g, want %.17g (tol %g)", where, i,
+                         (unsigned long long)w->key, g->fsum, w->fsum, tol);
+            }
+        } else if (g->isum != w->isum || g->imin != w->imin || g->imax != w->imax) {
+            fail_msg("%s: group %zu (key %llx): sum/min/max %llx/%llx/%llx, want %llx/%llx/%llx",
+                     where, i, (unsigned long long)w->key, (unsigned long long)g->isum,
+                     (unsigned long long)g->imin, (unsigned long long)g->imax,
+                     (unsigned long long)w->isum, (unsigned long long)w->imin,
+                     (unsigned long long)w->imax);
+        }
+    }
+}
+
+/* Run one group-by (sorted and unsorted) and check it against the reference. */
+static void check_one(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
+                      int dist, int mode, const char *path, test_rng *rng)
+{
+    void *keys = malloc((n ? n : 1) * 8), *vals = malloc((n ? n : 1) * 8);
+    fill_keys(kt, keys, n, dist, rng);
+    if (vt != NO_VALUES)
+        fill_values(vt, vals, n, mode, keys, kt, rng);
+    ref_group *want = malloc((n ? n : 1) * sizeof *want);
+    got_group *got = malloc((n ? n : 1) * sizeof *got);
+    size_t m = reference(kt, keys, vt, vals, n, want);
+
+    coproc_column *kc = NULL, *vc = NULL;
+    assert_ok(rt, coproc_column_upload(rt, dev, kt, keys, n, &kc));
+    if (vt != NO_VALUES)
+        assert_ok(rt, coproc_column_upload(rt, dev, vt, vals, n, &vc));
+    for (int sorted = 0; sorted <= 1; sorted++) {
+        char where[200];
+        snprintf(where, sizeof where, "%s keys=%s values=%s n=%zu dist=%s mode=%d sorted=%d",
+                 path, coproc_type_name(kt), vt == NO_VALUES ? "none" : coproc_type_name(vt), n,
+                 kd_name[dist], mode, sorted);
+        coproc_group_result r;
+        coproc_status s = coproc_group_by(rt, kc, vc, sorted, &r);
+        if (s != COPROC_OK)
+            fail_msg("%s: %s: %s", where, coproc_status_name(s), coproc_errmsg(rt));
+        if (r.groups != m)
+            fail_msg("%s: %zu groups, want %zu", where, r.groups, m);
+        download_groups(rt, &r, kt, vt, got);
+        int sum_is_f32 = r.sum && coproc_column_type(r.sum) == COPROC_FLOAT32;
+        if (!sorted)
+            qsort(got, m, sizeof *got, cmp_got_key);
+        compare(got, want, m, vt, sum_is_f32, where);
+        coproc_group_result_free(&r);
+        assert_null(r.keys);
+    }
+    coproc_column_free(kc);
+    coproc_column_free(vc);
+    free(keys); free(vals); free(want); free(got);
+}
+
+static void run_device(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    test_rng rng = {777};
+    static const size_t sizes[] = {0, 1, 2, 7, 64, 257, 1025, 4097, 20011};
+    int combo = 0;
+    for (int kt = COPROC_INT32; kt <= COPROC_UINT64; kt++) {
+        for (int vt = 0; vt <= NO_VALUES; vt++) {
+            if (vt == COPROC_FLOAT64 && !info.has_fp64)
+                continue;
+            combo++;
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+                for (int dist = 0; dist < KD_COUNT; dist++)
+                    check_one(rt, dev, (coproc_type)kt, (coproc_type)vt, sizes[si], dist,
+                              (combo + (int)si + dist) % VM_COUNT, path, &rng);
+        }
+    }
+    /* Many groups: the first table (2^16 slots) overflows and grows; sorted
+     * output of many groups goes through the device sort. */
+    check_one(rt, dev, COPROC_INT32, COPROC_INT32, 100003, KD_MANY, VM_RANDOM, path, &rng);
+    check_one(rt, dev, COPROC_UINT64, COPROC_FLOAT32, 65537, KD_MANY, VM_SPECIAL, path, &rng);
+    check_one(rt, dev, COPROC_INT64, info.has_fp64 ? COPROC_FLOAT64 : COPROC_FLOAT32, 100003,
+              KD_MANY, VM_EXTREME, path, &rng);
+    check_one(rt, dev, COPROC_UINT32, NO_VALUES, 1u << 20, KD_MOD, VM_RANDOM, path, &rng);
+    check_one(rt, dev, COPROC_INT64, COPROC_UINT64, 1u << 20, KD_FEW, VM_EXTREME, path, &rng);
+}
+
+static void test_group_by_matches_reference(void **state)
+{
+    (void)state;
+    test_each_device_path(run_device, NULL);
+}
+
+static void test_group_by_bad_input(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    int32_t k[4] = {1, 2, 1, 2};
+    float f[4] = {1, 2, 3, 4};
+    coproc_column *keys = NULL, *fkeys = NULL, *short_vals = NULL;
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, k, 4, &keys));
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_FLOAT32, f, 4, &fkeys));
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, k, 3, &short_vals));
+    coproc_group_result r;
+    memset(&r, 0xAB, sizeof r);
+    assert_status(COPROC_NULL_POINTER, coproc_group_by(NULL, keys, NULL, 0, &r));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by(rt, keys, NULL, 0, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by(rt, NULL, NULL, 0, &r));
+    assert_true(strstr(coproc_errmsg(rt), "NULL") != NULL);
+    assert_null(r.keys); /* failures leave no output */
+    assert_int_equal(r.groups, 0);
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_group_by(rt, fkeys, NULL, 0, &r));
+    assert_null(r.keys);
+    assert_status(COPROC_LENGTH_MISMATCH, coproc_group_by(rt, keys, short_vals, 1, &r));
+    assert_null(r.keys);
+    /* Columns of another runtime are refused, not misused. */
+    coproc_runtime *rt2 = test_open(NULL);
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_group_by(rt2, keys, NULL, 0, &r));
+    coproc_column *other_keys = NULL;
+    assert_ok(rt2, coproc_column_upload(rt2, 0, COPROC_INT32, k, 4, &other_keys));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_group_by(rt, keys, other_keys, 0, &r));
+    assert_null(r.keys);
+    coproc_column_free(other_keys);
+    coproc_close(rt2);
+    /* Freeing a zeroed or NULL result is harmless. */
+    coproc_group_result_free(&r);
+    coproc_group_result_free(NULL);
+    /* Columns on two devices, where there are two. */
+    if (coproc_device_count(rt) > 1) {
+        coproc_column *v1 = NULL;
+        assert_ok(rt, coproc_column_upload(rt, 1, COPROC_INT32, k, 4, &v1));
+        assert_status(COPROC_WRONG_DEVICE, coproc_group_by(rt, keys, v1, 0, &r));
+        coproc_column_free(v1);
+    }
+    /* A good call after the bad ones works. */
+    assert_ok(rt, coproc_group_by(rt, keys, keys, 1, &r));
+    assert_int_equal(r.groups, 2);
+    int32_t gk[2];
+    uint64_t gc[2];
+    int64_t gs[2];
+    assert_ok(rt, coproc_column_download(r.keys, gk, 2));
+    assert_ok(rt, coproc_column_download(r.count, gc, 2));
+    assert_ok(rt, coproc_column_download(r.sum, gs, 2));
+    assert_int_equal(gk[0], 1);
+    assert_int_equal(gk[1], 2);
+    assert_int_equal(gc[0], 2);
+    assert_int_equal(gs[1], 4);
+    coproc_group_result_free(&r);
+    coproc_column_free(keys);
+    coproc_column_free(fkeys);
+    coproc_column_free(short_vals);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_group_by_matches_reference),
+        cmocka_unit_test(test_group_by_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
