@@ -1,27 +1,49 @@
-/* main.c - the coproc-calibrate program: lists devices (calibration passes
- * are added by later work; see docs/). Exit codes follow sysexits.h. */
+/* main.c - the coproc-calibrate program: calibrates each selected device (or
+ * loads its cached profile), prints the profiles as tables or JSON, plots
+ * them; --list lists the devices. Exit codes follow sysexits.h. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
+#include "bandwidth.h"
 #include "coproc.h"
 #include "device_list.h"
+#include "plot.h"
+#include "profile.h"
+#include "report.h"
+#include "runtime.h"
+
+#define CALIBRATION_SCHEMA "coproc.calibration"
+#define CALIBRATION_VERSION 1
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: coproc-calibrate [--list] [--json] [--device SPEC] [--quiet]\n"
+            "usage: coproc-calibrate [--quick] [--force] [--json] [--plot DIR] [--device SPEC]\n"
+            "                        [--quiet] | --list [--json]\n"
             "\n"
-            "  --list          list the OpenCL devices with their place in the machine\n"
-            "                  (the default action)\n"
+            "Calibrates every selected device - host<->device transfers, memory bandwidth,\n"
+            "compute, launch latency, build time and each operator's cost curve - or loads\n"
+            "its profile from the cache directory when one is there, and prints it.\n"
+            "\n"
+            "  --quick         the quick pass (seconds): fewer sizes and repeats; a cached\n"
+            "                  quick profile satisfies it, the default asks for a full one\n"
+            "  --force         calibrate even when a valid profile is cached\n"
             "  --json          print a versioned JSON document on stdout instead of a table\n"
+            "  --plot DIR      write the curves as data files and a gnuplot script into DIR\n"
+            "                  (PNGs too when gnuplot is installed)\n"
+            "  --list          list the OpenCL devices with their place in the machine\n"
             "  --device SPEC   devices to use: all, cpu, gpu, accelerator or indices \"0,2\"\n"
             "                  (COPROC_DEVICES overrides it)\n"
             "  --quiet         no progress or warnings on stderr\n"
             "  --help          this text\n"
-            "  --version       the coproc version\n");
+            "  --version       the coproc version\n"
+            "\n"
+            "Profiles live in $COPROC_CACHE_DIR, else $XDG_CACHE_HOME/coproc, else\n"
+            "~/.cache/coproc, under profiles/ (see docs/profile.md).\n");
 }
 
 static void quiet_log(void *user, coproc_log_level level, const char *msg)
@@ -29,48 +51,61 @@ static void quiet_log(void *user, coproc_log_level level, const char *msg)
     (void)user; (void)level; (void)msg;
 }
 
-int main(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"list", no_argument, NULL, 'l'},     {"json", no_argument, NULL, 'j'},
-        {"device", required_argument, NULL, 'd'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
-    int json = 0, quiet = 0;
-    const char *devices = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "ljd:qhV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'l': break;
-        case 'j': json = 1; break;
-        case 'd': devices = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("coproc-calibrate %s\n", coproc_version_string()); return 0;
-        default: usage(stderr); return EX_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "coproc-calibrate: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return EX_USAGE;
-    }
+typedef struct progress_state {
+    int device;
+} progress_state;
 
-    coproc_options opts;
-    coproc_options_init(&opts);
-    opts.devices = devices;
-    if (quiet)
-        opts.log = quiet_log;
-    coproc_runtime *rt = NULL;
-    coproc_status s = coproc_open(&opts, &rt);
+/* One line on the terminal, rewritten in place. */
+static void show_progress(void *user, const char *what)
+{
+    const progress_state *ps = user;
+    fprintf(stderr, "\r\033[Kcoproc-calibrate: device %d: %s", ps->device, what);
+    fflush(stderr);
+}
+
+/* The profile of device i: the cached one if valid (and full when full is
+ * wanted) unless force, else a new calibration, saved. *rc gets a sysexits
+ * code when something fails; returns 0 when p holds a profile. */
+static int device_profile(coproc_runtime *rt, int i, int full, int force, int quiet,
+                          coproc__profile *p, char *source, size_t source_size, int *rc)
+{
+    coproc__device *dev = &rt->devices[i];
+    if (!force) {
+        double t0 = coproc__now();
+        coproc_status s = coproc__profile_load(rt, dev, p);
+        double t = coproc__now() - t0;
+        if (s == COPROC_OK && (p->full || !full)) {
+            snprintf(source, source_size, "loaded from the cache in %.1f ms", t * 1e3);
+            return 0;
+        }
+        if (s == COPROC_CORRUPT_PROFILE && !quiet)
+            fprintf(stderr, "coproc-calibrate: device %d: ignoring its cached profile and "
+                    "recalibrating: %s\n", i, coproc_errmsg(rt));
+    }
+    progress_state ps = {i};
+    int show = !quiet && isatty(STDERR_FILENO);
+    coproc_status s = coproc__calibrate_device(rt, dev, full, show ? show_progress : NULL, &ps, p);
+    if (show)
+        fprintf(stderr, "\r\033[K");
     if (s != COPROC_OK) {
         if (!quiet)
-            fprintf(stderr, "coproc-calibrate: %s: %s\n", coproc_status_name(s), coproc_errmsg(rt));
-        coproc_close(rt);
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE || s == COPROC_DRIVER_ERROR
-                   ? EX_UNAVAILABLE
-                   : s == COPROC_INVALID_ARGUMENT ? EX_USAGE : EX_SOFTWARE;
+            fprintf(stderr, "coproc-calibrate: device %d: calibration failed: %s: %s\n", i,
+                    coproc_status_name(s), coproc_errmsg(rt));
+        *rc = s == COPROC_DEVICE_LOST || s == COPROC_DRIVER_ERROR ? EX_UNAVAILABLE : EX_SOFTWARE;
+        return -1;
     }
+    snprintf(source, source_size, "calibrated now");
+    if (coproc__profile_save(rt, dev, p) != COPROC_OK) {
+        if (!quiet)
+            fprintf(stderr, "coproc-calibrate: device %d: profile not saved: %s\n", i,
+                    coproc_errmsg(rt));
+        *rc = EX_IOERR;
+    }
+    return 0;
+}
+
+static void print_device_list(coproc_runtime *rt, int json)
+{
     if (json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "schema", json_string(COPROC_DEVICE_LIST_SCHEMA));
@@ -83,6 +118,114 @@ int main(int argc, char **argv)
     } else {
         coproc_print_device_table(stdout, rt);
     }
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"list", no_argument, NULL, 'l'},     {"json", no_argument, NULL, 'j'},
+        {"device", required_argument, NULL, 'd'}, {"quiet", no_argument, NULL, 'q'},
+        {"quick", no_argument, NULL, 'k'},    {"force", no_argument, NULL, 'f'},
+        {"plot", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    int json = 0, quiet = 0, list = 0, quick = 0, force = 0;
+    const char *devices = NULL, *plot_dir = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "ljd:qkfp:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'l': list = 1; break;
+        case 'j': json = 1; break;
+        case 'd': devices = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'k': quick = 1; break;
+        case 'f': force = 1; break;
+        case 'p': plot_dir = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("coproc-calibrate %s\n", coproc_version_string()); return 0;
+        default: usage(stderr); return EX_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "coproc-calibrate: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return EX_USAGE;
+    }
+    if (plot_dir && !*plot_dir) {
+        fprintf(stderr, "coproc-calibrate: --plot needs a directory\n");
+        return EX_USAGE;
+    }
+
+    coproc_options opts;
+    coproc_options_init(&opts);
+    opts.devices = devices;
+    opts.calibration = COPROC_CALIBRATION_OFF; /* this program decides what to calibrate */
+    if (quiet)
+        opts.log = quiet_log;
+    coproc_runtime *rt = NULL;
+    coproc_status s = coproc_open(&opts, &rt);
+    if (s != COPROC_OK) {
+        if (!quiet)
+            fprintf(stderr, "coproc-calibrate: %s: %s\n", coproc_status_name(s), coproc_errmsg(rt));
+        coproc_close(rt);
+        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE || s == COPROC_DRIVER_ERROR
+                   ? EX_UNAVAILABLE
+                   : s == COPROC_INVALID_ARGUMENT ? EX_USAGE : EX_SOFTWARE;
+    }
+    if (list) {
+        print_device_list(rt, json);
+        coproc_close(rt);
+        return 0;
+    }
+
+    int rc = 0;
+    coproc__profile *p = malloc(sizeof *p);
+    json_t *docs = json_array();
+    if (!p || !docs) {
+        fprintf(stderr, "coproc-calibrate: out of memory\n");
+        free(p);
+        json_decref(docs);
+        coproc_close(rt);
+        return EX_OSERR;
+    }
+    int n = coproc_device_count(rt);
+    for (int i = 0; i < n; i++) {
+        char source[128];
+        if (device_profile(rt, i, !quick, force, quiet, p, source, sizeof source, &rc) != 0)
+            continue;
+        coproc_device_info info;
+        coproc_device_info_get(rt, i, &info);
+        if (json)
+            json_array_append_new(docs, coproc__profile_to_json(p));
+        else
+            coproc_print_profile(stdout, i, &info, p, source);
+        if (plot_dir) {
+            char why[4200];
+            int rendered = 0;
+            if (coproc_plot_profile(plot_dir, i, &info, p, quiet, &rendered, why,
+                                    sizeof why) != 0) {
+                if (!quiet)
+                    fprintf(stderr, "coproc-calibrate: --plot: %s\n", why);
+                rc = EX_IOERR;
+            } else if (!quiet) {
+                fprintf(stderr, "coproc-calibrate: device %d: curves in %s/device%d.gnuplot%s\n",
+                        i, plot_dir, i,
+                        rendered ? " and its PNGs" : " (install gnuplot to render the PNGs)");
+            }
+        }
+        fflush(stdout);
+    }
+    if (json) {
+        json_t *doc = json_pack("{s:s, s:i, s:s, s:o}", "schema", CALIBRATION_SCHEMA,
+                                "schema_version", CALIBRATION_VERSION, "coproc_version",
+                                coproc_version_string(), "devices", docs);
+        json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        fputc('\n', stdout);
+        json_decref(doc);
+    } else {
+        json_decref(docs);
+    }
+    free(p);
     coproc_close(rt);
-    return 0;
+    return rc;
 }

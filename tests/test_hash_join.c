@@ -136,9 +136,8 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
         if (got[i].l != want[i].l || got[i].r != want[i].r)
             fail_msg("%s: pair %zu is (%u, %u), want (%u, %u)", where, i, got[i].l, got[i].r,
                      want[i].l, want[i].r);
-    /* coproc_join_result_free lives with the sort-merge join; free directly. */
-    coproc_column_free(res.left);
-    coproc_column_free(res.right);
+    coproc_join_result_free(&res);
+    assert_null(res.left);
     coproc_column_free(lc);
     coproc_column_free(rc);
     free(left); free(right); free(want); free(gl); free(gr); free(got);
@@ -212,8 +211,8 @@ static void test_hash_join_bad_input(void **state)
     /* A good call after the bad ones: {1,2,1,2} with itself gives 8 pairs. */
     assert_ok(rt, coproc_hash_join(rt, a, a, &r));
     assert_int_equal(r.count, 8);
-    coproc_column_free(r.left);
-    coproc_column_free(r.right);
+    coproc_join_result_free(&r);
+    coproc_join_result_free(NULL);
     coproc_column_free(a);
     coproc_column_free(b);
     coproc_column_free(fc);

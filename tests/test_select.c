@@ -21,7 +21,7 @@ static void fill(coproc_type t, void *data, size_t n, test_rng *r)
             ((int32_t *)data)[i] = pick == 0 ? INT32_MIN : pick == 1 ? INT32_MAX : (int32_t)small;
             break;
         case COPROC_INT64:
-            ((int64_t *)data)[i] = pick == 0 ? INT64_MIN : pick == 1 ? INT64_MAX : small << 33;
+            ((int64_t *)data)[i] = pick == 0 ? INT64_MIN : pick == 1 ? INT64_MAX : small * ((int64_t)1 << 33);
             break;
         case COPROC_UINT32:
             ((uint32_t *)data)[i] = pick == 0 ? UINT32_MAX : (uint32_t)(small + 30);

@@ -114,19 +114,20 @@ int coproc__fit_transfer(coproc__transfer_fit *f)
     return 0;
 }
 
-/* The sweep: 4 KiB x4 up to 256 MiB (full) or 4 KiB x16 then x4 up to 64 MiB
- * (quick), below the cap. Returns the number of sizes. */
+/* The sweep: 4 KiB x4 up to 1 MiB, then x2 up to 256 MiB (full) or 64 MiB
+ * (quick; fewer small sizes), below the cap. Above 1 MiB the steps are dense
+ * because caches bend the curve there on CPU devices, and the prediction
+ * interpolates between the points. Returns the number of sizes. */
 static int sweep_sizes(const coproc__calib *c, size_t cap, size_t *sizes)
 {
-    static const double full[] = {4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB,
-                                  4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB};
-    static const double quick[] = {4 * KiB, 64 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB};
-    const double *list = c->full ? full : quick;
-    int count = c->full ? (int)(sizeof full / sizeof *full) : (int)(sizeof quick / sizeof *quick);
     int n = 0;
-    for (int i = 0; i < count && n < COPROC__SWEEP_MAX; i++)
-        if ((size_t)list[i] <= cap)
-            sizes[n++] = (size_t)list[i];
+    double top = c->full ? 256 * MiB : 64 * MiB;
+    for (double b = 4 * KiB; b <= top && n < COPROC__SWEEP_MAX; b *= b < 1 * MiB ? 4 : 2) {
+        if (!c->full && (b == 16 * KiB || b == 256 * KiB))
+            continue;
+        if ((size_t)b <= cap)
+            sizes[n++] = (size_t)b;
+    }
     return n;
 }
 
@@ -190,6 +191,18 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     if (s != COPROC_OK)
         goto done;
     memset(pageable, 1, top); /* fault the pages in before timing */
+    /* Device buffers written once too: reading never-touched memory can be
+     * served from a shared zero page on host-memory devices, far too fast. */
+    cl_uint fill = 0x5a5a5a5a;
+    cl_int err = clEnqueueFillBuffer(c->dev->queue, d1, &fill, sizeof fill, 0, top, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueFillBuffer(c->dev->queue, d2, &fill, sizeof fill, 0, top, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clFinish(c->dev->queue);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(c->rt, err, "calibration: clEnqueueFillBuffer");
+        goto done;
+    }
 
     /* fits[] in the order h2d pinned, d2h pinned, h2d pageable, d2h pageable */
     coproc__transfer_fit *fits[4] = {&p->h2d_pinned, &p->d2h_pinned, &p->h2d_pageable,
@@ -206,7 +219,9 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
             coproc__calib_size_name((double)sizes[i], size, sizeof size);
             coproc__calib_progress(c, "bus %s %s", names[f], size);
             /* Small transfers are cheap and noisy: more repeats. */
-            int reps = sizes[i] <= 1 * MiB ? (c->full ? 15 : 7) : (c->full ? 5 : 3);
+            int reps = sizes[i] <= 1 * MiB    ? (c->full ? 15 : 7)
+                       : sizes[i] <= 16 * MiB ? (c->full ? 9 : 5)
+                                              : (c->full ? 5 : 3);
             double t;
             s = transfer_best(c, to_device, to_device ? d1 : d2, host, sizes[i], reps, &t);
             if (s != COPROC_OK)

@@ -49,9 +49,11 @@ static coproc_status throughput(coproc__calib *c, const char *name, int is_float
     cl_float fa = 0.999f, fb = 0.001f;             /* values stay near 1 */
     cl_int err = clSetKernelArg(k, 0, sizeof out, &out);
     if (err == CL_SUCCESS)
-        err = is_float ? clSetKernelArg(k, 2, sizeof fa, &fa) : clSetKernelArg(k, 2, sizeof ia, &ia);
+        err = is_float ? clSetKernelArg(k, 2, sizeof fa, &fa)
+                       : clSetKernelArg(k, 2, sizeof ia, &ia);
     if (err == CL_SUCCESS)
-        err = is_float ? clSetKernelArg(k, 3, sizeof fb, &fb) : clSetKernelArg(k, 3, sizeof ib, &ib);
+        err = is_float ? clSetKernelArg(k, 3, sizeof fb, &fb)
+                       : clSetKernelArg(k, 3, sizeof ib, &ib);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(c->rt, err, "calibration: clSetKernelArg(%s)", name);
         goto done;

@@ -294,10 +294,10 @@ done:
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel ks_[] = {k_all, k_hist, k_scan, k_scatter};
-    for (size_t i = 0; i < sizeof ks_ / sizeof *ks_; i++)
-        if (ks_[i])
-            clReleaseKernel(ks_[i]);
+    cl_kernel kernels[] = {k_all, k_hist, k_scan, k_scatter};
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
+        if (kernels[i])
+            clReleaseKernel(kernels[i]);
     return s;
 }
 
