@@ -30,6 +30,9 @@ typedef struct coproc__device {
     pthread_mutex_t model_lock;   /* guards profile's models */
     coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */
     int profile_source;           /* 0 empty, 1 loaded from cache, 2 calibrated now */
+    /* Nonzero while calibration runs operators: they seed the models
+     * themselves, so the public entry points must not observe them twice. */
+    volatile int observe_off;
 } coproc__device;
 
 /* A device as discovery finds it, before selection. */

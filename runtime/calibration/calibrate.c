@@ -48,15 +48,17 @@ coproc_status coproc__calibrate_device(coproc_runtime *rt, coproc__device *dev, 
     c.max_bytes = (size_t)cap;
 
     double t0 = coproc__now();
+    coproc_status s = COPROC_OK;
+    dev->observe_off = 1; /* the operator pass seeds the models itself */
     /* Launch first: it loads the calibration kernels the other passes use. */
     coproc_status (*const passes[])(coproc__calib *, coproc__profile *) = {
         coproc__calib_launch, coproc__calib_build,   coproc__calib_bus,
         coproc__calib_memory, coproc__calib_compute, coproc__calib_operators};
-    for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
-        coproc_status s = passes[i](&c, p);
-        if (s != COPROC_OK)
-            return s;
-    }
+    for (size_t i = 0; i < sizeof passes / sizeof *passes && s == COPROC_OK; i++)
+        s = passes[i](&c, p);
+    dev->observe_off = 0;
+    if (s != COPROC_OK)
+        return s;
     p->calibration_seconds = coproc__now() - t0;
     coproc__log(rt, COPROC_LOG_INFO, "calibrated device %d (%s), %s pass, in %.2f s", dev->index,
                 dev->info.name, full ? "full" : "quick", p->calibration_seconds);

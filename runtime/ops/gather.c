@@ -12,6 +12,7 @@
 #include "column.h"
 #include "launch.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
@@ -71,7 +72,7 @@ static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem f
     return COPROC_OK;
 }
 
-coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
+coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
                             const coproc_column *positions, coproc_column **out)
 {
     if (!rt)
@@ -128,7 +129,7 @@ done:
     return COPROC_OK;
 }
 
-coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
+coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *positions, coproc_column *dst)
 {
     if (!rt)
@@ -250,7 +251,7 @@ done:
     return s;
 }
 
-coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
+coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *bitmap, coproc_column **out)
 {
     if (!rt)
@@ -391,7 +392,7 @@ static void fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigne
     }
 }
 
-coproc_status coproc_reduce_where(coproc_runtime *rt, coproc_reduce_op op,
+coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
                                   const coproc_column *col, const coproc_column *bitmap,
                                   coproc_scalar *out)
 {

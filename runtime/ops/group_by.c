@@ -11,6 +11,7 @@
 #include "launch.h"
 #include "primitives.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 /* Value classes: how values are aggregated (kernel name suffixes). */
@@ -494,7 +495,7 @@ static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const
 
 static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
 
-coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
+coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
                               const coproc_column *values, int sorted, coproc_group_result *out)
 {
     if (!rt)

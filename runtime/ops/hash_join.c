@@ -8,6 +8,7 @@
 #include "launch.h"
 #include "primitives.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static size_t next_pow2(size_t x)
@@ -28,7 +29,7 @@ static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *
 
 static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
 
-coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
+coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
                                const coproc_column *right, coproc_join_result *out)
 {
     if (!rt)

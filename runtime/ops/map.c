@@ -7,6 +7,7 @@
 #include "column.h"
 #include "launch.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
@@ -72,7 +73,7 @@ static coproc_status map_common(coproc_runtime *rt, const char *what, coproc_ari
     return s;
 }
 
-coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
+coproc_status coproc__map_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                          const coproc_column *b, coproc_column **out)
 {
     if (!rt)
@@ -96,7 +97,7 @@ coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_colum
     return map_common(rt, "coproc_map", op, a, b, zero, out);
 }
 
-coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
+coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                                coproc_value c, coproc_column **out)
 {
     if (!rt)
@@ -139,7 +140,7 @@ coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op, const coproc
     return map_common(rt, "coproc_map_const", op, a, NULL, bytes, out);
 }
 
-coproc_status coproc_cast(coproc_runtime *rt, const coproc_column *a, coproc_type to,
+coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, coproc_type to,
                           coproc_column **out)
 {
     if (!rt)

@@ -14,6 +14,7 @@
 #include "launch.h"
 #include "primitives.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
@@ -112,7 +113,7 @@ done:
     return COPROC_OK;
 }
 
-coproc_status coproc_sort_merge_join(coproc_runtime *rt, const coproc_column *left,
+coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_column *left,
                                      const coproc_column *right, coproc_join_result *out)
 {
     static const char *const what = "coproc_sort_merge_join";
@@ -199,7 +200,7 @@ done:
     return s;
 }
 
-coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
+coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *probe,
                                const coproc_column *build, coproc_column **positions,
                                uint64_t *count)
 {

@@ -8,6 +8,7 @@
 #include "column.h"
 #include "launch.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
@@ -84,7 +85,7 @@ static void fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigne
     }
 }
 
-coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
+coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
                             coproc_scalar *out)
 {
     if (!rt)

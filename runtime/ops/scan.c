@@ -9,6 +9,7 @@
 #include "launch.h"
 #include "primitives.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 /* The elements of one scan as cl/scan.cl's kernels see them. */
@@ -202,7 +203,7 @@ done:
     return s;
 }
 
-coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclusive,
+coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int exclusive,
                           coproc_column **out)
 {
     static const scan_plan plans[COPROC__TYPE_COUNT] = {

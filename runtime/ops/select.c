@@ -13,6 +13,7 @@
 #include "column.h"
 #include "launch.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
@@ -260,7 +261,7 @@ static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char 
     return COPROC_OK;
 }
 
-coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
+coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
                             uint64_t *count)
 {
     if (!rt)
@@ -309,7 +310,7 @@ coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f, coproc_c
     return COPROC_OK;
 }
 
-coproc_status coproc_select_bitmap(coproc_runtime *rt, const coproc_filter *f,
+coproc_status coproc__select_bitmap_run(coproc_runtime *rt, const coproc_filter *f,
                                    coproc_column **bitmap, uint64_t *count)
 {
     if (!rt)

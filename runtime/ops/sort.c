@@ -14,6 +14,7 @@
 #include "column.h"
 #include "launch.h"
 #include "program.h"
+#include "ops.h"
 #include "runtime.h"
 
 /* Mirrors of cl/sort.cl. */
@@ -318,7 +319,7 @@ static coproc_status check_keys(coproc_runtime *rt, const coproc_column *keys, c
     return COPROC_OK;
 }
 
-coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
+coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -354,7 +355,7 @@ coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column
     return radix_sort(&j);
 }
 
-coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
+coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

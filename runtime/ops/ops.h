@@ -1,0 +1,46 @@
+/* ops.h - the operator implementations in runtime/ops/. The public entry
+ * points (runtime/operators.c) wrap each one to time it and feed the cost
+ * model; the arguments and results are those of the matching coproc_* call. */
+#ifndef COPROC_OPS_H
+#define COPROC_OPS_H
+
+#include "coproc.h"
+
+coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op,
+                                 const coproc_column *col, coproc_scalar *out);
+coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
+                                       const coproc_column *col, const coproc_column *bitmap,
+                                       coproc_scalar *out);
+coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f,
+                                 coproc_column **positions, uint64_t *count);
+coproc_status coproc__select_bitmap_run(coproc_runtime *rt, const coproc_filter *f,
+                                        coproc_column **bitmap, uint64_t *count);
+coproc_status coproc__map_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
+                              const coproc_column *b, coproc_column **out);
+coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
+                                    coproc_value c, coproc_column **out);
+coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, coproc_type to,
+                               coproc_column **out);
+coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
+                                 const coproc_column *positions, coproc_column **out);
+coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
+                                  const coproc_column *positions, coproc_column *dst);
+coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
+                                  const coproc_column *bitmap, coproc_column **out);
+coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int exclusive,
+                               coproc_column **out);
+coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
+                                   const coproc_column *values, int sorted,
+                                   coproc_group_result *out);
+coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values);
+coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
+                                  coproc_column **perm);
+coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
+                                    const coproc_column *right, coproc_join_result *out);
+coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_column *left,
+                                          const coproc_column *right, coproc_join_result *out);
+coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *probe,
+                                    const coproc_column *build, coproc_column **positions,
+                                    uint64_t *count);
+
+#endif
