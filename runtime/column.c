@@ -16,6 +16,10 @@ coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
                             "%zu bytes exceed device %d's largest allocation (%llu bytes)", bytes,
                             dev->index, (unsigned long long)dev->info.max_alloc_bytes);
+    if (coproc__pool_round(bytes) <= dev->info.max_alloc_bytes)
+        bytes = coproc__pool_round(bytes);
+    if ((*out = coproc__pool_take(&dev->pool, bytes)))
+        return COPROC_OK;
     cl_int err;
     *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (!*out)
@@ -148,7 +152,6 @@ void coproc_column_free(coproc_column *col)
 {
     if (!col)
         return;
-    if (col->mem)
-        clReleaseMemObject(col->mem);
+    coproc__pool_give(&col->dev->pool, col->mem);
     free(col);
 }

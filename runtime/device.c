@@ -273,6 +273,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     dev->id = found->id;
     pthread_mutex_init(&dev->program_lock, NULL);
     pthread_mutex_init(&dev->model_lock, NULL);
+    coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
 
     char pver[128] = "";
     clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
@@ -309,6 +310,9 @@ void coproc__device_release(coproc__device *dev)
     for (int i = 0; i < COPROC__MAX_PROGRAMS; i++)
         if (dev->programs[i])
             clReleaseProgram(dev->programs[i]);
+    if (dev->queue)
+        clFinish(dev->queue);
+    coproc__pool_release_all(&dev->pool);
     if (dev->queue)
         clReleaseCommandQueue(dev->queue);
     if (dev->context)

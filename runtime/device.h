@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 
 #include "coproc.h"
+#include "memory.h"
 
 typedef struct coproc_runtime coproc_runtime;
 typedef struct coproc__profile coproc__profile;
@@ -26,6 +27,8 @@ typedef struct coproc__device {
 
     pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];
+
+    coproc__pool pool;            /* freed large buffers for reuse */
 
     pthread_mutex_t model_lock;   /* guards profile's models */
     coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */
