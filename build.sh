@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's two commands, on a fresh Debian 12 machine (as root) or any machine that
 # already has the dependencies:
-#   ./build.sh demo   install what is missing, build, list devices, run the demo workload
+#   ./build.sh demo   install what is missing, build, list devices, calibrate, run the demo
 #   ./build.sh test   install what is missing, build, run the test suite (CTest)
 # Environment: BUILD_DIR (default build), JOBS (default: number of cores),
 # CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined).
@@ -68,6 +68,8 @@ case "$mode" in
 demo)
     echo "== devices (coproc-calibrate --list)"
     "$BUILD_DIR/coproc-calibrate" --list
+    echo "== calibration (coproc-calibrate --quick; cached after the first run)"
+    "$BUILD_DIR/coproc-calibrate" --quick
     echo "== demo workload"
     "$BUILD_DIR/examples/coproc-demo"
     ;;

@@ -393,7 +393,8 @@ typedef enum coproc_arith {
 COPROC_API coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                                     const coproc_column *b, coproc_column **out);
 
-/* out[i] = a[i] op c. */
+/* out[i] = a[i] op c. On float32 columns c is rounded to float first and the
+ * arithmetic is float's, the same on every device. */
 COPROC_API coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op,
                                           const coproc_column *a, coproc_value c,
                                           coproc_column **out);
@@ -441,7 +442,8 @@ typedef struct coproc_group_result {
     size_t groups;          /* number of distinct keys */
     coproc_column *keys;    /* distinct keys, key type; ascending when sorted was asked */
     coproc_column *count;   /* UINT64 rows per group */
-    coproc_column *sum;     /* INT64 / UINT64 / FLOAT64 (as coproc_reduce); NULL without values */
+    coproc_column *sum;     /* INT64 / UINT64 / FLOAT64 (as coproc_reduce; FLOAT32 on devices
+                             * without fp64); NULL without values */
     coproc_column *min;     /* value type; NULL without values */
     coproc_column *max;     /* value type; NULL without values */
 } coproc_group_result;
@@ -463,7 +465,8 @@ COPROC_API void coproc_group_result_free(coproc_group_result *r);
  * Sort keys in place, ascending, by radix sort; values (may be NULL; same
  * length, any type) are permuted alongside, stably. Order: signed integers
  * numerically; floats -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (all NaNs
- * last, in input order).
+ * last, in input order). Sorted float keys come back with every NaN as the
+ * canonical quiet NaN: NaN payloads and signs are not kept.
  */
 COPROC_API coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys,
                                      coproc_column *values);
@@ -485,7 +488,8 @@ typedef struct coproc_join_result {
 /*
  * Equi-join of two integer key columns of the same type: every pair (l, r)
  * with left[l] == right[r]. Duplicate keys on either side give every pair.
- * hash join builds on `left`; the sort-merge join sorts copies of both.
+ * hash join builds on `left`; the sort-merge join sorts copies of both. Key
+ * columns of different types give INVALID_ARGUMENT.
  * Free the result with coproc_join_result_free.
  */
 COPROC_API coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
