@@ -239,7 +239,9 @@ typedef struct coproc_model_stats {
 COPROC_API coproc_status coproc_model_stats_get(const coproc_runtime *rt, int device,
                                                 coproc_op_kind k, coproc_model_stats *out);
 
-/* Save every device's profile with its refined models into the cache directory. */
+/* Save the profile of every calibrated device (loaded or measured at open),
+ * with its refined models, into the cache directory; devices opened with
+ * calibration off have no measurements to keep and are skipped. */
 COPROC_API coproc_status coproc_profile_save(coproc_runtime *rt);
 
 /* ---------------------------------------------------------------- columns */

@@ -117,6 +117,8 @@ coproc_status coproc_profile_save(coproc_runtime *rt)
         return COPROC_NULL_POINTER;
     for (int i = 0; i < rt->device_count; i++) {
         coproc__device *dev = &rt->devices[i];
+        if (dev->profile_source == 0)
+            continue; /* never calibrated: a profile without measurements is not kept */
         pthread_mutex_lock(&dev->model_lock);
         coproc_status s = coproc__profile_save(rt, dev, dev->profile);
         pthread_mutex_unlock(&dev->model_lock);

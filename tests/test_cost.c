@@ -1,0 +1,100 @@
+/* test_cost.c - every operator run feeds its device's cost model: counts,
+ * refits, error statistics through coproc_model_stats, and refined models
+ * saved with coproc_profile_save come back in the next runtime. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static coproc_runtime *open_in(const char *dir, coproc_calibration cal)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.cache_dir = dir;
+    o.devices = "0";
+    o.calibration = cal;
+    coproc_runtime *rt = NULL;
+    coproc_status s = coproc_open(&o, &rt);
+    if (s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE)
+        exit(TEST_SKIP);
+    assert_int_equal(s, COPROC_OK);
+    return rt;
+}
+
+static void test_runs_feed_models(void **state)
+{
+    (void)state;
+    unsetenv("COPROC_CACHE_DIR");
+    unsetenv("COPROC_CALIBRATE");
+    char *dir = test_temp_dir("cost");
+    /* Without calibration a model starts empty. */
+    coproc_runtime *rt = open_in(dir, COPROC_CALIBRATION_OFF);
+    coproc_model_stats m = {.struct_size = sizeof m};
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_int_equal(m.observations, 0);
+    assert_false(m.fitted);
+    /* Nothing calibrated, nothing saved: a profile without measurements would be refused. */
+    assert_ok(rt, coproc_profile_save(rt));
+    coproc_close(rt);
+
+    /* The quick calibration seeds the models. */
+    rt = open_in(dir, COPROC_CALIBRATION_AUTO);
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_true(m.fitted);
+    uint64_t seeded = m.observations;
+    assert_true(seeded >= 2);
+
+    enum { RUNS = 150 };
+    int32_t *x = calloc(1 << 16, sizeof *x);
+    for (int r = 0; r < RUNS; r++) {
+        size_t n = 1000 + (size_t)r * 400;
+        coproc_column *col = NULL;
+        coproc_scalar out;
+        assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, x, n, &col));
+        assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, col, &out));
+        coproc_column_free(col);
+    }
+    /* A failed operator teaches nothing. */
+    coproc_scalar out;
+    assert_status(COPROC_NULL_POINTER, coproc_reduce(rt, COPROC_REDUCE_SUM, NULL, &out));
+
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_int_equal(m.observations, seeded + RUNS);
+    assert_true(m.fitted);
+    assert_int_equal(m.features, 1);
+    assert_true(m.refits >= 2); /* the seed fit, then every 100 runs */
+    assert_true(m.median_rel_error >= 0 && m.p90_rel_error >= m.median_rel_error);
+    assert_true(m.coef[0] >= 0 && m.coef[1] >= 0);
+
+    /* Other kinds untouched by reduce runs. */
+    coproc_model_stats sort_before = {.struct_size = sizeof sort_before};
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_SORT, &sort_before));
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_SORT, &m));
+    assert_int_equal(m.observations, sort_before.observations);
+
+    /* Bad arguments. */
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_model_stats_get(rt, 0, COPROC_OP_KIND_COUNT, &m));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_model_stats_get(rt, 7, COPROC_OP_REDUCE, &m));
+    assert_status(COPROC_NULL_POINTER, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, NULL));
+    coproc_model_stats tiny = {.struct_size = 1};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &tiny));
+    assert_string_equal(coproc_op_kind_name(COPROC_OP_HASH_JOIN), "hash_join");
+    assert_string_equal(coproc_op_kind_name((coproc_op_kind)99), "invalid");
+
+    /* Refined models saved into the profile come back with the next runtime. */
+    assert_ok(rt, coproc_profile_save(rt));
+    coproc_close(rt);
+    rt = open_in(dir, COPROC_CALIBRATION_AUTO);
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_true(m.fitted);
+    assert_int_equal(m.observations, seeded + RUNS);
+    coproc_close(rt);
+    free(x);
+    free(dir); /* the directory is left for inspection under $TMPDIR */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_runs_feed_models)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
