@@ -191,6 +191,13 @@ static void test_reduce_bad_input(void **state)
     int32_t small[2];
     assert_status(COPROC_LENGTH_MISMATCH, coproc_column_download(other, small, 2));
     coproc_column_free(other);
+    /* More than the device can allocate: a clear status, no crash. */
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, 0, &info));
+    assert_status(COPROC_DEVICE_OUT_OF_MEMORY,
+                  coproc_column_alloc(rt, 0, COPROC_INT64, info.max_alloc_bytes / 8 + 1, &bad));
+    assert_null(bad);
+    assert_true(strstr(coproc_errmsg(rt), "largest allocation") != NULL);
     /* A column of another runtime is refused, not misused. */
     coproc_runtime *rt2 = test_open(NULL);
     assert_status(COPROC_INVALID_ARGUMENT, coproc_reduce(rt2, COPROC_REDUCE_SUM, col, &out));
