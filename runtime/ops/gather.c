@@ -13,12 +13,10 @@
 #include "launch.h"
 #include "program.h"
 #include "ops.h"
+#include "reduce_fold.h"
 #include "runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
-
-static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
-static int is_signed(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
 
 /* Kernels move bits: 4- and 8-byte elements. */
 static const char *move_suffix(coproc_type t) { return coproc_type_size(t) == 4 ? "b32" : "b64"; }
@@ -73,7 +71,7 @@ static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem f
 }
 
 coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
-                            const coproc_column *positions, coproc_column **out)
+                                 const coproc_column *positions, coproc_column **out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -130,7 +128,7 @@ done:
 }
 
 coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
-                             const coproc_column *positions, coproc_column *dst)
+                                  const coproc_column *positions, coproc_column *dst)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -252,7 +250,7 @@ done:
 }
 
 coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
-                             const coproc_column *bitmap, coproc_column **out)
+                                  const coproc_column *bitmap, coproc_column **out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -320,81 +318,9 @@ done:
 
 /* ---- reduce_where: the conventions of coproc_reduce (runtime/ops/reduce.c). */
 
-/* Size of one partial as cl/gather.cl writes it. */
-static size_t partial_size(const coproc__device *dev, coproc_reduce_op op, coproc_type t)
-{
-    if (op == COPROC_REDUCE_SUM)
-        return t == COPROC_FLOAT32 && !dev->info.has_fp64 ? 4 : 8;
-    return coproc_type_size(t);
-}
-
-/* The result over zero rows. */
-static void identity(coproc_reduce_op op, coproc_type t, coproc_scalar *r)
-{
-    memset(r, 0, sizeof *r);
-    if (op == COPROC_REDUCE_COUNT || op == COPROC_REDUCE_SUM) {
-        r->type = op == COPROC_REDUCE_COUNT ? COPROC_UINT64
-                  : is_float(t)             ? COPROC_FLOAT64
-                  : is_signed(t)            ? COPROC_INT64
-                                            : COPROC_UINT64;
-        return;
-    }
-    int mn = op == COPROC_REDUCE_MIN;
-    switch (t) {
-    case COPROC_INT32: r->type = COPROC_INT64; r->v.i64 = mn ? INT32_MAX : INT32_MIN; break;
-    case COPROC_INT64: r->type = COPROC_INT64; r->v.i64 = mn ? INT64_MAX : INT64_MIN; break;
-    case COPROC_UINT32: r->type = COPROC_UINT64; r->v.u64 = mn ? UINT32_MAX : 0; break;
-    case COPROC_UINT64: r->type = COPROC_UINT64; r->v.u64 = mn ? UINT64_MAX : 0; break;
-    default: r->type = COPROC_FLOAT64; r->v.f64 = mn ? INFINITY : -INFINITY; break;
-    }
-}
-
-/* Fold one partial (raw bytes) into r; the first partial replaces the identity. */
-static void fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigned char *p,
-                 coproc_scalar *r, int first)
-{
-    if (op == COPROC_REDUCE_SUM) {
-        if (is_float(t)) {
-            double v;
-            if (psize == 4) { float f; memcpy(&f, p, 4); v = f; } else memcpy(&v, p, 8);
-            r->v.f64 += v;
-        } else {
-            uint64_t v;
-            memcpy(&v, p, 8);
-            r->v.u64 += v; /* wraps; the same bits for signed sums */
-        }
-        return;
-    }
-    int mn = op == COPROC_REDUCE_MIN;
-    switch (t) {
-    case COPROC_INT32:
-    case COPROC_INT64: {
-        int64_t v;
-        if (t == COPROC_INT32) { int32_t w; memcpy(&w, p, 4); v = w; } else memcpy(&v, p, 8);
-        if (first || (mn ? v < r->v.i64 : v > r->v.i64))
-            r->v.i64 = v;
-        break;
-    }
-    case COPROC_UINT32:
-    case COPROC_UINT64: {
-        uint64_t v;
-        if (t == COPROC_UINT32) { uint32_t w; memcpy(&w, p, 4); v = w; } else memcpy(&v, p, 8);
-        if (first || (mn ? v < r->v.u64 : v > r->v.u64))
-            r->v.u64 = v;
-        break;
-    }
-    default: {
-        double v;
-        if (t == COPROC_FLOAT32) { float f; memcpy(&f, p, 4); v = f; } else memcpy(&v, p, 8);
-        r->v.f64 = first ? v : (mn ? fmin(r->v.f64, v) : fmax(r->v.f64, v));
-        break;
-    }
-    }
-}
-
 coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
-                                  const coproc_column *col, const coproc_column *bitmap,
-                                  coproc_scalar *out)
+                                       const coproc_column *col, const coproc_column *bitmap,
+                                       coproc_scalar *out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -411,7 +337,7 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_reduce_where: unknown op %d",
                             (int)op);
     coproc_scalar r;
-    identity(op, col->type, &r);
+    coproc__reduce_identity(op, col->type, &r);
     size_t n = col->length;
     if (n == 0) {
         *out = r;
@@ -437,7 +363,7 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     /* One kernel computes sum, min, max and count; read back the one asked for. */
     char kname[40];
     snprintf(kname, sizeof kname, "reduce_where_%s", type_suffix[col->type]);
-    size_t ssize = partial_size(dev, COPROC_REDUCE_SUM, col->type);
+    size_t ssize = coproc__reduce_partial_size(dev, COPROC_REDUCE_SUM, col->type);
     size_t tsize = coproc_type_size(col->type);
     size_t psize = op == COPROC_REDUCE_SUM ? ssize : tsize;
     s = coproc__kernel_create(rt, dev, "gather", kname, &k);
@@ -480,10 +406,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     uint64_t total = 0;
     for (size_t i = 0; i < g.groups; i++) {
         total += host_counts[i];
-        fold(op, col->type, psize, host + i * psize, &r, i == 0);
+        coproc__reduce_fold(op, col->type, psize, host + i * psize, &r, i == 0);
     }
     if (total == 0)
-        identity(op, col->type, &r); /* no selected row: as coproc_reduce over zero rows */
+        coproc__reduce_identity(op, col->type, &r); /* no selected row: as coproc_reduce over zero rows */
     r.count = total;
 done:
     free(host);

@@ -496,7 +496,8 @@ static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const
 static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
 
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
-                              const coproc_column *values, int sorted, coproc_group_result *out)
+                                   const coproc_column *values, int sorted,
+                                   coproc_group_result *out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

@@ -30,7 +30,7 @@ static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *
 static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
 
 coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
-                               const coproc_column *right, coproc_join_result *out)
+                                    const coproc_column *right, coproc_join_result *out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

@@ -74,7 +74,7 @@ static coproc_status map_common(coproc_runtime *rt, const char *what, coproc_ari
 }
 
 coproc_status coproc__map_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
-                         const coproc_column *b, coproc_column **out)
+                              const coproc_column *b, coproc_column **out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -98,7 +98,7 @@ coproc_status coproc__map_run(coproc_runtime *rt, coproc_arith op, const coproc_
 }
 
 coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
-                               coproc_value c, coproc_column **out)
+                                    coproc_value c, coproc_column **out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -141,7 +141,7 @@ coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const c
 }
 
 coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, coproc_type to,
-                          coproc_column **out)
+                               coproc_column **out)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

@@ -114,7 +114,7 @@ done:
 }
 
 coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_column *left,
-                                     const coproc_column *right, coproc_join_result *out)
+                                          const coproc_column *right, coproc_join_result *out)
 {
     static const char *const what = "coproc_sort_merge_join";
     if (!rt)
@@ -201,8 +201,8 @@ done:
 }
 
 coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *probe,
-                               const coproc_column *build, coproc_column **positions,
-                               uint64_t *count)
+                                    const coproc_column *build, coproc_column **positions,
+                                    uint64_t *count)
 {
     static const char *const what = "coproc_semi_join";
     if (!rt)

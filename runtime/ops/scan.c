@@ -204,7 +204,7 @@ done:
 }
 
 coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int exclusive,
-                          coproc_column **out)
+                               coproc_column **out)
 {
     static const scan_plan plans[COPROC__TYPE_COUNT] = {
         [COPROC_INT32] = {"scan_sums_i32", "scan_groups_u64", "scan_apply_i32", 8, 8, 1},

@@ -261,8 +261,8 @@ static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char 
     return COPROC_OK;
 }
 
-coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
-                            uint64_t *count)
+coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f,
+                                 coproc_column **positions, uint64_t *count)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -311,7 +311,7 @@ coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f, cop
 }
 
 coproc_status coproc__select_bitmap_run(coproc_runtime *rt, const coproc_filter *f,
-                                   coproc_column **bitmap, uint64_t *count)
+                                        coproc_column **bitmap, uint64_t *count)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

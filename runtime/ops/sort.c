@@ -355,7 +355,8 @@ coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_c
     return radix_sort(&j);
 }
 
-coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
+coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
+                                  coproc_column **perm)
 {
     if (!rt)
         return COPROC_NULL_POINTER;

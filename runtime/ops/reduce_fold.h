@@ -1,0 +1,21 @@
+/* reduce_fold.h - host side of reductions: each work-group writes a partial,
+ * the host folds them (shared by coproc_reduce and coproc_reduce_where). */
+#ifndef COPROC_REDUCE_FOLD_H
+#define COPROC_REDUCE_FOLD_H
+
+#include <stddef.h>
+
+#include "device.h"
+
+/* Bytes of one partial as the kernels write it (sums: 8, or 4 for float32
+ * sums on devices without fp64; min/max: the element size). */
+size_t coproc__reduce_partial_size(const coproc__device *dev, coproc_reduce_op op, coproc_type t);
+
+/* The result over zero rows (count 0; min/max: the type's extreme or +-inf). */
+void coproc__reduce_identity(coproc_reduce_op op, coproc_type t, coproc_scalar *r);
+
+/* Fold one partial (raw bytes, psize of them) into r; first replaces the identity. */
+void coproc__reduce_fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigned char *p,
+                         coproc_scalar *r, int first);
+
+#endif
