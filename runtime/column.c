@@ -72,6 +72,33 @@ coproc_status coproc__column_wrap_mem(coproc_runtime *rt, coproc__device *dev, c
     return COPROC_OK;
 }
 
+coproc_status coproc__column_wrap_host(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                       size_t length, void *host, coproc_column **out)
+{
+    *out = NULL;
+    if (t == COPROC_FLOAT64 && !dev->info.has_fp64)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "device %d (%s) has no fp64; float64 columns "
+                            "cannot live there", dev->index, dev->info.name);
+    size_t esize = coproc_type_size(t);
+    if (!host || length == 0 || length > SIZE_MAX / 2 / esize)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "cannot wrap %zu rows at %p", length,
+                            host);
+    if (length * esize > dev->info.max_alloc_bytes)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
+                            "%zu bytes exceed device %d's largest allocation", length * esize,
+                            dev->index);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                length * esize, host, &err);
+    if (!mem)
+        return coproc__fail_cl(rt, err, "clCreateBuffer(USE_HOST_PTR, %zu bytes) on device %d",
+                               length * esize, dev->index);
+    coproc_status s = coproc__column_wrap_mem(rt, dev, t, length, mem, out);
+    if (s == COPROC_OK)
+        (*out)->host_wrapped = 1;
+    return s;
+}
+
 coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
                                    const coproc__device *dev, const char *what)
 {
@@ -152,6 +179,15 @@ void coproc_column_free(coproc_column *col)
 {
     if (!col)
         return;
-    coproc__pool_give(&col->dev->pool, col->mem);
+    if (col->host_wrapped) {
+        /* Never pooled: the buffer must not outlive the caller's memory, nor may a
+         * queued command still read it when on_free lets the caller have it back. */
+        clFinish(col->dev->queue);
+        clReleaseMemObject(col->mem);
+    } else {
+        coproc__pool_give(&col->dev->pool, col->mem);
+    }
+    if (col->on_free)
+        col->on_free(col->on_free_ctx);
     free(col);
 }

@@ -10,6 +10,12 @@ struct coproc_column {
     coproc_type type;
     size_t length;   /* elements */
     cl_mem mem;      /* never NULL: an empty column holds a small placeholder buffer */
+    /* mem wraps caller memory (CL_MEM_USE_HOST_PTR): released, never pooled. */
+    int host_wrapped;
+    /* Optional hook called once by coproc_column_free after mem is released,
+     * e.g. to release the Arrow array whose buffer mem wraps. */
+    void (*on_free)(void *ctx);
+    void *on_free_ctx;
 };
 
 /* A new column of `length` elements of type t on dev, uninitialised (internal: no checks on rt). */
@@ -20,6 +26,12 @@ coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc
  * ownership of mem (released on failure too). */
 coproc_status coproc__column_wrap_mem(coproc_runtime *rt, coproc__device *dev, coproc_type t,
                                       size_t length, cl_mem mem, coproc_column **out);
+
+/* A column over `length` elements of caller memory at host (CL_MEM_USE_HOST_PTR:
+ * zero-copy on host-unified devices). host must stay valid and unchanged until
+ * the column is freed (set on_free to learn when); length must be > 0. */
+coproc_status coproc__column_wrap_host(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                       size_t length, void *host, coproc_column **out);
 
 /* A new device buffer of `bytes` (at least 16 bytes are allocated). */
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
