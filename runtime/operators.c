@@ -21,6 +21,14 @@ static double bytes(const coproc_column *c)
     return c ? (double)c->length * (double)coproc_type_size(c->type) : 0;
 }
 
+/* Columns that wrap caller memory (Arrow zero-copy imports) are read-only:
+ * writing into them would change the producer's immutable, maybe shared, data. */
+static coproc_status refuse_write(coproc_runtime *rt, const coproc_column *col, const char *what)
+{
+    return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: the column wraps caller memory (a "
+                        "zero-copy import) and is read-only; write into a copy", what);
+}
+
 #define TIMED(col, kind, call, ...)                                                         \
     do {                                                                                    \
         coproc__device *dev_ = device_of(rt, (col));                                        \
@@ -122,6 +130,8 @@ coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
 coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *positions, coproc_column *dst)
 {
+    if (rt && dst && dst->host_wrapped)
+        return refuse_write(rt, dst, "coproc_scatter");
     TIMED(src, COPROC__OP_GATHER, coproc__scatter_run(rt, src, positions, dst),
           bytes(src) + bytes(positions), bytes(src));
 }
@@ -171,6 +181,8 @@ static double n_log_n(const coproc_column *c)
 
 coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
 {
+    if (rt && ((keys && keys->host_wrapped) || (values && values->host_wrapped)))
+        return refuse_write(rt, keys && keys->host_wrapped ? keys : values, "coproc_sort");
     TIMED(keys, COPROC__OP_SORT, coproc__sort_run(rt, keys, values), bytes(keys) + bytes(values),
           n_log_n(keys));
 }

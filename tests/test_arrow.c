@@ -206,6 +206,20 @@ static void test_arrow_zero_copy(void **state)
         int32_t last[1000];
         assert_ok(rt, coproc_column_download(col, last, 1000));
         assert_int_equal(last[999], 123456);
+        /* Read-only: in-place writers refuse it and leave the Arrow data as it was. */
+        assert_status(COPROC_INVALID_ARGUMENT, coproc_sort(rt, col, NULL));
+        assert_true(strstr(coproc_errmsg(rt), "read-only") != NULL);
+        coproc_column *src = NULL, *pos = NULL;
+        uint32_t zero = 0;
+        int32_t other = first[0] ^ 0x55; /* differs, so a write would show */
+        assert_ok(rt, coproc_column_upload(rt, d, COPROC_INT32, &other, 1, &src));
+        assert_ok(rt, coproc_column_upload(rt, d, COPROC_UINT32, &zero, 1, &pos));
+        int32_t before = first[0];
+        assert_status(COPROC_INVALID_ARGUMENT, coproc_scatter(rt, src, pos, col));
+        assert_int_equal(first[0], before);
+        assert_int_equal(first[999], 123456);
+        coproc_column_free(src);
+        coproc_column_free(pos);
         assert_int_equal(released, 0);
         coproc_column_free(col);
         assert_int_equal(released, 1);

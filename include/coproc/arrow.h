@@ -71,9 +71,9 @@ struct ArrowArray {
  * the column wraps the Arrow data buffer (zero-copy, on devices with
  * host-unified memory whose buffer is suitably aligned). The data buffer must
  * not be changed while the column lives. Arrow buffers are immutable and often
- * shared: an operator that writes its input in place (coproc_sort,
- * coproc_scatter's dst) would write through a zero-copy column into them, so
- * sort or scatter into a copy (e.g. coproc_map_const(ADD, 0)) instead.
+ * shared, so a zero-copy column is read-only: coproc_sort and coproc_scatter
+ * refuse to write into it (INVALID_ARGUMENT); sort a copy instead (e.g. from
+ * coproc_map_const(ADD, 0)).
  * On failure nothing is taken: the caller keeps (and still releases) the array,
  * and *out is NULL.
  *
