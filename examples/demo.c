@@ -1,36 +1,94 @@
-/* demo.c - the main job: list every device, then run an operator on each and
- * check it against a plain C loop. Start here to see how coproc is used. */
+/* demo.c - the main job: list every device, then run a small analytical query
+ * on each one and check every step against plain C:
+ *   SELECT key, SUM(price) FROM sales WHERE price < 500 GROUP BY key ORDER BY key
+ * (selection -> gather -> group-by), plus a sum, a sort and a join. It prints
+ * each operator's time beside what the device's learned cost model expected.
+ * Start here to see how coproc is used. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <coproc.h>
 
 #define ROWS (1u << 22)
+#define KEYS 1000u
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int failures;
+
+static void report(coproc_runtime *rt, int dev, const char *what, coproc_op_kind kind, double t,
+                   int ok)
+{
+    coproc_model_stats m = {.struct_size = sizeof m};
+    coproc_model_stats_get(rt, dev, kind, &m);
+    printf("    %-34s %8.2f ms  %s", what, t * 1e3, ok ? "ok" : "MISMATCH");
+    if (m.fitted && m.median_rel_error >= 0)
+        printf("  (cost model: %llu runs seen, median prediction error %.0f %%)",
+               (unsigned long long)m.observations,
+               m.median_rel_error * 100);
+    printf("\n");
+    failures += !ok;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        coproc_status s_ = (call);                                                           \
+        if (s_ != COPROC_OK) {                                                               \
+            printf("    %s: %s: %s\n", #call, coproc_status_name(s_), coproc_errmsg(rt));    \
+            failures++;                                                                      \
+            goto next;                                                                       \
+        }                                                                                    \
+    } while (0)
 
 int main(void)
 {
     coproc_runtime *rt = NULL;
-    coproc_status s = coproc_open(NULL, &rt);
+    coproc_status s = coproc_open(NULL, &rt); /* loads each device's profile, or calibrates */
     if (s != COPROC_OK) {
         fprintf(stderr, "coproc_open: %s: %s\n", coproc_status_name(s), coproc_errmsg(rt));
         coproc_close(rt);
         return 69; /* EX_UNAVAILABLE */
     }
 
-    int32_t *data = malloc(ROWS * sizeof *data);
-    if (!data) {
-        coproc_close(rt);
+    /* sales(key, price): host data and the answers plain C gives. */
+    uint32_t *key = malloc(ROWS * sizeof *key), *sorted = malloc(ROWS * sizeof *sorted);
+    int32_t *price = malloc(ROWS * sizeof *price);
+    int64_t *want_sum = calloc(KEYS, sizeof *want_sum);
+    uint32_t *dim = malloc(KEYS * sizeof *dim);
+    if (!key || !sorted || !price || !want_sum || !dim)
         return 71;
-    }
-    int64_t expected = 0;
+    int64_t total = 0;
+    uint64_t selected = 0;
     unsigned seed = 42;
     for (size_t i = 0; i < ROWS; i++) {
         seed = seed * 1103515245u + 12345u;
-        data[i] = (int32_t)(seed >> 8) - (1 << 22);
-        expected += data[i];
+        key[i] = (seed >> 8) % KEYS;
+        seed = seed * 1103515245u + 12345u;
+        price[i] = (int32_t)((seed >> 8) % 1000);
+        total += price[i];
+        if (price[i] < 500) {
+            selected++;
+            want_sum[key[i]] += price[i];
+        }
     }
+    for (uint32_t k = 0; k < KEYS; k++)
+        dim[k] = k * 2; /* a dimension table holding the even keys */
+    memcpy(sorted, key, ROWS * sizeof *key);
+    qsort(sorted, ROWS, sizeof *sorted, cmp_u32);
 
-    int failures = 0;
     printf("coproc %s: %d device(s)\n", coproc_version_string(), coproc_device_count(rt));
     for (int i = 0; i < coproc_device_count(rt); i++) {
         coproc_device_info d;
@@ -40,24 +98,89 @@ int main(void)
                d.compute_units, (unsigned long long)(d.global_mem_bytes >> 20),
                d.pci_bus_id[0] ? d.pci_bus_id : "-", d.numa_node, d.cpuset);
     }
-    for (int i = 0; i < coproc_device_count(rt); i++) {
-        coproc_column *col = NULL;
+    for (int dev = 0; dev < coproc_device_count(rt); dev++) {
+        printf("  device %d, %u rows:\n", dev, ROWS);
+        coproc_column *ckey = NULL, *cprice = NULL, *pos = NULL, *skey = NULL, *sprice = NULL;
+        coproc_column *cdim = NULL, *copy = NULL;
+        coproc_group_result g = {0};
+        coproc_join_result j = {0};
+        int64_t *got_sum = NULL;
+        uint32_t *got_keys = NULL, *got_sorted = NULL;
+        CHECK(coproc_column_upload(rt, dev, COPROC_UINT32, key, ROWS, &ckey));
+        CHECK(coproc_column_upload(rt, dev, COPROC_INT32, price, ROWS, &cprice));
+        CHECK(coproc_column_upload(rt, dev, COPROC_UINT32, dim, KEYS, &cdim));
+
         coproc_scalar sum;
-        s = coproc_column_upload(rt, i, COPROC_INT32, data, ROWS, &col);
-        if (s == COPROC_OK)
-            s = coproc_reduce(rt, COPROC_REDUCE_SUM, col, &sum);
-        if (s != COPROC_OK) {
-            printf("  device %d: sum failed: %s: %s\n", i, coproc_status_name(s), coproc_errmsg(rt));
-            failures++;
-        } else {
-            int ok = sum.v.i64 == expected;
-            printf("  device %d: sum of %u int32 = %lld (C loop: %lld) %s\n", i, ROWS,
-                   (long long)sum.v.i64, (long long)expected, ok ? "ok" : "MISMATCH");
-            failures += !ok;
+        double t = now();
+        CHECK(coproc_reduce(rt, COPROC_REDUCE_SUM, cprice, &sum));
+        report(rt, dev, "sum(price)", COPROC_OP_REDUCE, now() - t, sum.v.i64 == total);
+
+        coproc_filter f = {.first = {.col = cprice, .cmp = COPROC_CMP_LT, .a = {.i64 = 500}}};
+        uint64_t count = 0;
+        t = now();
+        CHECK(coproc_select(rt, &f, &pos, &count));
+        report(rt, dev, "where price < 500", COPROC_OP_SELECT, now() - t, count == selected);
+
+        t = now();
+        CHECK(coproc_gather(rt, ckey, pos, &skey));
+        CHECK(coproc_gather(rt, cprice, pos, &sprice));
+        double tg = now() - t;
+        report(rt, dev, "gather key, price of those rows", COPROC_OP_GATHER, tg,
+               coproc_column_length(skey) == selected);
+
+        t = now();
+        CHECK(coproc_group_by(rt, skey, sprice, 1, &g));
+        double tgb = now() - t;
+        got_sum = malloc(g.groups * sizeof *got_sum);
+        got_keys = malloc(g.groups * sizeof *got_keys);
+        int ok = got_sum && got_keys && g.groups == KEYS;
+        if (ok) {
+            CHECK(coproc_column_download(g.sum, got_sum, g.groups));
+            CHECK(coproc_column_download(g.keys, got_keys, g.groups));
+            for (size_t k = 0; k < g.groups; k++)
+                ok &= got_keys[k] == k && got_sum[k] == want_sum[k];
         }
-        coproc_column_free(col);
+        report(rt, dev, "group by key, sum(price), sorted", COPROC_OP_GROUP_BY, tgb, ok);
+
+        CHECK(coproc_map_const(rt, COPROC_ARITH_ADD, ckey, (coproc_value){.u64 = 0}, &copy));
+        t = now();
+        CHECK(coproc_sort(rt, copy, NULL));
+        double ts = now() - t;
+        got_sorted = malloc(ROWS * sizeof *got_sorted);
+        ok = got_sorted != NULL;
+        if (ok) {
+            CHECK(coproc_column_download(copy, got_sorted, ROWS));
+            ok = memcmp(got_sorted, sorted, ROWS * sizeof *sorted) == 0;
+        }
+        report(rt, dev, "sort key", COPROC_OP_SORT, ts, ok);
+
+        t = now();
+        CHECK(coproc_hash_join(rt, cdim, ckey, &j));
+        uint64_t want_pairs = 0;
+        for (size_t i = 0; i < ROWS; i++)
+            want_pairs += key[i] % 2 == 0;
+        report(rt, dev, "join key with the even keys", COPROC_OP_HASH_JOIN, now() - t,
+               j.count == want_pairs);
+    next:
+        free(got_sum);
+        free(got_keys);
+        free(got_sorted);
+        coproc_join_result_free(&j);
+        coproc_group_result_free(&g);
+        coproc_column_free(copy);
+        coproc_column_free(cdim);
+        coproc_column_free(sprice);
+        coproc_column_free(skey);
+        coproc_column_free(pos);
+        coproc_column_free(cprice);
+        coproc_column_free(ckey);
     }
-    free(data);
+    free(key);
+    free(sorted);
+    free(price);
+    free(want_sum);
+    free(dim);
     coproc_close(rt);
+    printf("%s\n", failures ? "FAILED" : "all results equal plain C");
     return failures ? 1 : 0;
 }
