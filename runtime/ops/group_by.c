@@ -133,14 +133,6 @@ static coproc_status table_alloc(coproc_runtime *rt, coproc__device *dev, const 
 /* An absent per-slot array is passed as `spare` (the kernel never touches it). */
 static cl_mem or_spare(cl_mem m, cl_mem spare) { return m ? m : spare; }
 
-static size_t next_pow2(size_t x)
-{
-    size_t p = 1;
-    while (p < x)
-        p <<= 1;
-    return p;
-}
-
 /*
  * Pass 1 with table growth: allocate and clear a table of t->cap slots, insert
  * every row; on overflow grow and start again. On return row_slot holds every
@@ -151,7 +143,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
                                  cl_mem row_slot, cl_mem ctl, size_t cap, gb_table *t)
 {
     size_t n = keys->length;
-    size_t enough = next_pow2(2 * n); /* at load <= 1/2 no overflow can happen */
+    size_t enough = coproc__next_pow2(2 * n); /* at load <= 1/2 no overflow can happen */
     if (enough > MAX_CAPACITY)
         enough = MAX_CAPACITY;
     static const char *const p1[] = {"plain", "plain", "v64", "f32", "f64"};
@@ -493,8 +485,6 @@ static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const
     return s;
 }
 
-static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
-
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
                                    const coproc_column *values, int sorted,
                                    coproc_group_result *out)
@@ -512,7 +502,7 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
         if (s != COPROC_OK)
             return s;
     }
-    if (!is_key_type(keys->type))
+    if (!coproc__is_key_type(keys->type))
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_group_by: keys of type %s; "
                             "keys must be integers", coproc_type_name(keys->type));
     if (values && (unsigned)values->type >= COPROC__TYPE_COUNT)
@@ -545,7 +535,7 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
         s = coproc__buffer_new(rt, dev, 2 * sizeof(cl_uint), &ctl);
     if (s != COPROC_OK)
         goto done;
-    size_t cap = next_pow2(2 * n);
+    size_t cap = coproc__next_pow2(2 * n);
     if (cap > FIRST_CAPACITY_MAX)
         cap = FIRST_CAPACITY_MAX;
     s = insert_rows(rt, dev, &p, keys, values, row_slot, ctl, cap, &t);

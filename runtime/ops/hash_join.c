@@ -11,14 +11,6 @@
 #include "ops.h"
 #include "runtime.h"
 
-static size_t next_pow2(size_t x)
-{
-    size_t p = 1;
-    while (p < x)
-        p <<= 1;
-    return p;
-}
-
 /* Launch `kname` of cl/hash_join.cl over n rows with the arguments already in a. */
 static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *a, size_t n,
                          const char *kname)
@@ -26,8 +18,6 @@ static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     return coproc__launch(rt, dev, a, &g, kname);
 }
-
-static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
 
 coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
                                     const coproc_column *right, coproc_join_result *out)
@@ -42,7 +32,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
         s = coproc__column_check(rt, right, left->dev, "coproc_hash_join: right");
     if (s != COPROC_OK)
         return s;
-    if (!is_key_type(left->type) || !is_key_type(right->type))
+    if (!coproc__is_key_type(left->type) || !coproc__is_key_type(right->type))
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_hash_join: keys of type %s and "
                             "%s; keys must be integers", coproc_type_name(left->type),
                             coproc_type_name(right->type));
@@ -65,7 +55,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     char kname[4][32];
     static const char *const stage[] = {"hj_count", "hj_place", "hj_matches", "hj_pairs"};
     cl_ulong nnl = nl, nnr = nr;
-    size_t buckets = next_pow2(nl);
+    size_t buckets = coproc__next_pow2(nl);
     cl_uint mask = (cl_uint)(buckets - 1);
     cl_int err;
     if (nl == 0 || nr == 0)

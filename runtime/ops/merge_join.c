@@ -19,8 +19,6 @@
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
 
-static int is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
-
 /* Both key columns valid, of rt, on one device, integers of one type, at most
  * UINT32_MAX rows each. */
 static coproc_status check_keys(coproc_runtime *rt, const coproc_column *a, const char *a_name,
@@ -34,7 +32,7 @@ static coproc_status check_keys(coproc_runtime *rt, const coproc_column *a, cons
     snprintf(label, sizeof label, "%s: %s", what, b_name);
     if ((s = coproc__column_check(rt, b, a->dev, label)) != COPROC_OK)
         return s;
-    if (!is_key_type(a->type) || !is_key_type(b->type))
+    if (!coproc__is_key_type(a->type) || !coproc__is_key_type(b->type))
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: keys of type %s and %s; keys must "
                             "be integers", what, coproc_type_name(a->type),
                             coproc_type_name(b->type));

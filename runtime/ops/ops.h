@@ -1,10 +1,25 @@
-/* ops.h - the operator implementations in runtime/ops/. The public entry
+/* ops.h - the operator implementations in runtime/ops/ and the small helpers
+ * they share. The public entry
  * points (runtime/operators.c) wrap each one to time it and feed the cost
  * model; the arguments and results are those of the matching coproc_* call. */
 #ifndef COPROC_OPS_H
 #define COPROC_OPS_H
 
+#include <stddef.h>
+
 #include "coproc.h"
+
+/* Key columns of group-by and joins are the integer types. */
+static inline int coproc__is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
+
+/* The smallest power of two >= x (1 for 0): hash table sizes. */
+static inline size_t coproc__next_pow2(size_t x)
+{
+    size_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
 
 coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op,
                                  const coproc_column *col, coproc_scalar *out);
