@@ -1,7 +1,7 @@
 /* ops.h - the operator implementations in runtime/ops/ and the small helpers
- * they share. The public entry
- * points (runtime/operators.c) wrap each one to time it and feed the cost
- * model; the arguments and results are those of the matching coproc_* call. */
+ * they share. The public entry points (runtime/operators.c) wrap each one to
+ * time it and feed the cost model; the arguments and results are those of the
+ * matching coproc_* call. */
 #ifndef COPROC_OPS_H
 #define COPROC_OPS_H
 
