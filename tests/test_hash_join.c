@@ -11,16 +11,6 @@
 enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_COUNT };
 static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint"};
 
-typedef struct pair { uint32_t l, r; } pair;
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const pair *x = a, *y = b;
-    if (x->l != y->l)
-        return x->l < y->l ? -1 : 1;
-    return x->r < y->r ? -1 : x->r > y->r;
-}
-
 static uint64_t key_at(size_t ks, const void *k, size_t i)
 {
     return ks == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
@@ -61,18 +51,18 @@ static int cmp_row_ref(const void *a, const void *b)
 }
 
 /* All pairs with left[l] == right[r], sorted; *count their number. */
-static pair *reference(size_t ks, const void *left, size_t nl, const void *right, size_t nr,
+static test_pair *reference(size_t ks, const void *left, size_t nl, const void *right, size_t nr,
                        size_t *count)
 {
     size_t cap = 1024, m = 0;
-    pair *p = malloc(cap * sizeof *p);
+    test_pair *p = malloc(cap * sizeof *p);
     if (nl * nr <= 4000000) { /* the plainest possible: a nested loop */
         for (size_t l = 0; l < nl; l++)
             for (size_t r = 0; r < nr; r++)
                 if (key_at(ks, left, l) == key_at(ks, right, r)) {
                     if (m == cap)
                         p = realloc(p, (cap *= 2) * sizeof *p);
-                    p[m++] = (pair){(uint32_t)l, (uint32_t)r};
+                    p[m++] = (test_pair){(uint32_t)l, (uint32_t)r};
                 }
     } else { /* big inputs: equal-key runs of the sorted left side */
         row_ref *s = malloc(nl * sizeof *s);
@@ -89,12 +79,12 @@ static pair *reference(size_t ks, const void *left, size_t nl, const void *right
             for (; lo < nl && s[lo].key == k; lo++) {
                 if (m == cap)
                     p = realloc(p, (cap *= 2) * sizeof *p);
-                p[m++] = (pair){s[lo].row, (uint32_t)r};
+                p[m++] = (test_pair){s[lo].row, (uint32_t)r};
             }
         }
         free(s);
     }
-    qsort(p, m, sizeof *p, cmp_pair);
+    qsort(p, m, sizeof *p, test_cmp_pair);
     *count = m;
     return p;
 }
@@ -107,7 +97,7 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
     fill_keys(ks, left, nl, nr, dist, 0, rng);
     fill_keys(ks, right, nr, nl, dist, 1, rng);
     size_t m;
-    pair *want = reference(ks, left, nl, right, nr, &m);
+    test_pair *want = reference(ks, left, nl, right, nr, &m);
     char where[160];
     snprintf(where, sizeof where, "%s type=%s left=%zu right=%zu dist=%s", path,
              coproc_type_name(t), nl, nr, kd_name[dist]);
@@ -128,10 +118,10 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
     uint32_t *gl = malloc((m ? m : 1) * 4), *gr = malloc((m ? m : 1) * 4);
     assert_ok(rt, coproc_column_download(res.left, gl, m));
     assert_ok(rt, coproc_column_download(res.right, gr, m));
-    pair *got = malloc((m ? m : 1) * sizeof *got);
+    test_pair *got = malloc((m ? m : 1) * sizeof *got);
     for (size_t i = 0; i < m; i++)
-        got[i] = (pair){gl[i], gr[i]};
-    qsort(got, m, sizeof *got, cmp_pair);
+        got[i] = (test_pair){gl[i], gr[i]};
+    qsort(got, m, sizeof *got, test_cmp_pair);
     for (size_t i = 0; i < m; i++)
         if (got[i].l != want[i].l || got[i].r != want[i].r)
             fail_msg("%s: pair %zu is (%u, %u), want (%u, %u)", where, i, got[i].l, got[i].r,

@@ -7,16 +7,6 @@
 
 #include "testlib.h"
 
-typedef struct pair { uint32_t l, r; } pair;
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const pair *x = a, *y = b;
-    if (x->l != y->l)
-        return x->l < y->l ? -1 : 1;
-    return x->r < y->r ? -1 : x->r > y->r;
-}
-
 /* Key i of a column of type t, widened without changing equality. */
 static uint64_t key_at(coproc_type t, const void *d, size_t i)
 {
@@ -79,13 +69,13 @@ static void check_join(coproc_runtime *rt, int dev, coproc_type t, size_t nl, si
 
     /* nested-loop reference */
     size_t want_n = 0, cap = 16;
-    pair *want = malloc(cap * sizeof *want);
+    test_pair *want = malloc(cap * sizeof *want);
     for (size_t i = 0; i < nl; i++)
         for (size_t j = 0; j < nr; j++)
             if (key_at(t, l, i) == key_at(t, r, j)) {
                 if (want_n == cap)
                     want = realloc(want, (cap *= 2) * sizeof *want);
-                want[want_n++] = (pair){(uint32_t)i, (uint32_t)j};
+                want[want_n++] = (test_pair){(uint32_t)i, (uint32_t)j};
             }
 
     coproc_column *lc = NULL, *rc = NULL;
@@ -98,10 +88,10 @@ static void check_join(coproc_runtime *rt, int dev, coproc_type t, size_t nl, si
     uint32_t *gl = malloc((want_n ? want_n : 1) * 4), *gr = malloc((want_n ? want_n : 1) * 4);
     download_u32(rt, res.left, gl, want_n);
     download_u32(rt, res.right, gr, want_n);
-    pair *got = malloc((want_n ? want_n : 1) * sizeof *got);
+    test_pair *got = malloc((want_n ? want_n : 1) * sizeof *got);
     for (size_t i = 0; i < want_n; i++)
-        got[i] = (pair){gl[i], gr[i]};
-    qsort(got, want_n, sizeof *got, cmp_pair);
+        got[i] = (test_pair){gl[i], gr[i]};
+    qsort(got, want_n, sizeof *got, test_cmp_pair);
     for (size_t i = 0; i < want_n; i++)
         if (got[i].l != want[i].l || got[i].r != want[i].r)
             fail_msg("%s: pair %zu is (%u, %u), expected (%u, %u)", where, i, got[i].l, got[i].r,

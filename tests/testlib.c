@@ -83,3 +83,11 @@ char *test_temp_dir(const char *tag)
     }
     return strdup(dir);
 }
+
+int test_cmp_pair(const void *a, const void *b)
+{
+    const test_pair *x = a, *y = b;
+    if (x->l != y->l)
+        return x->l < y->l ? -1 : 1;
+    return x->r < y->r ? -1 : x->r > y->r;
+}

@@ -38,6 +38,11 @@ uint64_t test_rand_below(test_rng *r, uint64_t bound);
  * widths, chunk boundaries, and a few larger ones; ends with SIZE_MAX. */
 extern const size_t test_edge_sizes[];
 
+/* A join result pair (left row, right row), and qsort order for comparing
+ * pair lists regardless of the order an operator wrote them in. */
+typedef struct test_pair { uint32_t l, r; } test_pair;
+int test_cmp_pair(const void *a, const void *b);
+
 /* Make a fresh empty directory under $TMPDIR; returns a malloc'd path. */
 char *test_temp_dir(const char *tag);
 
