@@ -118,7 +118,34 @@ typedef struct coproc_options {
     void *log_user;           /* passed to log */
     coproc_log_level log_level; /* lines above this level are dropped; default WARN */
     coproc_calibration calibration; /* default COPROC_CALIBRATION_AUTO */
+    /* Device memory each device may use for operators over host columns
+     * (cached copies of columns plus working memory); 0: 70 % of the device's
+     * memory. Inputs larger than this stream through in chunks, or are
+     * partitioned (sort, joins). COPROC_BUDGET (bytes, or with a K/M/G suffix)
+     * overrides it. */
+    uint64_t device_budget_bytes;
+    /* Host-unified devices (PoCL) use host columns in place, moving no byte.
+     * Nonzero: copy to them as to a discrete GPU (tests of the copy paths). */
+    int disable_zero_copy;
+    /* How operators are placed on devices; COPROC_POLICY overrides it with a
+     * name ("wtar", "srt", "rr", "tbo", "pbo", "static", "fixed" or "fixed:2"). */
+    int policy;               /* a coproc_policy; default COPROC_POLICY_WTAR */
+    int fixed_device;         /* the device of COPROC_POLICY_FIXED */
+    /* Bound of each device's ready queue: a submit that finds it full waits
+     * (back-pressure; no work is dropped). 0: 100. */
+    int queue_depth;
 } coproc_options;
+
+/* Placement policies (see docs/api.md; HyPE's heuristics and Trueno-DB's rule). */
+typedef enum coproc_policy {
+    COPROC_POLICY_WTAR = 0, /* least queued + remaining + own estimated time (default) */
+    COPROC_POLICY_SRT,      /* smallest estimated time, ignoring the queues */
+    COPROC_POLICY_RR,       /* round-robin */
+    COPROC_POLICY_TBO,      /* fastest, unless it is overloaded: then the next fastest */
+    COPROC_POLICY_PBO,      /* at random, P(i) = 1 - T_i / sum T */
+    COPROC_POLICY_STATIC,   /* Trueno-DB: the GPU for >= 10 MB and compute > 5x transfer */
+    COPROC_POLICY_FIXED     /* always options.fixed_device */
+} coproc_policy;
 
 /* Fill *opts with defaults. opts must not be NULL. */
 COPROC_API void coproc_options_init(coproc_options *opts);
@@ -204,6 +231,26 @@ typedef struct coproc_stats {
 /* Snapshot the runtime's counters. out->struct_size must be set by the caller. */
 COPROC_API coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out);
 
+/* Per device: data movement, the residency cache and the operators run there. */
+typedef struct coproc_device_stats {
+    size_t struct_size;          /* set by caller: sizeof(coproc_device_stats) */
+    uint64_t bytes_h2d;          /* bytes copied host -> device */
+    uint64_t bytes_d2h;          /* bytes copied device -> host */
+    uint64_t cache_hits;         /* an operator found a host column already on the device */
+    uint64_t cache_misses;       /* ... had to copy it there (or wrap it, zero-copy) */
+    uint64_t cache_evictions;    /* cached copies dropped to make room */
+    uint64_t resident_bytes;     /* device memory the cache holds now */
+    uint64_t budget_bytes;       /* coproc_options.device_budget_bytes as applied */
+    uint64_t tasks_run;          /* submitted operators that ran here */
+    uint64_t tasks_streamed;     /* ... of which streamed or partitioned (over the budget) */
+    double busy_seconds;         /* measured time of those operators */
+    double mean_rel_error;       /* |estimate - measured| / measured, mean; -1 if none */
+    int queued;                  /* operators waiting in its ready queue now */
+} coproc_device_stats;
+
+COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,
+                                                 coproc_device_stats *out);
+
 /* ---------------------------------------------------------------- cost models */
 
 /* Operator kinds with a learned cost model (one model per kind and device). */
@@ -287,6 +334,27 @@ COPROC_API int coproc_column_device(const coproc_column *col);      /* -1 for NU
 
 /* Release the column. NULL is a no-op. */
 COPROC_API void coproc_column_free(coproc_column *col);
+
+/*
+ * Host columns: data in host memory that coproc moves to whichever device an
+ * operator runs on (coproc_submit), keeping copies there in each device's
+ * residency cache so that a later operator on the same column moves nothing.
+ *
+ * coproc_column_wrap borrows n elements at host: they must stay valid and
+ * unchanged until the column is freed (a change is not seen by cached copies).
+ * n may be 0 (host may then be NULL).
+ * coproc_column_host_alloc allocates n elements of pinned host memory (page-
+ * locked where a device offers it, so copies run at the bus's full speed);
+ * write them through coproc_column_host_data before the first operator.
+ * Both give a column whose coproc_column_device is -1; coproc_column_download
+ * copies it out. Free with coproc_column_free (drops the cached copies).
+ */
+COPROC_API coproc_status coproc_column_wrap(coproc_runtime *rt, coproc_type t, const void *host,
+                                            size_t n, coproc_column **out);
+COPROC_API coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t n,
+                                                  coproc_column **out);
+/* A host column's rows (owned by the column); NULL for device columns. */
+COPROC_API void *coproc_column_host_data(const coproc_column *col);
 
 /* ---------------------------------------------------------------- operators */
 
@@ -506,6 +574,69 @@ COPROC_API void coproc_join_result_free(coproc_join_result *r);
 COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
                                           const coproc_column *build,
                                           coproc_column **positions, uint64_t *count);
+
+/* ---------------------------------------------------------------- asynchronous operators */
+
+/*
+ * An operator over host columns (or device columns: it then runs where they
+ * live), submitted to run on the device the policy picks. Inputs by kind:
+ *   COPROC_OP_REDUCE    a; reduce
+ *   COPROC_OP_SELECT    filter (its columns)
+ *   COPROC_OP_MAP       a, b (NULL: a op c); arith, c
+ *   COPROC_OP_GROUP_BY  a = keys, b = values (may be NULL); sorted
+ *   COPROC_OP_SORT      a = keys, b = values (may be NULL); results are sorted copies
+ *   COPROC_OP_HASH_JOIN a = left (build side), b = right
+ * Other kinds give UNSUPPORTED. Inputs are borrowed until the task is waited on.
+ */
+typedef struct coproc_op {
+    size_t struct_size;        /* set by coproc_op_init */
+    coproc_op_kind kind;
+    int device;                /* -1 (default): the policy decides; else this device */
+    const coproc_column *a, *b;
+    coproc_filter filter;
+    coproc_reduce_op reduce;
+    coproc_arith arith;
+    coproc_value c;
+    int sorted;
+} coproc_op;
+
+/* Fill *op with defaults for kind (device -1). */
+COPROC_API void coproc_op_init(coproc_op *op, coproc_op_kind kind);
+
+/* What a task produced. Columns are host columns owned by the caller: free
+ * them with coproc_result_free (or take them and set the member to NULL). */
+typedef struct coproc_result {
+    coproc_scalar scalar;      /* REDUCE */
+    uint64_t count;            /* SELECT: matches; GROUP_BY: groups; HASH_JOIN: pairs */
+    coproc_column *column;     /* SELECT: positions; MAP: out; SORT: sorted keys */
+    coproc_column *column2;    /* SORT: permuted values (NULL without values) */
+    coproc_group_result groups;/* GROUP_BY */
+    coproc_join_result join;   /* HASH_JOIN */
+    int device;                /* where it ran */
+    int streamed;              /* 1: the inputs exceeded the budget and streamed through */
+    double estimate_s;         /* predicted seconds, transfers included; < 0 if none */
+    double seconds;            /* measured, transfers included */
+} coproc_result;
+
+typedef struct coproc_task coproc_task;
+
+/*
+ * Queue op and return at once; *out owns the task until coproc_wait. May be
+ * called from many threads at once. When the chosen device's ready queue is
+ * full it waits for room (back-pressure). Argument errors are returned here;
+ * errors while running are returned by coproc_wait.
+ */
+COPROC_API coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task **out);
+
+/* 1 when the task has finished (coproc_wait will not block), else 0. */
+COPROC_API int coproc_task_done(const coproc_task *t);
+
+/* Wait for t, move its result into *out (may be NULL to discard it) and free t.
+ * Returns the operator's status; on error *out holds no columns. */
+COPROC_API coproc_status coproc_wait(coproc_task *t, coproc_result *out);
+
+/* Free the columns of a result. NULL is a no-op. */
+COPROC_API void coproc_result_free(coproc_result *r);
 
 #ifdef __cplusplus
 }

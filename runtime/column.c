@@ -1,9 +1,11 @@
-/* column.c - device-resident columns: allocate, upload, download, free. */
+/* column.c - columns: device-resident ones (allocate, upload, download) and
+ * host columns (wrap, pinned allocation), and freeing both. */
 #include "column.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "residency.h"
 #include "runtime.h"
 
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
@@ -106,6 +108,9 @@ coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
         return coproc__fail(rt, COPROC_NULL_POINTER, "%s is NULL", what);
     if (col->rt != rt)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s belongs to another runtime", what);
+    if (!col->dev)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s is a host column: run operators "
+                            "on it with coproc_submit, or upload it to a device", what);
     if (dev && col->dev != dev)
         return coproc__fail(rt, COPROC_WRONG_DEVICE, "%s lives on device %d, not device %d", what,
                             col->dev->index, dev->index);
@@ -150,6 +155,104 @@ coproc_status coproc_column_upload(coproc_runtime *rt, int device, coproc_type t
     return COPROC_OK;
 }
 
+static coproc_status host_column_make(coproc_runtime *rt, coproc_type t, size_t length,
+                                      coproc_column **out)
+{
+    *out = NULL;
+    if ((unsigned)t >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "invalid column type %d", (int)t);
+    if (length > SIZE_MAX / 2 / coproc_type_size(t))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "column length %zu too large", length);
+    coproc_column *col = calloc(1, sizeof *col);
+    if (!col)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    col->rt = rt;
+    col->type = t;
+    col->length = length;
+    col->id = atomic_fetch_add(&rt->next_column_id, 1) + 1;
+    *out = col;
+    return COPROC_OK;
+}
+
+coproc_status coproc__host_column_new(coproc_runtime *rt, coproc_type t, size_t length,
+                                      coproc_column **out)
+{
+    coproc_status s = host_column_make(rt, t, length, out);
+    if (s != COPROC_OK)
+        return s;
+    if (length > 0 && !((*out)->host = malloc(length * coproc_type_size(t)))) {
+        free(*out);
+        *out = NULL;
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory for %zu rows",
+                            length);
+    }
+    (*out)->host_owned = 1;
+    return COPROC_OK;
+}
+
+coproc_status coproc_column_wrap(coproc_runtime *rt, coproc_type t, const void *host, size_t n,
+                                 coproc_column **out)
+{
+    if (!rt || !out)
+        return rt ? coproc__fail(rt, COPROC_NULL_POINTER, "out is NULL") : COPROC_NULL_POINTER;
+    *out = NULL;
+    if (!host && n > 0)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "host data is NULL for %zu rows", n);
+    coproc_status s = host_column_make(rt, t, n, out);
+    if (s == COPROC_OK)
+        (*out)->host = (void *)host; /* borrowed; only read */
+    return s;
+}
+
+coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t n,
+                                       coproc_column **out)
+{
+    if (!rt || !out)
+        return rt ? coproc__fail(rt, COPROC_NULL_POINTER, "out is NULL") : COPROC_NULL_POINTER;
+    *out = NULL;
+    coproc_status s = host_column_make(rt, t, n, out);
+    if (s != COPROC_OK || n == 0)
+        return s;
+    coproc_column *col = *out;
+    size_t bytes = n * coproc_type_size(t);
+    /* Page-locked memory from the first device with its own memory (a GPU's
+     * driver pins CL_MEM_ALLOC_HOST_PTR buffers); plain memory otherwise. */
+    for (int i = 0; i < rt->device_count && !col->host; i++) {
+        coproc__device *dev = &rt->devices[i];
+        if (dev->info.host_unified_memory)
+            continue;
+        cl_int err;
+        cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                                    NULL, &err);
+        if (!mem)
+            continue;
+        void *p = clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                     bytes, 0, NULL, NULL, &err);
+        if (!p) {
+            clReleaseMemObject(mem);
+            continue;
+        }
+        col->host = p;
+        col->pinned = mem;
+        col->pinned_dev = dev;
+    }
+    if (!col->host) {
+        if (!(col->host = malloc(bytes))) {
+            free(col);
+            *out = NULL;
+            return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory for %zu rows",
+                                n);
+        }
+        col->host_owned = 1;
+    }
+    return COPROC_OK;
+}
+
+void *coproc_column_host_data(const coproc_column *col)
+{
+    return col && !col->dev ? col->host : NULL;
+}
+
 coproc_status coproc_column_download(const coproc_column *col, void *host, size_t capacity)
 {
     if (!col)
@@ -162,6 +265,10 @@ coproc_status coproc_column_download(const coproc_column *col, void *host, size_
                             "%zu", capacity, col->length);
     if (col->length == 0)
         return COPROC_OK;
+    if (!col->dev) {
+        memcpy(host, col->host, col->length * coproc_type_size(col->type));
+        return COPROC_OK;
+    }
     cl_int err = clEnqueueReadBuffer(col->dev->queue, col->mem, CL_TRUE, 0,
                                      col->length * coproc_type_size(col->type), host, 0, NULL,
                                      NULL);
@@ -173,12 +280,25 @@ coproc_status coproc_column_download(const coproc_column *col, void *host, size_
 
 size_t coproc_column_length(const coproc_column *col) { return col ? col->length : 0; }
 coproc_type coproc_column_type(const coproc_column *col) { return col ? col->type : COPROC__TYPE_COUNT; }
-int coproc_column_device(const coproc_column *col) { return col ? col->dev->index : -1; }
+int coproc_column_device(const coproc_column *col) { return col && col->dev ? col->dev->index : -1; }
 
 void coproc_column_free(coproc_column *col)
 {
     if (!col)
         return;
+    if (!col->dev) {
+        for (int i = 0; i < col->rt->device_count; i++)
+            coproc__residency_forget(&col->rt->devices[i], col);
+        if (col->pinned) {
+            clEnqueueUnmapMemObject(col->pinned_dev->queue, col->pinned, col->host, 0, NULL, NULL);
+            clFinish(col->pinned_dev->queue);
+            clReleaseMemObject(col->pinned);
+        } else if (col->host_owned) {
+            free(col->host);
+        }
+        free(col);
+        return;
+    }
     if (col->host_wrapped) {
         /* Never pooled: the buffer must not outlive the caller's memory, nor may a
          * queued command still read it when on_free lets the caller have it back. */

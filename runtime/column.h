@@ -1,4 +1,6 @@
-/* column.h - a typed array in one device's memory, as operators see it. */
+/* column.h - a typed array, as operators see it: either in one device's memory
+ * (dev != NULL, mem) or in host memory (dev == NULL, host), in which case the
+ * residency cache (residency.h) keeps copies of it on devices. */
 #ifndef COPROC_COLUMN_H
 #define COPROC_COLUMN_H
 
@@ -6,10 +8,18 @@
 
 struct coproc_column {
     coproc_runtime *rt;
-    coproc__device *dev;
+    coproc__device *dev;  /* NULL: a host column */
     coproc_type type;
     size_t length;   /* elements */
-    cl_mem mem;      /* never NULL: an empty column holds a small placeholder buffer */
+    cl_mem mem;      /* device columns: never NULL (an empty column holds a small
+                        placeholder buffer); host columns: NULL */
+    /* Host columns: the rows; borrowed (coproc_column_wrap) or owned (results,
+     * coproc_column_host_alloc). NULL only when length is 0. */
+    void *host;
+    int host_owned;  /* free(host) on free */
+    cl_mem pinned;   /* host lies in this mapped pinned buffer (released on free) */
+    coproc__device *pinned_dev; /* the device whose context made `pinned` */
+    uint64_t id;     /* host columns: unique in the runtime, the residency cache's key */
     /* mem wraps caller memory (CL_MEM_USE_HOST_PTR): released, never pooled. */
     int host_wrapped;
     /* Optional hook called once by coproc_column_free after mem is released,
@@ -36,6 +46,10 @@ coproc_status coproc__column_wrap_host(coproc_runtime *rt, coproc__device *dev, 
 /* A new device buffer of `bytes` (at least 16 bytes are allocated). */
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
                                  cl_mem *out);
+
+/* A new host column of `length` rows owning malloc'd memory (uninitialised). */
+coproc_status coproc__host_column_new(coproc_runtime *rt, coproc_type t, size_t length,
+                                      coproc_column **out);
 
 /* Check a column argument: non-NULL, of rt, optionally on `dev` (NULL: any). */
 coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,

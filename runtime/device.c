@@ -8,7 +8,9 @@
 
 #include <CL/cl_ext.h>
 
+#include "residency.h"
 #include "runtime.h"
+#include "transfer.h"
 
 /* NVIDIA's vendor queries (cl_nv_device_attribute_query); not in every header. */
 #ifndef CL_DEVICE_PCI_BUS_ID_NV
@@ -22,12 +24,22 @@
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES_PER_PLATFORM 64
 
+/* A device string, truncated to size - 1 characters: drivers refuse a buffer
+ * shorter than the whole string (PoCL's CL_DEVICE_VERSION exceeds 64 bytes). */
 static void get_string(cl_device_id d, cl_device_info what, char *buf, size_t size)
 {
+    size_t len = 0;
     buf[0] = '\0';
-    if (clGetDeviceInfo(d, what, size, buf, NULL) != CL_SUCCESS)
-        buf[0] = '\0';
-    buf[size - 1] = '\0';
+    if (clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0)
+        return;
+    char *all = malloc(len + 1);
+    if (!all)
+        return;
+    if (clGetDeviceInfo(d, what, len, all, NULL) == CL_SUCCESS) {
+        all[len] = '\0';
+        snprintf(buf, size, "%s", all);
+    }
+    free(all);
 }
 
 static int has_extension(cl_device_id d, const char *ext)
@@ -293,6 +305,17 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     if (!dev->queue)
         return coproc__fail_cl(rt, err, "clCreateCommandQueue for device %d (%s)", index,
                                dev->info.name);
+    dev->copy_queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (!dev->copy_queue)
+        return coproc__fail_cl(rt, err, "clCreateCommandQueue (copies) for device %d (%s)", index,
+                               dev->info.name);
+    dev->budget_bytes = dev->info.global_mem_bytes / 10 * 7;
+    dev->zero_copy = 1;
+    if (!(dev->residency = malloc(sizeof *dev->residency)) ||
+        !(dev->staging = malloc(sizeof *dev->staging)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    coproc__residency_init(dev->residency);
+    coproc__staging_init(dev->staging);
     return COPROC_OK;
 }
 
@@ -312,7 +335,17 @@ void coproc__device_release(coproc__device *dev)
             clReleaseProgram(dev->programs[i]);
     if (dev->queue)
         clFinish(dev->queue);
+    if (dev->copy_queue)
+        clFinish(dev->copy_queue);
+    if (dev->residency)
+        coproc__residency_release_all(dev->residency);
+    free(dev->residency);
+    if (dev->staging)
+        coproc__staging_release(dev, dev->staging);
+    free(dev->staging);
     coproc__pool_release_all(&dev->pool);
+    if (dev->copy_queue)
+        clReleaseCommandQueue(dev->copy_queue);
     if (dev->queue)
         clReleaseCommandQueue(dev->queue);
     if (dev->context)

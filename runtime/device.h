@@ -3,6 +3,7 @@
 #define COPROC_DEVICE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <CL/cl.h>
 
 #include "coproc.h"
@@ -20,7 +21,9 @@ typedef struct coproc__device {
     cl_platform_id platform;
     cl_device_id id;
     cl_context context;
-    cl_command_queue queue;       /* in-order, profiling enabled */
+    cl_command_queue queue;       /* in-order, profiling enabled: kernels */
+    cl_command_queue copy_queue;  /* in-order, profiling enabled: copies that overlap the
+                                     kernels on `queue` (streaming operators) */
     char fingerprint[768];        /* platform, device, driver, PCI id, coproc version */
     char build_options[256];      /* -D flags that tune kernels for this device */
     int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
@@ -29,6 +32,16 @@ typedef struct coproc__device {
     cl_program programs[COPROC__MAX_PROGRAMS];
 
     coproc__pool pool;            /* freed large buffers for reuse */
+
+    /* Device memory that operators over host columns may use (residency cache
+     * plus working memory), and whether host columns are used in place on a
+     * host-unified device (no copy) - see coproc_options. */
+    uint64_t budget_bytes;
+    int zero_copy;
+    struct coproc__residency *residency; /* owned; see residency.h */
+    struct coproc__staging *staging;     /* owned; pinned staging buffers (transfer.h) */
+    /* Bytes moved between host and device, each way (transfer.h counts them). */
+    atomic_uint_fast64_t bytes_h2d, bytes_d2h;
 
     pthread_mutex_t model_lock;   /* guards profile's models */
     coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */

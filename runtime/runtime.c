@@ -11,6 +11,8 @@
 #include "cache.h"
 #include "cl_error.h"
 #include "profile.h"
+#include "scheduler.h"
+#include "task.h"
 #include "topology.h"
 
 void coproc_options_init(coproc_options *opts)
@@ -189,6 +191,58 @@ static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
     rt->errmsg[0] = '\0';
 }
 
+/* "123", "64K", "512M", "2G" -> bytes; 0 on a bad string. */
+static uint64_t parse_bytes(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end == '\0' ? (uint64_t)v : 0;
+}
+
+/* Budget, zero-copy and placement options, with their environment overrides. */
+static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
+{
+    uint64_t budget = o->device_budget_bytes;
+    const char *env = getenv("COPROC_BUDGET");
+    if (env && *env) {
+        uint64_t b = parse_bytes(env);
+        if (b)
+            budget = b;
+        else
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored (bytes, or with K/M/G)", env);
+    }
+    for (int i = 0; i < rt->device_count; i++) {
+        if (budget)
+            rt->devices[i].budget_bytes = budget;
+        rt->devices[i].zero_copy = !o->disable_zero_copy;
+    }
+    rt->policy = o->policy;
+    rt->fixed_device = o->fixed_device;
+    rt->queue_depth = o->queue_depth > 0 ? o->queue_depth : 100;
+    env = getenv("COPROC_POLICY");
+    if (env && *env) {
+        char name[32];
+        snprintf(name, sizeof name, "%s", env);
+        char *colon = strchr(name, ':');
+        if (colon) {
+            *colon = '\0';
+            rt->fixed_device = atoi(colon + 1);
+        }
+        int p = coproc__policy_parse(name);
+        if (p >= 0)
+            rt->policy = p;
+        else
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored (wtar, srt, rr, tbo, pbo, "
+                        "static, fixed[:device])", env);
+    }
+}
+
 static int parse_calibration(const char *s, coproc_calibration *out)
 {
     if (strcmp(s, "auto") == 0) *out = COPROC_CALIBRATION_AUTO;
@@ -211,7 +265,8 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
             return COPROC_INVALID_ARGUMENT; /* not initialised with coproc_options_init */
         memcpy(&o, opts, opts->struct_size);
         if ((unsigned)o.log_level > COPROC_LOG_DEBUG ||
-            (unsigned)o.calibration > COPROC_CALIBRATION_FULL)
+            (unsigned)o.calibration > COPROC_CALIBRATION_FULL ||
+            (unsigned)o.policy > COPROC_POLICY_FIXED || o.queue_depth < 0)
             return COPROC_INVALID_ARGUMENT;
     }
 
@@ -219,6 +274,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
     if (!rt)
         return COPROC_HOST_OUT_OF_MEMORY;
     pthread_mutex_init(&rt->err_lock, NULL);
+    pthread_mutex_init(&rt->tasks_lock, NULL);
     rt->log = o.log;
     rt->log_user = o.log_user;
     rt->log_level = o.log_level;
@@ -264,6 +320,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
                             "(%d device(s) found; see `coproc-calibrate --list`)",
                             spec ? spec : "all", count);
     }
+    apply_placement_options(rt, &o);
     const char *env_cal = getenv("COPROC_CALIBRATE");
     if (env_cal && *env_cal && parse_calibration(env_cal, &o.calibration) != 0)
         coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",
@@ -277,10 +334,12 @@ void coproc_close(coproc_runtime *rt)
 {
     if (!rt)
         return;
+    coproc__tasks_stop(rt);
     for (int i = 0; i < rt->device_count; i++)
         coproc__device_release(&rt->devices[i]);
     free(rt->devices);
     pthread_mutex_destroy(&rt->err_lock);
+    pthread_mutex_destroy(&rt->tasks_lock);
     free(rt);
 }
 

@@ -26,6 +26,13 @@ struct coproc_runtime {
     atomic_uint_fast64_t programs_built;
     atomic_uint_fast64_t programs_from_cache;
     atomic_uint_fast64_t program_cache_writes;
+    atomic_uint_fast64_t next_column_id; /* host columns' ids (residency keys) */
+
+    int policy;                /* coproc_policy, after COPROC_POLICY */
+    int fixed_device;
+    int queue_depth;
+    struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
+    pthread_mutex_t tasks_lock;  /* guards creating `tasks` */
 };
 
 /* Record an error message on rt (may be NULL) and return s, so callers write

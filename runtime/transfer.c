@@ -1,0 +1,180 @@
+/* transfer.c - host<->device copies, counted per device, pageable memory
+ * staged through pinned buffers. */
+#include "transfer.h"
+
+#include <string.h>
+
+#include "runtime.h"
+
+void coproc__staging_init(coproc__staging *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+void coproc__staging_release(coproc__device *dev, coproc__staging *s)
+{
+    for (int i = 0; i < 2; i++) {
+        if (s->mem[i] && s->ptr[i])
+            clEnqueueUnmapMemObject(dev->queue, s->mem[i], s->ptr[i], 0, NULL, NULL);
+    }
+    if (dev->queue)
+        clFinish(dev->queue);
+    for (int i = 0; i < 2; i++)
+        if (s->mem[i])
+            clReleaseMemObject(s->mem[i]);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* Create the two pinned buffers on first use; 0 when staging is unavailable. */
+static int staging_ready(coproc__device *dev, coproc__staging *s)
+{
+    if (s->ready)
+        return s->ready > 0;
+    s->ready = -1;
+    for (int i = 0; i < 2; i++) {
+        cl_int err;
+        s->mem[i] = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                   COPROC__STAGING_BYTES, NULL, &err);
+        if (!s->mem[i])
+            return 0;
+        s->ptr[i] = clEnqueueMapBuffer(dev->queue, s->mem[i], CL_TRUE,
+                                       CL_MAP_READ | CL_MAP_WRITE, 0, COPROC__STAGING_BYTES, 0,
+                                       NULL, NULL, &err);
+        if (!s->ptr[i])
+            return 0;
+    }
+    s->ready = 1;
+    return 1;
+}
+
+/* Staging pays only where the device has its own memory and the copy is large. */
+static int use_staging(coproc__device *dev, size_t bytes, int pinned)
+{
+    return !pinned && !dev->info.host_unified_memory && dev->staging &&
+           bytes > COPROC__STAGING_BYTES / 4;
+}
+
+coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, cl_mem dst,
+                          size_t dst_off, const void *src, size_t bytes, int src_pinned)
+{
+    if (!q)
+        q = dev->queue;
+    if (bytes == 0)
+        return COPROC_OK;
+    cl_int err = CL_SUCCESS;
+    coproc__staging *s = dev->staging;
+    if (use_staging(dev, bytes, src_pinned) && pthread_mutex_trylock(&s->lock) == 0) {
+        if (staging_ready(dev, s)) {
+            /* Fill one pinned buffer while the bus drains the other. */
+            cl_event pending[2] = {NULL, NULL};
+            size_t done = 0;
+            for (int k = 0; done < bytes && err == CL_SUCCESS; k ^= 1) {
+                size_t n = bytes - done < COPROC__STAGING_BYTES ? bytes - done
+                                                                : COPROC__STAGING_BYTES;
+                if (pending[k]) {
+                    err = clWaitForEvents(1, &pending[k]);
+                    clReleaseEvent(pending[k]);
+                    pending[k] = NULL;
+                    if (err != CL_SUCCESS)
+                        break;
+                }
+                memcpy(s->ptr[k], (const char *)src + done, n);
+                err = clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off + done, n, s->ptr[k], 0,
+                                           NULL, &pending[k]);
+                done += n;
+            }
+            for (int k = 0; k < 2; k++)
+                if (pending[k]) {
+                    cl_int e = clWaitForEvents(1, &pending[k]);
+                    err = err == CL_SUCCESS ? e : err;
+                    clReleaseEvent(pending[k]);
+                }
+            pthread_mutex_unlock(&s->lock);
+            if (err != CL_SUCCESS)
+                return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes,
+                                       dev->index);
+            atomic_fetch_add(&dev->bytes_h2d, bytes);
+            return COPROC_OK;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    err = clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes, dev->index);
+    atomic_fetch_add(&dev->bytes_h2d, bytes);
+    return COPROC_OK;
+}
+
+coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, void *dst,
+                          cl_mem src, size_t src_off, size_t bytes, int dst_pinned)
+{
+    if (!q)
+        q = dev->queue;
+    if (bytes == 0)
+        return COPROC_OK;
+    cl_int err = CL_SUCCESS;
+    coproc__staging *s = dev->staging;
+    if (use_staging(dev, bytes, dst_pinned) && pthread_mutex_trylock(&s->lock) == 0) {
+        if (staging_ready(dev, s)) {
+            /* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
+            cl_event pending[2] = {NULL, NULL};
+            size_t off[2] = {0, 0}, len[2] = {0, 0}, issued = 0;
+            int head = 0, count = 0; /* head: the older read in flight */
+            while ((issued < bytes || count > 0) && err == CL_SUCCESS) {
+                while (issued < bytes && count < 2 && err == CL_SUCCESS) {
+                    int b = (head + count) % 2;
+                    size_t n = bytes - issued < COPROC__STAGING_BYTES ? bytes - issued
+                                                                      : COPROC__STAGING_BYTES;
+                    err = clEnqueueReadBuffer(q, src, CL_FALSE, src_off + issued, n, s->ptr[b], 0,
+                                              NULL, &pending[b]);
+                    off[b] = issued;
+                    len[b] = n;
+                    issued += n;
+                    count++;
+                }
+                if (err != CL_SUCCESS)
+                    break;
+                err = clWaitForEvents(1, &pending[head]);
+                clReleaseEvent(pending[head]);
+                pending[head] = NULL;
+                if (err == CL_SUCCESS)
+                    memcpy((char *)dst + off[head], s->ptr[head], len[head]);
+                head ^= 1;
+                count--;
+            }
+            for (int i = 0; i < 2; i++)
+                if (pending[i]) {
+                    clWaitForEvents(1, &pending[i]);
+                    clReleaseEvent(pending[i]);
+                }
+            pthread_mutex_unlock(&s->lock);
+            if (err != CL_SUCCESS)
+                return coproc__fail_cl(rt, err, "copying %zu bytes from device %d", bytes,
+                                       dev->index);
+            atomic_fetch_add(&dev->bytes_d2h, bytes);
+            return COPROC_OK;
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    err = clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "copying %zu bytes from device %d", bytes, dev->index);
+    atomic_fetch_add(&dev->bytes_d2h, bytes);
+    return COPROC_OK;
+}
+
+coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_command_queue q,
+                                cl_mem dst, size_t dst_off, const void *src, size_t bytes,
+                                cl_event *done)
+{
+    if (!q)
+        q = dev->copy_queue ? dev->copy_queue : dev->queue;
+    *done = NULL;
+    cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
+                       : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes, dev->index);
+    atomic_fetch_add(&dev->bytes_h2d, bytes);
+    return COPROC_OK;
+}
