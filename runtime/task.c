@@ -1,6 +1,400 @@
-/* task.c - asynchronous submission (work in progress). */
+/* task.c - asynchronous operators: submission, placement, per-device worker
+ * threads with bounded ready queues, waiting; and the per-device statistics.
+ * One scheduler (scheduler.h) per runtime places every task, so its picture of
+ * each device's queued and running work is complete. */
 #include "task.h"
 
-#include "runtime.h"
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-void coproc__tasks_stop(coproc_runtime *rt) { (void)rt; }
+#include "bandwidth.h"
+#include "hostrun.h"
+#include "profile.h"
+#include "residency.h"
+#include "runtime.h"
+#include "scheduler.h"
+#include "topology.h"
+
+struct coproc_task {
+    coproc_runtime *rt;
+    coproc_op op;
+    coproc__sched_ticket ticket;
+    int tried;                 /* devices that ran out of memory on it (bits) */
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    int done;
+    coproc_status status;
+    char errmsg[512];
+    coproc_result result;
+};
+
+typedef struct worker {
+    coproc_runtime *rt;
+    int device;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    coproc_task **ring;        /* bounded ready queue */
+    int head, count;
+    int stop;
+    atomic_uint_fast64_t tasks_run, tasks_streamed;
+} worker;
+
+typedef struct coproc__tasks {
+    coproc__sched sched;
+    double t0;                 /* clock origin */
+    int depth;
+    worker *w;
+} coproc__tasks;
+
+static double clock_now(const coproc__tasks *ts) { return coproc__now() - ts->t0; }
+
+static void finish(coproc_task *t, coproc_status s)
+{
+    pthread_mutex_lock(&t->lock);
+    t->status = s;
+    if (s != COPROC_OK)
+        snprintf(t->errmsg, sizeof t->errmsg, "%s", coproc_errmsg(t->rt));
+    t->done = 1;
+    pthread_cond_broadcast(&t->done_cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void enqueue(coproc__tasks *ts, int d, coproc_task *t);
+
+/* Run one task on its device; a device out of memory passes it on to another. */
+static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
+{
+    coproc_runtime *rt = w->rt;
+    coproc__device *dev = &rt->devices[w->device];
+    coproc__sched_start(&ts->sched, &t->ticket, clock_now(ts));
+    double t0 = coproc__now();
+    coproc_status s = coproc__op_run(rt, dev, &t->op, &t->result);
+    double seconds = coproc__now() - t0;
+    coproc__sched_finish(&ts->sched, &t->ticket, clock_now(ts), s == COPROC_OK ? seconds : -1);
+    if (s == COPROC_OK) {
+        atomic_fetch_add(&w->tasks_run, 1);
+        atomic_fetch_add(&w->tasks_streamed, t->result.streamed != 0);
+        t->result.seconds = seconds;
+        t->result.estimate_s = t->ticket.estimate;
+        finish(t, s);
+        return;
+    }
+    coproc_result_free(&t->result);
+    memset(&t->result, 0, sizeof t->result);
+    t->tried |= 1u << w->device;
+    if (s == COPROC_DEVICE_OUT_OF_MEMORY && t->op.device < 0 &&
+        coproc__op_home_device(&t->op) < 0) {
+        for (int d = 0; d < rt->device_count; d++) {
+            if (t->tried & (1u << d) || !coproc__op_runs_on(&t->op, &rt->devices[d]))
+                continue;
+            coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory; moving the %s to device %d",
+                        w->device, coproc_op_kind_name(t->op.kind), d);
+            coproc__sched_task st = {.kind = (int)t->op.kind, .forced = d};
+            for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
+                st.cost[i] = st.transfer[i] = -1;
+            coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+            enqueue(ts, d, t);
+            return;
+        }
+    }
+    finish(t, s);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    coproc__tasks *ts = w->rt->tasks;
+    coproc__topology_bind_thread(w->rt, w->device);
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        while (w->count == 0 && !w->stop)
+            pthread_cond_wait(&w->not_empty, &w->lock);
+        if (w->count == 0) {
+            pthread_mutex_unlock(&w->lock);
+            return NULL;
+        }
+        coproc_task *t = w->ring[w->head];
+        w->head = (w->head + 1) % ts->depth;
+        w->count--;
+        pthread_cond_signal(&w->not_full);
+        pthread_mutex_unlock(&w->lock);
+        run_task(ts, w, t);
+    }
+}
+
+/* Put t on device d's ready queue, waiting while it is full (back-pressure).
+ * A worker re-queueing onto its own full queue would wait forever: it runs
+ * the task itself instead. */
+static void enqueue(coproc__tasks *ts, int d, coproc_task *t)
+{
+    worker *w = &ts->w[d];
+    pthread_mutex_lock(&w->lock);
+    if (w->count == ts->depth && pthread_equal(pthread_self(), w->thread)) {
+        pthread_mutex_unlock(&w->lock);
+        run_task(ts, w, t);
+        return;
+    }
+    while (w->count == ts->depth)
+        pthread_cond_wait(&w->not_full, &w->lock);
+    w->ring[(w->head + w->count) % ts->depth] = t;
+    w->count++;
+    pthread_cond_signal(&w->not_empty);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static coproc__sched_config sched_config(coproc_runtime *rt)
+{
+    int n = rt->device_count < COPROC__SCHED_MAX_DEVICES ? rt->device_count
+                                                         : COPROC__SCHED_MAX_DEVICES;
+    coproc__sched_config c = coproc__sched_defaults(n);
+    c.policy = (coproc__policy)rt->policy;
+    c.fixed_device = rt->fixed_device;
+    /* STATIC: the first CPU and the first GPU, the bus speed as calibrated. */
+    c.static_cpu_device = c.static_gpu_device = -1;
+    for (int i = 0; i < n; i++) {
+        coproc_device_type ty = rt->devices[i].info.type;
+        if (ty == COPROC_DEVICE_CPU && c.static_cpu_device < 0)
+            c.static_cpu_device = i;
+        if (ty == COPROC_DEVICE_GPU && c.static_gpu_device < 0)
+            c.static_gpu_device = i;
+    }
+    if (c.static_cpu_device < 0)
+        c.static_cpu_device = 0;
+    if (c.static_gpu_device < 0)
+        c.static_gpu_device = c.static_cpu_device;
+    double bw = rt->devices[c.static_gpu_device].profile->h2d_pinned.bytes_per_s;
+    c.static_bus_bandwidth = bw > 0 ? bw : 32e9; /* Trueno-DB's constant until calibrated */
+    return c;
+}
+
+/* Start the scheduler and one worker per device, on first use. */
+static coproc_status tasks_start(coproc_runtime *rt)
+{
+    pthread_mutex_lock(&rt->tasks_lock);
+    if (rt->tasks) {
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return COPROC_OK;
+    }
+    coproc_status s = COPROC_OK;
+    coproc__tasks *ts = calloc(1, sizeof *ts);
+    if (!ts || !(ts->w = calloc((size_t)rt->device_count, sizeof *ts->w))) {
+        free(ts);
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    coproc__sched_config cfg = sched_config(rt);
+    if (coproc__sched_init(&ts->sched, &cfg) != 0) {
+        free(ts->w);
+        free(ts);
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "bad scheduler configuration");
+    }
+    ts->t0 = coproc__now();
+    ts->depth = rt->queue_depth;
+    rt->tasks = ts;
+    for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
+        worker *w = &ts->w[d];
+        w->rt = rt;
+        w->device = d;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->not_empty, NULL);
+        pthread_cond_init(&w->not_full, NULL);
+        if (!(w->ring = calloc((size_t)ts->depth, sizeof *w->ring)))
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        else if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "cannot start a worker thread");
+        else
+            w->started = 1;
+    }
+    pthread_mutex_unlock(&rt->tasks_lock);
+    if (s != COPROC_OK)
+        coproc__tasks_stop(rt);
+    return s;
+}
+
+void coproc__tasks_stop(coproc_runtime *rt)
+{
+    coproc__tasks *ts = rt->tasks;
+    if (!ts)
+        return;
+    for (int d = 0; d < rt->device_count; d++) {
+        worker *w = &ts->w[d];
+        if (!w->ring && !w->started)
+            continue;
+        pthread_mutex_lock(&w->lock);
+        w->stop = 1;
+        pthread_cond_broadcast(&w->not_empty);
+        pthread_mutex_unlock(&w->lock);
+    }
+    for (int d = 0; d < rt->device_count; d++) {
+        worker *w = &ts->w[d];
+        if (w->started)
+            pthread_join(w->thread, NULL);
+        if (w->ring || w->started) {
+            pthread_mutex_destroy(&w->lock);
+            pthread_cond_destroy(&w->not_empty);
+            pthread_cond_destroy(&w->not_full);
+        }
+        free(w->ring);
+    }
+    coproc__sched_destroy(&ts->sched);
+    free(ts->w);
+    free(ts);
+    rt->tasks = NULL;
+}
+
+void coproc_op_init(coproc_op *op, coproc_op_kind kind)
+{
+    if (!op)
+        return;
+    memset(op, 0, sizeof *op);
+    op->struct_size = sizeof *op;
+    op->kind = kind;
+    op->device = -1;
+}
+
+coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task **out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!op || !out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_submit: %s is NULL",
+                            op ? "out" : "op");
+    *out = NULL;
+    coproc_status s = coproc__op_check(rt, op);
+    if (s != COPROC_OK)
+        return s;
+    if (rt->device_count > COPROC__SCHED_MAX_DEVICES)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "more than %d devices",
+                            COPROC__SCHED_MAX_DEVICES);
+    if ((s = tasks_start(rt)) != COPROC_OK)
+        return s;
+    coproc__tasks *ts = rt->tasks;
+
+    coproc_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    t->rt = rt;
+    t->op = *op;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->done_cond, NULL);
+
+    coproc__sched_task st;
+    memset(&st, 0, sizeof st);
+    st.kind = (int)op->kind;
+    int home = coproc__op_home_device(op);
+    st.forced = home >= 0 ? home : op->device;
+    st.input_bytes = coproc__op_input_bytes(op);
+    for (int d = 0; d < rt->device_count; d++) {
+        coproc__device *dev = &rt->devices[d];
+        if (!coproc__op_runs_on(op, dev))
+            continue;
+        st.allowed |= 1u << d;
+        st.cost[d] = coproc__op_estimate(dev, op, &st.transfer[d]);
+    }
+    if (!st.allowed) {
+        pthread_mutex_destroy(&t->lock);
+        pthread_cond_destroy(&t->done_cond);
+        free(t);
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_submit: no device can run it "
+                            "(float64 needs fp64)");
+    }
+    int d = coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+    enqueue(ts, d, t);
+    *out = t;
+    return COPROC_OK;
+}
+
+int coproc_task_done(const coproc_task *ct)
+{
+    coproc_task *t = (coproc_task *)ct;
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    int done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
+coproc_status coproc_wait(coproc_task *t, coproc_result *out)
+{
+    if (!t)
+        return COPROC_NULL_POINTER;
+    pthread_mutex_lock(&t->lock);
+    while (!t->done)
+        pthread_cond_wait(&t->done_cond, &t->lock);
+    pthread_mutex_unlock(&t->lock);
+    coproc_status s = t->status;
+    if (s != COPROC_OK)
+        coproc__fail(t->rt, s, "%s", t->errmsg);
+    if (out)
+        *out = t->result;
+    else
+        coproc_result_free(&t->result);
+    if (out && s != COPROC_OK)
+        memset(out, 0, sizeof *out);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->done_cond);
+    free(t);
+    return s;
+}
+
+void coproc_result_free(coproc_result *r)
+{
+    if (!r)
+        return;
+    coproc_column_free(r->column);
+    coproc_column_free(r->column2);
+    r->column = r->column2 = NULL;
+    coproc_group_result_free(&r->groups);
+    coproc_join_result_free(&r->join);
+}
+
+coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
+                                      coproc_device_stats *out)
+{
+    coproc_runtime *rt = (coproc_runtime *)crt;
+    if (!rt || !out)
+        return COPROC_NULL_POINTER;
+    if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_device_stats: bad struct_size");
+    coproc__device *dev = coproc__device_at(rt, device);
+    if (!dev)
+        return COPROC_INVALID_ARGUMENT;
+    coproc_device_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = out->struct_size;
+    s.bytes_h2d = atomic_load(&dev->bytes_h2d);
+    s.bytes_d2h = atomic_load(&dev->bytes_d2h);
+    coproc__residency *r = dev->residency;
+    s.cache_hits = atomic_load(&r->hits);
+    s.cache_misses = atomic_load(&r->misses);
+    s.cache_evictions = atomic_load(&r->evictions);
+    pthread_mutex_lock(&r->lock);
+    s.resident_bytes = r->used;
+    pthread_mutex_unlock(&r->lock);
+    s.budget_bytes = dev->budget_bytes;
+    s.mean_rel_error = -1;
+    pthread_mutex_lock(&rt->tasks_lock);
+    coproc__tasks *ts = rt->tasks;
+    if (ts) {
+        worker *w = &ts->w[device];
+        coproc__sched_device_stats ss;
+        coproc__sched_stats(&ts->sched, device, &ss);
+        s.busy_seconds = ss.busy;
+        if (ss.rel_error_n)
+            s.mean_rel_error = ss.rel_error_sum / (double)ss.rel_error_n;
+        pthread_mutex_lock(&w->lock);
+        s.tasks_run = atomic_load(&w->tasks_run);
+        s.tasks_streamed = atomic_load(&w->tasks_streamed);
+        s.queued = w->count;
+        pthread_mutex_unlock(&w->lock);
+    }
+    pthread_mutex_unlock(&rt->tasks_lock);
+    memcpy(out, &s, out->struct_size);
+    return COPROC_OK;
+}

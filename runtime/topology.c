@@ -1,6 +1,8 @@
 /* topology.c - where each device sits in the machine, from hwloc. */
 #include "topology.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,4 +57,28 @@ void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int
         fill_sets(topo, root->cpuset, root->nodeset, info);
     }
     hwloc_topology_destroy(topo);
+}
+
+void coproc__topology_bind_thread(coproc_runtime *rt, int d)
+{
+    const coproc_device_info *info = &rt->devices[d].info;
+    if (info->numa_node < 0 || info->type == COPROC_DEVICE_CPU || !info->cpuset[0])
+        return;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set)
+        return;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (hwloc_bitmap_list_sscanf(set, info->cpuset) == 0) {
+        unsigned i;
+        hwloc_bitmap_foreach_begin(i, set) {
+            if (i < CPU_SETSIZE)
+                CPU_SET(i, &cpus);
+        }
+        hwloc_bitmap_foreach_end();
+        if (CPU_COUNT(&cpus) > 0 && pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus) != 0)
+            coproc__log(rt, COPROC_LOG_DEBUG, "could not bind device %d's worker to cores %s", d,
+                        info->cpuset);
+    }
+    hwloc_bitmap_free(set);
 }

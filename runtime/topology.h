@@ -12,4 +12,8 @@
  */
 void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int count);
 
+/* Bind the calling thread (a device's feeder) to the cores near device d, when
+ * the device sits on one NUMA node; a no-op for devices that span the machine. */
+void coproc__topology_bind_thread(coproc_runtime *rt, int d);
+
 #endif

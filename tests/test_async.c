@@ -1,0 +1,237 @@
+/* test_async.c - coproc_submit / coproc_wait on PoCL: a mixed workload over
+ * host columns from several threads equals the scalar reference; back-pressure
+ * with a tiny ready queue; forced devices; argument errors at submit. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+enum { ROWS = 50000, THREADS = 4, ROUNDS = 6 };
+
+typedef struct shared {
+    coproc_runtime *rt;
+    int32_t *keys, *vals;
+    coproc_column *kcol, *vcol;
+    int64_t sum;
+    uint64_t below;      /* rows with vals < 0 */
+    int failures;
+} shared;
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One round of every operator kind; returns the number of wrong results. */
+static int one_round(shared *sh, int seed)
+{
+    coproc_runtime *rt = sh->rt;
+    int wrong = 0;
+    coproc_op ops[5];
+    coproc_task *t[5];
+    coproc_op_init(&ops[0], COPROC_OP_REDUCE);
+    ops[0].a = sh->vcol;
+    ops[0].reduce = COPROC_REDUCE_SUM;
+    coproc_op_init(&ops[1], COPROC_OP_SELECT);
+    ops[1].filter.first = (coproc_predicate){.col = sh->vcol, .cmp = COPROC_CMP_LT, .a.i64 = 0};
+    coproc_op_init(&ops[2], COPROC_OP_MAP);
+    ops[2].a = sh->vcol;
+    ops[2].arith = COPROC_ARITH_ADD;
+    ops[2].c.i64 = seed;
+    coproc_op_init(&ops[3], COPROC_OP_SORT);
+    ops[3].a = sh->kcol;
+    coproc_op_init(&ops[4], COPROC_OP_GROUP_BY);
+    ops[4].a = sh->kcol;
+    ops[4].b = sh->vcol;
+    ops[4].sorted = 1;
+    for (int i = 0; i < 5; i++)
+        if (coproc_submit(rt, &ops[i], &t[i]) != COPROC_OK)
+            return 100;
+    coproc_result r[5];
+    for (int i = 0; i < 5; i++)
+        if (coproc_wait(t[i], &r[i]) != COPROC_OK) {
+            fprintf(stderr, "task %d: %s\n", i, coproc_errmsg(rt));
+            return 100;
+        }
+    wrong += r[0].scalar.v.i64 != sh->sum;
+    wrong += r[1].count != sh->below;
+    const uint32_t *pos = coproc_column_host_data(r[1].column);
+    for (uint64_t i = 0, j = 0; i < ROWS && pos; i++)
+        if (sh->vals[i] < 0)
+            wrong += pos[j++] != i;
+    const int32_t *m = coproc_column_host_data(r[2].column);
+    for (size_t i = 0; i < ROWS; i++)
+        wrong += m[i] != (int32_t)((uint32_t)sh->vals[i] + (uint32_t)seed);
+    int32_t *sorted = malloc(ROWS * sizeof *sorted);
+    memcpy(sorted, sh->keys, ROWS * sizeof *sorted);
+    qsort(sorted, ROWS, sizeof *sorted, cmp_i32);
+    wrong += memcmp(sorted, coproc_column_host_data(r[3].column), ROWS * sizeof *sorted) != 0;
+    free(sorted);
+    /* group-by: keys are 0..99, so check count and sum per key */
+    wrong += r[4].count != 100;
+    const int32_t *gk = coproc_column_host_data(r[4].groups.keys);
+    const uint64_t *gc = coproc_column_host_data(r[4].groups.count);
+    const int64_t *gs = coproc_column_host_data(r[4].groups.sum);
+    for (size_t g = 0; g < r[4].count && gk; g++) {
+        uint64_t c = 0;
+        int64_t s = 0;
+        for (size_t i = 0; i < ROWS; i++)
+            if (sh->keys[i] == gk[g]) {
+                c++;
+                s += sh->vals[i];
+            }
+        wrong += gk[g] != (int32_t)g || gc[g] != c || gs[g] != s;
+    }
+    for (int i = 0; i < 5; i++) {
+        wrong += r[i].device < 0 || r[i].seconds <= 0;
+        coproc_result_free(&r[i]);
+    }
+    return wrong;
+}
+
+static void *thread_main(void *arg)
+{
+    shared *sh = arg;
+    static _Atomic int seeds = 0; /* test-local; the library has no such state */
+    for (int k = 0; k < ROUNDS; k++) {
+        int w = one_round(sh, ++seeds);
+        if (w)
+            __atomic_add_fetch(&sh->failures, w, __ATOMIC_SEQ_CST);
+    }
+    return NULL;
+}
+
+static void make_data(shared *sh)
+{
+    test_rng r = {42};
+    sh->keys = malloc(ROWS * sizeof *sh->keys);
+    sh->vals = malloc(ROWS * sizeof *sh->vals);
+    sh->sum = 0;
+    sh->below = 0;
+    for (size_t i = 0; i < ROWS; i++) {
+        sh->keys[i] = (int32_t)test_rand_below(&r, 100);
+        sh->vals[i] = (int32_t)test_rand_below(&r, 2001) - 1000;
+        sh->sum += sh->vals[i];
+        sh->below += sh->vals[i] < 0;
+    }
+    assert_ok(sh->rt, coproc_column_wrap(sh->rt, COPROC_INT32, sh->keys, ROWS, &sh->kcol));
+    assert_ok(sh->rt, coproc_column_wrap(sh->rt, COPROC_INT32, sh->vals, ROWS, &sh->vcol));
+}
+
+static void free_data(shared *sh)
+{
+    coproc_column_free(sh->kcol);
+    coproc_column_free(sh->vcol);
+    free(sh->keys);
+    free(sh->vals);
+}
+
+static coproc_runtime *open_with(int queue_depth, int disable_zero_copy)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.devices = "cpu";
+    o.queue_depth = queue_depth;
+    o.disable_zero_copy = disable_zero_copy;
+    coproc_runtime *rt = NULL;
+    coproc_status s = coproc_open(&o, &rt);
+    if (s == COPROC_NO_DEVICE || s == COPROC_NO_PLATFORM) {
+        coproc_close(rt);
+        exit(TEST_SKIP);
+    }
+    assert_ok(rt, s);
+    return rt;
+}
+
+static void run_threads(int queue_depth, int disable_zero_copy)
+{
+    shared sh = {.rt = open_with(queue_depth, disable_zero_copy)};
+    make_data(&sh);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, thread_main, &sh), 0);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(sh.failures, 0);
+    coproc_device_stats ds = {.struct_size = sizeof ds};
+    assert_ok(sh.rt, coproc_device_stats_get(sh.rt, 0, &ds));
+    assert_true(ds.tasks_run >= THREADS * ROUNDS * 5);
+    assert_int_equal(ds.queued, 0);
+    free_data(&sh);
+    coproc_close(sh.rt);
+}
+
+static void test_threads_zero_copy(void **state) { run_threads(0, 0); }
+/* A ready queue of 2 with 4 submitting threads: submits wait, nothing is lost. */
+static void test_back_pressure_copying(void **state) { run_threads(2, 1); }
+
+static void test_submit_errors(void **state)
+{
+    coproc_runtime *rt = open_with(0, 0);
+    int32_t a[4] = {1, 2, 3, 4};
+    float f[3] = {1, 2, 3};
+    coproc_column *ca, *cf, *dev;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, a, 4, &ca));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_FLOAT32, f, 3, &cf));
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, a, 4, &dev));
+    coproc_task *t = NULL;
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_REDUCE);
+    assert_status(COPROC_NULL_POINTER, coproc_submit(rt, &op, &t)); /* a is NULL */
+    assert_status(COPROC_NULL_POINTER, coproc_submit(rt, NULL, &t));
+    op.a = ca;
+    op.device = 7;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_submit(rt, &op, &t));
+    coproc_op_init(&op, COPROC_OP_MAP);
+    op.a = ca;
+    op.b = cf;
+    assert_status(COPROC_LENGTH_MISMATCH, coproc_submit(rt, &op, &t));
+    coproc_op_init(&op, COPROC_OP_HASH_JOIN);
+    op.a = cf;
+    op.b = cf;
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_submit(rt, &op, &t));
+    coproc_op_init(&op, COPROC_OP_MAP);
+    op.a = ca;
+    op.b = dev; /* host and device inputs mixed */
+    assert_status(COPROC_WRONG_DEVICE, coproc_submit(rt, &op, &t));
+    coproc_op_init(&op, COPROC_OP_SCAN);
+    op.a = ca;
+    assert_status(COPROC_UNSUPPORTED, coproc_submit(rt, &op, &t));
+    assert_null(t);
+    /* a device column runs where it lives; a host column cannot go to a device operator */
+    coproc_op_init(&op, COPROC_OP_REDUCE);
+    op.a = dev;
+    assert_ok(rt, coproc_submit(rt, &op, &t));
+    coproc_result r;
+    assert_ok(rt, coproc_wait(t, &r));
+    assert_int_equal(r.scalar.v.i64, 10);
+    assert_int_equal(r.device, 0);
+    coproc_scalar sc;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_reduce(rt, COPROC_REDUCE_SUM, ca, &sc));
+    assert_non_null(strstr(coproc_errmsg(rt), "host column"));
+    /* an error while running comes back from coproc_wait, with a message */
+    coproc_op_init(&op, COPROC_OP_MAP);
+    op.a = ca;
+    op.c.i64 = (int64_t)1 << 40; /* does not fit int32 */
+    assert_ok(rt, coproc_submit(rt, &op, &t));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_wait(t, &r));
+    assert_null(r.column);
+    assert_true(coproc_errmsg(rt)[0] != '\0');
+    coproc_column_free(ca);
+    coproc_column_free(cf);
+    coproc_column_free(dev);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_submit_errors),
+        cmocka_unit_test(test_threads_zero_copy),
+        cmocka_unit_test(test_back_pressure_copying),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
