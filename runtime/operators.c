@@ -29,6 +29,20 @@ static coproc_status refuse_write(coproc_runtime *rt, const coproc_column *col, 
                         "zero-copy import) and is read-only; write into a copy", what);
 }
 
+/* Host columns go through the task queue (coproc_submit + coproc_wait): the
+ * synchronous call is a thin wrapper that picks the device like any task. */
+static int on_host(coproc_runtime *rt, const coproc_column *col)
+{
+    return rt && col && col->rt == rt && !col->dev;
+}
+
+static coproc_status run_task(coproc_runtime *rt, const coproc_op *op, coproc_result *r)
+{
+    coproc_task *t;
+    coproc_status s = coproc_submit(rt, op, &t);
+    return s == COPROC_OK ? coproc_wait(t, r) : s;
+}
+
 #define TIMED(col, kind, call, ...)                                                         \
     do {                                                                                    \
         coproc__device *dev_ = device_of(rt, (col));                                        \
@@ -46,6 +60,17 @@ static coproc_status refuse_write(coproc_runtime *rt, const coproc_column *col, 
 coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
                             coproc_scalar *out)
 {
+    if (on_host(rt, col) && out) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_REDUCE);
+        o.a = col;
+        o.reduce = op;
+        coproc_result r;
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.scalar;
+        return s;
+    }
     TIMED(col, COPROC__OP_REDUCE, coproc__reduce_run(rt, op, col, out), bytes(col));
 }
 
@@ -67,6 +92,22 @@ static double filter_bytes(const coproc_filter *f)
 coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
                             uint64_t *count)
 {
+    if (f && on_host(rt, f->first.col)) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_SELECT);
+        o.filter = *f;
+        coproc_result r;
+        coproc_status s = run_task(rt, &o, &r);
+        if (s != COPROC_OK)
+            return s;
+        if (count)
+            *count = r.count;
+        if (positions)
+            *positions = r.column;
+        else
+            coproc_column_free(r.column);
+        return COPROC_OK;
+    }
     uint64_t n = 0;
     coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
     coproc__op_timer t;
@@ -103,12 +144,40 @@ coproc_status coproc_select_bitmap(coproc_runtime *rt, const coproc_filter *f,
 coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                          const coproc_column *b, coproc_column **out)
 {
+    if (on_host(rt, a) && out) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_MAP);
+        o.a = a;
+        o.b = b;
+        o.arith = op;
+        coproc_result r;
+        *out = NULL;
+        if (!b)
+            return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_map: b is NULL");
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.column;
+        return s;
+    }
     TIMED(a, COPROC__OP_MAP, coproc__map_run(rt, op, a, b, out), bytes(a) + bytes(b), bytes(a));
 }
 
 coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                                coproc_value c, coproc_column **out)
 {
+    if (on_host(rt, a) && out) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_MAP);
+        o.a = a;
+        o.arith = op;
+        o.c = c;
+        coproc_result r;
+        *out = NULL;
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.column;
+        return s;
+    }
     TIMED(a, COPROC__OP_MAP, coproc__map_const_run(rt, op, a, c, out), bytes(a), bytes(a));
 }
 
@@ -161,6 +230,18 @@ coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclu
 coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
                               const coproc_column *values, int sorted, coproc_group_result *out)
 {
+    if (on_host(rt, keys) && out) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_GROUP_BY);
+        o.a = keys;
+        o.b = values;
+        o.sorted = sorted;
+        coproc_result r;
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.groups;
+        return s;
+    }
     coproc__device *dev = device_of(rt, keys);
     coproc__op_timer t;
     if (dev)
@@ -215,6 +296,17 @@ static coproc_status timed_join(coproc_runtime *rt, coproc__op_kind kind, join_f
 coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
                                const coproc_column *right, coproc_join_result *out)
 {
+    if (on_host(rt, left) && out) {
+        coproc_op o;
+        coproc_op_init(&o, COPROC_OP_HASH_JOIN);
+        o.a = left;
+        o.b = right;
+        coproc_result r;
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.join;
+        return s;
+    }
     return timed_join(rt, COPROC__OP_HASH_JOIN, coproc__hash_join_run, left, right, out);
 }
 

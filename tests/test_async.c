@@ -209,8 +209,20 @@ static void test_submit_errors(void **state)
     assert_ok(rt, coproc_wait(t, &r));
     assert_int_equal(r.scalar.v.i64, 10);
     assert_int_equal(r.device, 0);
+    /* the synchronous helpers take host columns too (a submit and a wait) */
     coproc_scalar sc;
-    assert_status(COPROC_INVALID_ARGUMENT, coproc_reduce(rt, COPROC_REDUCE_SUM, ca, &sc));
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, ca, &sc));
+    assert_int_equal(sc.v.i64, 10);
+    coproc_column *pos = NULL;
+    uint64_t count = 0;
+    coproc_filter fl = {.first = {.col = ca, .cmp = COPROC_CMP_GE, .a.i64 = 3}};
+    assert_ok(rt, coproc_select(rt, &fl, &pos, &count));
+    assert_int_equal(count, 2);
+    assert_int_equal(((uint32_t *)coproc_column_host_data(pos))[0], 2);
+    coproc_column_free(pos);
+    /* operators without an asynchronous form refuse host columns by name */
+    coproc_column *scanned = NULL;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_scan(rt, ca, 0, &scanned));
     assert_non_null(strstr(coproc_errmsg(rt), "host column"));
     /* an error while running comes back from coproc_wait, with a message */
     coproc_op_init(&op, COPROC_OP_MAP);
