@@ -3,7 +3,8 @@
  *   SELECT key, SUM(price) FROM sales WHERE price < 500 GROUP BY key ORDER BY key
  * (selection -> gather -> group-by), plus a sum, a sort and a join. It prints
  * each operator's time beside what the device's learned cost model expected.
- * Start here to see how coproc is used. */
+ * Then it submits a batch of operators over host columns and lets the runtime
+ * spread them over all devices at once. Start here to see how coproc is used. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,84 @@ static int cmp_u32(const void *a, const void *b)
             goto next;                                                                       \
         }                                                                                    \
     } while (0)
+
+/* Part two: the same host data as host columns, a batch of operators submitted
+ * at once; the runtime places each on a device (WTAR by default: the one where
+ * it would finish first, queues and transfers counted) and keeps the columns
+ * cached there. */
+static void all_devices_at_once(coproc_runtime *rt, const uint32_t *key, const int32_t *price,
+                                const uint32_t *dim, int64_t total, uint64_t selected,
+                                uint64_t want_pairs)
+{
+    enum { BATCH = 24 };
+    coproc_column *ckey = NULL, *cprice = NULL, *cdim = NULL;
+    coproc_task *tasks[BATCH] = {0};
+    coproc_op ops[BATCH];
+    printf("  all devices at once: %d operators over host columns\n", BATCH);
+    if (coproc_column_wrap(rt, COPROC_UINT32, key, ROWS, &ckey) != COPROC_OK ||
+        coproc_column_wrap(rt, COPROC_INT32, price, ROWS, &cprice) != COPROC_OK ||
+        coproc_column_wrap(rt, COPROC_UINT32, dim, KEYS, &cdim) != COPROC_OK) {
+        printf("    coproc_column_wrap: %s\n", coproc_errmsg(rt));
+        failures++;
+        goto out;
+    }
+    double t = now();
+    for (int i = 0; i < BATCH; i++) {
+        switch (i % 3) {
+        case 0:
+            coproc_op_init(&ops[i], COPROC_OP_REDUCE);
+            ops[i].a = cprice;
+            break;
+        case 1:
+            coproc_op_init(&ops[i], COPROC_OP_SELECT);
+            ops[i].filter.first = (coproc_predicate){.col = cprice, .cmp = COPROC_CMP_LT,
+                                                     .a = {.i64 = 500}};
+            break;
+        default:
+            coproc_op_init(&ops[i], COPROC_OP_HASH_JOIN);
+            ops[i].a = cdim;
+            ops[i].b = ckey;
+            break;
+        }
+        if (coproc_submit(rt, &ops[i], &tasks[i]) != COPROC_OK) {
+            printf("    coproc_submit: %s\n", coproc_errmsg(rt));
+            failures++;
+            break;
+        }
+    }
+    int ran_on[16] = {0}, wrong = 0;
+    for (int i = 0; i < BATCH && tasks[i]; i++) {
+        coproc_result r;
+        if (coproc_wait(tasks[i], &r) != COPROC_OK) {
+            printf("    task %d: %s\n", i, coproc_errmsg(rt));
+            failures++;
+            continue;
+        }
+        if (r.device >= 0 && r.device < 16)
+            ran_on[r.device]++;
+        wrong += i % 3 == 0 ? r.scalar.v.i64 != total
+                 : i % 3 == 1 ? r.count != selected
+                              : r.count != want_pairs;
+        coproc_result_free(&r);
+    }
+    double wall = now() - t;
+    failures += wrong;
+    printf("    %d operators in %.1f ms, %s\n", BATCH, wall * 1e3,
+           wrong ? "MISMATCH" : "all equal plain C");
+    for (int d = 0; d < coproc_device_count(rt) && d < 16; d++) {
+        coproc_device_stats ds = {.struct_size = sizeof ds};
+        coproc_device_stats_get(rt, d, &ds);
+        printf("    device %d: %2d operators, busy %5.1f %%, moved %.1f MB in / %.1f MB out, "
+               "cache %llu hits / %llu misses\n",
+               d, ran_on[d], wall > 0 ? 100 * ds.busy_seconds / wall : 0, ds.bytes_h2d / 1e6,
+               ds.bytes_d2h / 1e6, (unsigned long long)ds.cache_hits,
+               (unsigned long long)ds.cache_misses);
+    }
+out:
+    coproc_column_free(ckey);
+    coproc_column_free(cprice);
+    coproc_column_free(cdim);
+}
 
 int main(void)
 {
@@ -175,6 +254,10 @@ int main(void)
         coproc_column_free(cprice);
         coproc_column_free(ckey);
     }
+    uint64_t want_pairs = 0;
+    for (size_t i = 0; i < ROWS; i++)
+        want_pairs += key[i] % 2 == 0;
+    all_devices_at_once(rt, key, price, dim, total, selected, want_pairs);
     free(key);
     free(sorted);
     free(price);
