@@ -246,6 +246,7 @@ typedef struct coproc_device_stats {
     double busy_seconds;         /* measured time of those operators */
     double mean_rel_error;       /* |estimate - measured| / measured, mean; -1 if none */
     int queued;                  /* operators waiting in its ready queue now */
+    uint64_t cache_prefetches;   /* copies made ahead, while the operator before computed */
 } coproc_device_stats;
 
 COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,

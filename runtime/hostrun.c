@@ -405,6 +405,18 @@ static coproc_status run_streamed(coproc_runtime *rt, coproc__device *dev, const
     }
 }
 
+void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_op *op)
+{
+    const coproc_column *in[MAX_INPUTS];
+    int n = op_inputs(op, in);
+    double inputs = coproc__op_input_bytes(op);
+    if (in[0]->dev || zero_copy(dev) ||
+        inputs * (1 + working_factor(op->kind)) > (double)dev->budget_bytes)
+        return; /* nothing to copy, or it will stream */
+    for (int i = 0; i < n; i++)
+        coproc__residency_prefetch(rt, dev, in[i]);
+}
+
 coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                              coproc_result *out)
 {

@@ -24,6 +24,10 @@ double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *tra
 /* Bytes of op's inputs. */
 double coproc__op_input_bytes(const coproc_op *op);
 
+/* Copy op's host inputs to dev ahead of its run (the copy queue overlaps the
+ * operator running now), when they fit without evicting anything. */
+void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_op *op);
+
 /* Run op on dev; *out receives the result (host columns). */
 coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                              coproc_result *out);

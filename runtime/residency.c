@@ -11,14 +11,17 @@ coproc_status coproc__residency_init(coproc__residency *r)
 {
     memset(r, 0, sizeof *r);
     pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->loaded, NULL);
     return COPROC_OK;
 }
 
 void coproc__residency_release_all(coproc__residency *r)
 {
     for (size_t i = 0; i < r->n; i++)
-        clReleaseMemObject(r->e[i].mem);
+        if (r->e[i].mem)
+            clReleaseMemObject(r->e[i].mem);
     free(r->e);
+    pthread_cond_destroy(&r->loaded);
     pthread_mutex_destroy(&r->lock);
 }
 
@@ -83,6 +86,55 @@ static int push(coproc__residency *r, uint64_t id, cl_mem mem, size_t bytes, int
     return 0;
 }
 
+/* Under the lock: wait while col's entry is loading; then the entry or NULL. */
+static coproc__resident *find_loaded(coproc__residency *r, uint64_t id)
+{
+    coproc__resident *e;
+    while ((e = find(r, id)) && e->loading)
+        pthread_cond_wait(&r->loaded, &r->lock);
+    return e;
+}
+
+/* Make the device copy of col for an entry just pushed as loading (pinned):
+ * with zero-copy a buffer over the host memory, else a buffer filled over
+ * queue q. On success the entry becomes usable; on failure it is removed. */
+static coproc_status load(coproc_runtime *rt, coproc__device *dev, const coproc_column *col,
+                          size_t bytes, int in_place, cl_command_queue q, cl_mem *out)
+{
+    coproc__residency *r = dev->residency;
+    cl_mem mem = NULL;
+    coproc_status s;
+    if (in_place) {
+        cl_int err;
+        mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
+                             col->host, &err);
+        s = mem ? COPROC_OK
+                : coproc__fail_cl(rt, err, "wrapping %zu bytes of host memory on device %d",
+                                  bytes, dev->index);
+    } else {
+        s = coproc__buffer_new(rt, dev, bytes, &mem);
+        if (s == COPROC_OK)
+            s = coproc__h2d(rt, dev, q, mem, 0, col->host, bytes, col->pinned != NULL);
+    }
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->n; i++)
+        if (r->e[i].col_id == col->id) {
+            if (s == COPROC_OK) {
+                r->e[i].mem = mem;
+                r->e[i].loading = 0;
+            } else {
+                remove_at(r, i);
+            }
+            break;
+        }
+    pthread_cond_broadcast(&r->loaded);
+    pthread_mutex_unlock(&r->lock);
+    if (s != COPROC_OK && mem)
+        clReleaseMemObject(mem);
+    *out = s == COPROC_OK ? mem : NULL;
+    return s;
+}
+
 coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
                                         const coproc_column *col, cl_mem *out, int *hit)
 {
@@ -94,8 +146,16 @@ coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
     if (col->type == COPROC_FLOAT64 && !dev->info.has_fp64)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "device %d (%s) has no fp64", dev->index,
                             dev->info.name);
+    int in_place = dev->zero_copy && dev->info.host_unified_memory && bytes > 0;
+    size_t counted = in_place ? 0 : bytes;
+    if (counted > dev->budget_bytes)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "a column of %zu bytes exceeds "
+                            "device %d's budget (%llu bytes)", bytes, dev->index,
+                            (unsigned long long)dev->budget_bytes);
+    cl_mem *victims = NULL;
+    size_t nvictims = 0;
     pthread_mutex_lock(&r->lock);
-    coproc__resident *e = find(r, col->id);
+    coproc__resident *e = find_loaded(r, col->id);
     if (e) {
         e->pins++;
         e->stamp = ++r->clock;
@@ -106,56 +166,44 @@ coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
             *hit = 1;
         return COPROC_OK;
     }
-    pthread_mutex_unlock(&r->lock);
-    atomic_fetch_add(&r->misses, 1);
-
-    cl_mem mem = NULL;
-    size_t counted = bytes;
-    coproc_status s = COPROC_OK;
-    if (dev->zero_copy && dev->info.host_unified_memory && bytes > 0) {
-        /* The host memory itself, no copy: read-only for kernels by contract. */
-        cl_int err;
-        mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
-                             col->host, &err);
-        if (!mem)
-            return coproc__fail_cl(rt, err, "wrapping %zu bytes of host memory on device %d",
-                                   bytes, dev->index);
-        counted = 0;
-    } else {
-        if (bytes > dev->budget_bytes)
-            return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "a column of %zu bytes exceeds "
-                                "device %d's budget (%llu bytes)", bytes, dev->index,
-                                (unsigned long long)dev->budget_bytes);
-        if (coproc__residency_make_room(dev, bytes) != 0)
-            return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "no room for %zu bytes on device "
-                                "%d: the budget is held by running operators", bytes, dev->index);
-        s = coproc__buffer_new(rt, dev, bytes, &mem);
-        if (s == COPROC_OK)
-            s = coproc__h2d(rt, dev, NULL, mem, 0, col->host, bytes, col->pinned != NULL);
-        if (s != COPROC_OK) {
-            if (mem)
-                clReleaseMemObject(mem);
-            return s;
-        }
-    }
-    pthread_mutex_lock(&r->lock);
-    e = find(r, col->id);
-    if (e) { /* another thread cached it meanwhile: use that one */
-        e->pins++;
-        e->stamp = ++r->clock;
-        *out = e->mem;
+    if (evict_for(r, dev->budget_bytes, counted, &victims, &nvictims) != 0) {
         pthread_mutex_unlock(&r->lock);
-        clReleaseMemObject(mem);
-        return COPROC_OK;
+        release_victims(victims, nvictims);
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "no room for %zu bytes on device "
+                            "%d: the budget is held by running operators", bytes, dev->index);
     }
-    if (push(r, col->id, mem, counted, 1) != 0) {
+    if (push(r, col->id, NULL, counted, 1) != 0) {
         pthread_mutex_unlock(&r->lock);
-        clReleaseMemObject(mem);
+        release_victims(victims, nvictims);
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     }
-    *out = mem;
+    r->e[r->n - 1].loading = 1;
     pthread_mutex_unlock(&r->lock);
-    return COPROC_OK;
+    release_victims(victims, nvictims);
+    atomic_fetch_add(&r->misses, 1);
+    return load(rt, dev, col, bytes, in_place, NULL, out);
+}
+
+void coproc__residency_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_column *col)
+{
+    coproc__residency *r = dev->residency;
+    size_t bytes = col->length * coproc_type_size(col->type);
+    if ((dev->zero_copy && dev->info.host_unified_memory) || bytes == 0 ||
+        (col->type == COPROC_FLOAT64 && !dev->info.has_fp64))
+        return;
+    pthread_mutex_lock(&r->lock);
+    int go = !find(r, col->id) && r->used + bytes <= dev->budget_bytes &&
+             push(r, col->id, NULL, bytes, 1) == 0;
+    if (go)
+        r->e[r->n - 1].loading = 1;
+    pthread_mutex_unlock(&r->lock);
+    if (!go)
+        return;
+    cl_mem mem;
+    if (load(rt, dev, col, bytes, 0, dev->copy_queue, &mem) == COPROC_OK) {
+        atomic_fetch_add(&r->prefetches, 1);
+        coproc__residency_unpin(dev, col);
+    }
 }
 
 void coproc__residency_unpin(coproc__device *dev, const coproc_column *col)
@@ -212,12 +260,11 @@ void coproc__residency_forget(coproc__device *dev, const coproc_column *col)
     coproc__residency *r = dev->residency;
     cl_mem mem = NULL;
     pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < r->n; i++)
-        if (r->e[i].col_id == col->id) {
-            mem = r->e[i].mem;
-            remove_at(r, i);
-            break;
-        }
+    coproc__resident *e = find_loaded(r, col->id);
+    if (e) {
+        mem = e->mem;
+        remove_at(r, (size_t)(e - r->e));
+    }
     pthread_mutex_unlock(&r->lock);
     if (mem) {
         clFinish(dev->queue); /* a zero-copy buffer must be idle before the host memory goes */

@@ -17,16 +17,18 @@ typedef struct coproc__resident {
     cl_mem mem;
     size_t bytes;      /* counted against the budget (0 for zero-copy) */
     int pins;
+    int loading;       /* being copied in: mem not usable yet (wait on `loaded`) */
     uint64_t stamp;    /* last use */
 } coproc__resident;
 
 typedef struct coproc__residency {
     pthread_mutex_t lock;
+    pthread_cond_t loaded;  /* an entry finished (or failed) loading */
     coproc__resident *e;
     size_t n, cap;
     uint64_t used;     /* sum of bytes */
     uint64_t clock;
-    atomic_uint_fast64_t hits, misses, evictions;
+    atomic_uint_fast64_t hits, misses, evictions, prefetches;
 } coproc__residency;
 
 coproc_status coproc__residency_init(coproc__residency *r);
@@ -35,9 +37,15 @@ void coproc__residency_release_all(coproc__residency *r);
 /* The device buffer holding host column `col` on dev, copied there (counted,
  * staged) if it is not cached yet; pinned until coproc__residency_unpin.
  * *hit (may be NULL) tells whether it was cached. DEVICE_OUT_OF_MEMORY when it
- * cannot fit in the budget even after evicting every unpinned copy. */
+ * cannot fit in the budget even after evicting every unpinned copy. A copy
+ * another thread is making is waited for, not made twice. */
 coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
                                         const coproc_column *col, cl_mem *out, int *hit);
+
+/* Copy col to dev ahead of use, on the device's copy queue, if it is not
+ * cached and fits in the budget without evicting anything; else do nothing.
+ * Never fails: it only saves a later acquire its copy. */
+void coproc__residency_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_column *col);
 void coproc__residency_unpin(coproc__device *dev, const coproc_column *col);
 
 /* Keep `mem` (owned from now on; its contents equal host column col's) as

@@ -41,6 +41,12 @@ typedef struct worker {
     int head, count;
     int stop;
     atomic_uint_fast64_t tasks_run, tasks_streamed;
+    /* The prefetcher: copies the next task's inputs on the copy queue while
+     * this task computes. `pending` waits for it, `active` is being copied. */
+    pthread_t prefetcher;
+    int prefetcher_started;
+    pthread_cond_t prefetch_cond;
+    coproc_task *pending, *active;
 } worker;
 
 typedef struct coproc__tasks {
@@ -104,6 +110,28 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
     finish(t, s);
 }
 
+static void *prefetcher_main(void *arg)
+{
+    worker *w = arg;
+    coproc__topology_bind_thread(w->rt, w->device);
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->pending && !w->stop)
+            pthread_cond_wait(&w->prefetch_cond, &w->lock);
+        if (!w->pending)
+            break;
+        w->active = w->pending;
+        w->pending = NULL;
+        pthread_mutex_unlock(&w->lock);
+        coproc__op_prefetch(w->rt, &w->rt->devices[w->device], &w->active->op);
+        pthread_mutex_lock(&w->lock);
+        w->active = NULL;
+        pthread_cond_broadcast(&w->prefetch_cond);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -121,6 +149,16 @@ static void *worker_main(void *arg)
         w->head = (w->head + 1) % ts->depth;
         w->count--;
         pthread_cond_signal(&w->not_full);
+        /* The prefetcher must be done with t before t runs: once t finishes
+         * its caller may free the columns the prefetcher would read. */
+        if (w->pending == t)
+            w->pending = NULL;
+        while (w->active == t)
+            pthread_cond_wait(&w->prefetch_cond, &w->lock);
+        if (w->count > 0 && w->prefetcher_started) {
+            w->pending = w->ring[w->head];
+            pthread_cond_broadcast(&w->prefetch_cond);
+        }
         pthread_mutex_unlock(&w->lock);
         run_task(ts, w, t);
     }
@@ -203,12 +241,21 @@ static coproc_status tasks_start(coproc_runtime *rt)
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->not_empty, NULL);
         pthread_cond_init(&w->not_full, NULL);
+        pthread_cond_init(&w->prefetch_cond, NULL);
         if (!(w->ring = calloc((size_t)ts->depth, sizeof *w->ring)))
             s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
         else if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
             s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "cannot start a worker thread");
         else
             w->started = 1;
+        /* Only devices with their own memory have copies to overlap. */
+        coproc__device *dev = &rt->devices[d];
+        if (s == COPROC_OK && !(dev->zero_copy && dev->info.host_unified_memory)) {
+            pthread_mutex_lock(&w->lock);
+            w->prefetcher_started =
+                pthread_create(&w->prefetcher, NULL, prefetcher_main, w) == 0;
+            pthread_mutex_unlock(&w->lock);
+        }
     }
     pthread_mutex_unlock(&rt->tasks_lock);
     if (s != COPROC_OK)
@@ -228,16 +275,20 @@ void coproc__tasks_stop(coproc_runtime *rt)
         pthread_mutex_lock(&w->lock);
         w->stop = 1;
         pthread_cond_broadcast(&w->not_empty);
+        pthread_cond_broadcast(&w->prefetch_cond);
         pthread_mutex_unlock(&w->lock);
     }
     for (int d = 0; d < rt->device_count; d++) {
         worker *w = &ts->w[d];
         if (w->started)
             pthread_join(w->thread, NULL);
+        if (w->prefetcher_started)
+            pthread_join(w->prefetcher, NULL);
         if (w->ring || w->started) {
             pthread_mutex_destroy(&w->lock);
             pthread_cond_destroy(&w->not_empty);
             pthread_cond_destroy(&w->not_full);
+            pthread_cond_destroy(&w->prefetch_cond);
         }
         free(w->ring);
     }
@@ -374,6 +425,7 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
     s.cache_hits = atomic_load(&r->hits);
     s.cache_misses = atomic_load(&r->misses);
     s.cache_evictions = atomic_load(&r->evictions);
+    s.cache_prefetches = atomic_load(&r->prefetches);
     pthread_mutex_lock(&r->lock);
     s.resident_bytes = r->used;
     pthread_mutex_unlock(&r->lock);
