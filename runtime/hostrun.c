@@ -430,8 +430,11 @@ coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const copr
 
     double inputs = coproc__op_input_bytes(op);
     double need = inputs * working_factor(op->kind) + (zero_copy(dev) ? 0 : inputs);
+    /* Streaming sizes its buffers from the budget: keep each allocation legal. */
+    uint64_t stream_budget = dev->budget_bytes < dev->info.max_alloc_bytes
+                                 ? dev->budget_bytes : dev->info.max_alloc_bytes;
     if (need > (double)dev->budget_bytes)
-        return run_streamed(rt, dev, op, (size_t)dev->budget_bytes, out);
+        return run_streamed(rt, dev, op, (size_t)stream_budget, out);
 
     for (int attempt = 0;; attempt++) {
         coproc_column views[MAX_INPUTS];
@@ -464,6 +467,6 @@ coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const copr
         out->device = dev->index;
         coproc__residency_make_room(dev, dev->budget_bytes);
         if (attempt == 1)
-            return run_streamed(rt, dev, op, (size_t)(dev->budget_bytes / 2), out);
+            return run_streamed(rt, dev, op, (size_t)(stream_budget / 2), out);
     }
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testlib.h"
+#include "runtime.h" /* test_out_of_memory_streams shrinks a device's allocation limit */
 
 static coproc_runtime *open_with(uint64_t budget, int disable_zero_copy)
 {
@@ -222,6 +223,36 @@ static void test_over_budget_streams(void **state)
     coproc_close(rt);
 }
 
+/* An allocation the device refuses (here: over its largest allocation, made
+ * tiny) evicts and retries, then streams: a correct result, never a crash. */
+static void test_out_of_memory_streams(void **state)
+{
+    coproc_runtime *rt = open_with(64u << 20, 1);
+    rt->devices[0].info.max_alloc_bytes = 1u << 20; /* as if the device were nearly full */
+    size_t n = 1000000;                             /* 4 MB: fits the budget, not an allocation */
+    int32_t *v = ramp(n, 5);
+    coproc_column *c;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, v, n, &c));
+    coproc_result r;
+    assert_int_equal(run_sum(rt, c, &r), ref_sum(v, n));
+    assert_int_equal(r.streamed, 1);
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_SELECT);
+    op.filter.first = (coproc_predicate){.col = c, .cmp = COPROC_CMP_LT, .a.i64 = -400};
+    coproc_task *t;
+    assert_ok(rt, coproc_submit(rt, &op, &t));
+    assert_ok(rt, coproc_wait(t, &r));
+    uint64_t expect = 0;
+    for (size_t i = 0; i < n; i++)
+        expect += v[i] < -400;
+    assert_int_equal(r.count, expect);
+    assert_int_equal(coproc_column_length(r.column), expect);
+    coproc_result_free(&r);
+    coproc_column_free(c);
+    free(v);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_budget_evicts_lru),
         cmocka_unit_test(test_pinned_host_column),
         cmocka_unit_test(test_over_budget_streams),
+        cmocka_unit_test(test_out_of_memory_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
