@@ -69,43 +69,51 @@ static void finish(coproc_task *t, coproc_status s)
     pthread_mutex_unlock(&t->lock);
 }
 
-static void enqueue(coproc__tasks *ts, int d, coproc_task *t);
-
-/* Run one task on its device; a device out of memory passes it on to another. */
+/* Run one task on its device. A device out of memory (after its own evict,
+ * retry and streaming) hands the task to the next device that can run it,
+ * here in this thread, so no queue can fill up in a cycle. */
 static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
 {
     coproc_runtime *rt = w->rt;
-    coproc__device *dev = &rt->devices[w->device];
-    coproc__sched_start(&ts->sched, &t->ticket, clock_now(ts));
-    double t0 = coproc__now();
-    coproc_status s = coproc__op_run(rt, dev, &t->op, &t->result);
-    double seconds = coproc__now() - t0;
-    coproc__sched_finish(&ts->sched, &t->ticket, clock_now(ts), s == COPROC_OK ? seconds : -1);
-    if (s == COPROC_OK) {
-        atomic_fetch_add(&w->tasks_run, 1);
-        atomic_fetch_add(&w->tasks_streamed, t->result.streamed != 0);
-        t->result.seconds = seconds;
-        t->result.estimate_s = t->ticket.estimate;
-        finish(t, s);
-        return;
-    }
-    coproc_result_free(&t->result);
-    memset(&t->result, 0, sizeof t->result);
-    t->tried |= 1u << w->device;
-    if (s == COPROC_DEVICE_OUT_OF_MEMORY && t->op.device < 0 &&
-        coproc__op_home_device(&t->op) < 0) {
-        for (int d = 0; d < rt->device_count; d++) {
-            if (t->tried & (1u << d) || !coproc__op_runs_on(&t->op, &rt->devices[d]))
-                continue;
-            coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory; moving the %s to device %d",
-                        w->device, coproc_op_kind_name(t->op.kind), d);
-            coproc__sched_task st = {.kind = (int)t->op.kind, .forced = d};
-            for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
-                st.cost[i] = st.transfer[i] = -1;
-            coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
-            enqueue(ts, d, t);
-            return;
+    int d = w->device;
+    coproc_status s;
+    for (;;) {
+        coproc__device *dev = &rt->devices[d];
+        coproc__sched_start(&ts->sched, &t->ticket, clock_now(ts));
+        double t0 = coproc__now();
+        s = coproc__op_run(rt, dev, &t->op, &t->result);
+        double seconds = coproc__now() - t0;
+        coproc__sched_finish(&ts->sched, &t->ticket, clock_now(ts),
+                             s == COPROC_OK ? seconds : -1);
+        if (s == COPROC_OK) {
+            atomic_fetch_add(&ts->w[d].tasks_run, 1);
+            atomic_fetch_add(&ts->w[d].tasks_streamed, t->result.streamed != 0);
+            t->result.seconds = seconds;
+            t->result.estimate_s = t->ticket.estimate;
+            break;
         }
+        coproc_result_free(&t->result);
+        memset(&t->result, 0, sizeof t->result);
+        t->tried |= 1u << d;
+        if (s != COPROC_DEVICE_OUT_OF_MEMORY || t->op.device >= 0 ||
+            coproc__op_home_device(&t->op) >= 0)
+            break;
+        int next = -1;
+        for (int i = 0; i < rt->device_count && next < 0; i++)
+            if (!(t->tried & (1u << i)) && coproc__op_runs_on(&t->op, &rt->devices[i]))
+                next = i;
+        if (next < 0)
+            break;
+        coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory; running the %s on device %d",
+                    d, coproc_op_kind_name(t->op.kind), next);
+        coproc__sched_task st;
+        memset(&st, 0, sizeof st);
+        st.kind = (int)t->op.kind;
+        st.forced = next;
+        for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
+            st.cost[i] = st.transfer[i] = -1;
+        coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+        d = next;
     }
     finish(t, s);
 }
@@ -164,18 +172,11 @@ static void *worker_main(void *arg)
     }
 }
 
-/* Put t on device d's ready queue, waiting while it is full (back-pressure).
- * A worker re-queueing onto its own full queue would wait forever: it runs
- * the task itself instead. */
+/* Put t on device d's ready queue, waiting while it is full (back-pressure). */
 static void enqueue(coproc__tasks *ts, int d, coproc_task *t)
 {
     worker *w = &ts->w[d];
     pthread_mutex_lock(&w->lock);
-    if (w->count == ts->depth && pthread_equal(pthread_self(), w->thread)) {
-        pthread_mutex_unlock(&w->lock);
-        run_task(ts, w, t);
-        return;
-    }
     while (w->count == ts->depth)
         pthread_cond_wait(&w->not_full, &w->lock);
     w->ring[(w->head + w->count) % ts->depth] = t;
