@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testlib.h"
+#include "hostrun.h" /* the estimate placement uses */
 #include "runtime.h" /* test_out_of_memory_streams shrinks a device's allocation limit */
 
 static coproc_runtime *open_with(uint64_t budget, int disable_zero_copy)
@@ -253,6 +254,29 @@ static void test_out_of_memory_streams(void **state)
     coproc_close(rt);
 }
 
+/* The estimate that placement compares counts the transfer of inputs that are
+ * not cached on the device, and none for those that are. */
+static void test_estimate_sees_residency(void **state)
+{
+    coproc_runtime *rt = open_with(0, 1);
+    size_t n = 500000;
+    int32_t *v = ramp(n, 2);
+    coproc_column *c;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, v, n, &c));
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_REDUCE);
+    op.a = c;
+    double before, after;
+    coproc__op_estimate(&rt->devices[0], &op, &before);
+    assert_true(before > 0);
+    assert_int_equal(run_sum(rt, c, NULL), ref_sum(v, n));
+    coproc__op_estimate(&rt->devices[0], &op, &after);
+    assert_true(after == 0); /* cached now; a sum sends nothing back */
+    coproc_column_free(c);
+    free(v);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_pinned_host_column),
         cmocka_unit_test(test_over_budget_streams),
         cmocka_unit_test(test_out_of_memory_streams),
+        cmocka_unit_test(test_estimate_sees_residency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
