@@ -466,6 +466,7 @@ coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const copr
         memset(out, 0, sizeof *out);
         out->device = dev->index;
         coproc__residency_make_room(dev, dev->budget_bytes);
+        coproc__pool_drain(&dev->pool); /* evicted copies went to the pool: free them */
         if (attempt == 1)
             return run_streamed(rt, dev, op, (size_t)(stream_budget / 2), out);
     }

@@ -85,3 +85,19 @@ void coproc__pool_give(coproc__pool *p, cl_mem mem)
     for (int i = 0; i < nevicted; i++)
         clReleaseMemObject(evicted[i]); /* outside the lock: the driver may be slow */
 }
+
+void coproc__pool_drain(coproc__pool *p)
+{
+    cl_mem held[COPROC__POOL_SLOTS];
+    int n = 0;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < COPROC__POOL_SLOTS; i++)
+        if (p->mem[i]) {
+            held[n++] = p->mem[i];
+            p->mem[i] = NULL;
+        }
+    p->bytes_held = 0;
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < n; i++)
+        clReleaseMemObject(held[i]);
+}

@@ -63,10 +63,12 @@ static int evict_for(coproc__residency *r, uint64_t budget, uint64_t bytes, cl_m
     return 0;
 }
 
-static void release_victims(cl_mem *victims, size_t n)
+/* Evicted copies go back to the device's buffer pool: the next copy reuses
+ * the memory without the driver's allocation and first-touch page faults. */
+static void release_victims(coproc__device *dev, cl_mem *victims, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        clReleaseMemObject(victims[i]);
+        coproc__pool_give(&dev->pool, victims[i]);
     free(victims);
 }
 
@@ -168,18 +170,18 @@ coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
     }
     if (evict_for(r, dev->budget_bytes, counted, &victims, &nvictims) != 0) {
         pthread_mutex_unlock(&r->lock);
-        release_victims(victims, nvictims);
+        release_victims(dev, victims, nvictims);
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "no room for %zu bytes on device "
                             "%d: the budget is held by running operators", bytes, dev->index);
     }
     if (push(r, col->id, NULL, counted, 1) != 0) {
         pthread_mutex_unlock(&r->lock);
-        release_victims(victims, nvictims);
+        release_victims(dev, victims, nvictims);
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     }
     r->e[r->n - 1].loading = 1;
     pthread_mutex_unlock(&r->lock);
-    release_victims(victims, nvictims);
+    release_victims(dev, victims, nvictims);
     atomic_fetch_add(&r->misses, 1);
     return load(rt, dev, col, bytes, in_place, NULL, out);
 }
@@ -229,9 +231,9 @@ void coproc__residency_adopt(coproc__device *dev, const coproc_column *col, cl_m
         push(r, col->id, mem, bytes, 0) == 0)
         kept = 1;
     pthread_mutex_unlock(&r->lock);
-    release_victims(victims, nvictims);
+    release_victims(dev, victims, nvictims);
     if (!kept)
-        clReleaseMemObject(mem);
+        coproc__pool_give(&dev->pool, mem);
 }
 
 int coproc__residency_has(coproc__device *dev, const coproc_column *col)
@@ -251,7 +253,7 @@ int coproc__residency_make_room(coproc__device *dev, uint64_t bytes)
     pthread_mutex_lock(&r->lock);
     int rc = evict_for(r, dev->budget_bytes, bytes, &victims, &nvictims);
     pthread_mutex_unlock(&r->lock);
-    release_victims(victims, nvictims);
+    release_victims(dev, victims, nvictims);
     return rc;
 }
 
@@ -259,15 +261,21 @@ void coproc__residency_forget(coproc__device *dev, const coproc_column *col)
 {
     coproc__residency *r = dev->residency;
     cl_mem mem = NULL;
+    int in_place = 0;
     pthread_mutex_lock(&r->lock);
     coproc__resident *e = find_loaded(r, col->id);
     if (e) {
         mem = e->mem;
+        in_place = e->bytes == 0; /* zero-copy (or empty): over the caller's memory */
         remove_at(r, (size_t)(e - r->e));
     }
     pthread_mutex_unlock(&r->lock);
-    if (mem) {
-        clFinish(dev->queue); /* a zero-copy buffer must be idle before the host memory goes */
+    if (!mem)
+        return;
+    if (in_place) {
+        clFinish(dev->queue); /* idle before the host memory goes back to the caller */
         clReleaseMemObject(mem);
+    } else {
+        coproc__pool_give(&dev->pool, mem);
     }
 }
