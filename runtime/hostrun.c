@@ -146,26 +146,30 @@ static double working_factor(coproc_op_kind k)
     }
 }
 
-/* Model features of op (as runtime/operators.c feeds them), with guesses for
- * output sizes not known before it runs; *out_bytes: what comes back. */
-static void op_features(const coproc_op *op, double x[2], double *out_bytes)
+/* Model features of op (as runtime/operators.c feeds them); output sizes,
+ * unknown before it runs, are guessed from those seen so far (op_learn);
+ * *out_bytes: what comes back. */
+static void op_features(coproc_runtime *rt, const coproc_op *op, double x[2], double *out_bytes)
 {
     double in = coproc__op_input_bytes(op);
     double n = op->a ? (double)op->a->length : (double)op->filter.first.col->length;
+    pthread_mutex_lock(&rt->seen_lock);
+    double sel = rt->seen_selectivity, ppr = rt->seen_pairs_per_row, groups = rt->seen_groups;
+    pthread_mutex_unlock(&rt->seen_lock);
     x[0] = in;
     x[1] = 0;
     *out_bytes = 0;
     switch (op->kind) {
     case COPROC_OP_SELECT:
-        x[1] = n / 2; /* selectivity unknown: assume half */
-        *out_bytes = n / 2 * 4;
+        x[1] = n * sel;
+        *out_bytes = x[1] * 4;
         break;
     case COPROC_OP_MAP:
         x[1] = col_bytes(op->a);
         *out_bytes = x[1];
         break;
     case COPROC_OP_GROUP_BY:
-        x[1] = n < 1024 ? n : 1024;
+        x[1] = n < groups ? n : groups;
         *out_bytes = x[1] * 32;
         break;
     case COPROC_OP_SORT:
@@ -174,13 +178,32 @@ static void op_features(const coproc_op *op, double x[2], double *out_bytes)
         break;
     case COPROC_OP_HASH_JOIN: {
         double m = op->b ? (double)op->b->length : 0;
-        x[1] = n > m ? n : m;
+        x[1] = (n > m ? n : m) * ppr;
         *out_bytes = x[1] * 8;
         break;
     }
     default:
         break;
     }
+}
+
+/* Remember the output size of a finished operator for the next estimates
+ * (an exponential moving average: recent workloads matter most). */
+static void op_learn(coproc_runtime *rt, const coproc_op *op, const coproc_result *r)
+{
+    const double w = 0.2;
+    double n = op->a ? (double)op->a->length : (double)op->filter.first.col->length;
+    pthread_mutex_lock(&rt->seen_lock);
+    if (op->kind == COPROC_OP_SELECT && n > 0)
+        rt->seen_selectivity += w * ((double)r->count / n - rt->seen_selectivity);
+    else if (op->kind == COPROC_OP_GROUP_BY && r->count > 0)
+        rt->seen_groups += w * ((double)r->count - rt->seen_groups);
+    else if (op->kind == COPROC_OP_HASH_JOIN && op->b) {
+        double m = n > (double)op->b->length ? n : (double)op->b->length;
+        if (m > 0)
+            rt->seen_pairs_per_row += w * ((double)r->count / m - rt->seen_pairs_per_row);
+    }
+    pthread_mutex_unlock(&rt->seen_lock);
 }
 
 static double move_time(coproc__device *dev, int to_device, double bytes)
@@ -198,7 +221,7 @@ double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *tra
     const coproc_column *in[MAX_INPUTS];
     int n = op_inputs(op, in);
     double x[2], out_bytes, in_bytes = 0;
-    op_features(op, x, &out_bytes);
+    op_features(in[0]->rt, op, x, &out_bytes);
     for (int i = 0; i < n; i++)
         if (!in[i]->dev && !zero_copy(dev) && !coproc__residency_has(dev, in[i]))
             in_bytes += col_bytes(in[i]);
@@ -417,8 +440,20 @@ void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_o
         coproc__residency_prefetch(rt, dev, in[i]);
 }
 
+static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                            coproc_result *out);
+
 coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                              coproc_result *out)
+{
+    coproc_status s = op_run(rt, dev, op, out);
+    if (s == COPROC_OK)
+        op_learn(rt, op, out);
+    return s;
+}
+
+static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                            coproc_result *out)
 {
     const coproc_column *in[MAX_INPUTS];
     int n = op_inputs(op, in);

@@ -32,6 +32,11 @@ struct coproc_runtime {
     int fixed_device;
     int queue_depth;
     struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
+    /* Output sizes seen so far, for estimating operators before they run
+     * (hostrun.c): matches per row of selections, pairs per probe row of
+     * joins, groups of group-bys; moving averages. */
+    pthread_mutex_t seen_lock;
+    double seen_selectivity, seen_pairs_per_row, seen_groups;
     pthread_mutex_t tasks_lock;  /* guards creating `tasks` */
 };
 
