@@ -23,6 +23,10 @@ typedef struct coproc__staging {
 void coproc__staging_init(coproc__staging *s);
 void coproc__staging_release(coproc__device *dev, coproc__staging *s);
 
+/* memcpy split over a few threads for large copies: one core cannot fill a
+ * pinned buffer as fast as a PCIe 5 bus drains it. */
+void coproc__memcpy_parallel(void *dst, const void *src, size_t bytes);
+
 /* Copy `bytes` from host `src` into dst at dst_off on queue q (NULL: dev->queue)
  * and wait for it. src_pinned: src is pinned memory, skip staging. */
 coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, cl_mem dst,

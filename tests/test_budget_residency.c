@@ -128,7 +128,7 @@ static void test_repeat_moves_nothing(void **state)
 static void test_results_stay_resident(void **state)
 {
     coproc_runtime *rt = open_with(0, 1);
-    size_t n = 100000;
+    size_t n = 3000001; /* 12 MB: both ways through the 8 MiB pinned staging buffers */
     int32_t *v = ramp(n, 0);
     coproc_column *c;
     assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, v, n, &c));
