@@ -136,14 +136,7 @@ static coproc_runtime *open_with(int queue_depth, int disable_zero_copy)
     o.devices = "cpu";
     o.queue_depth = queue_depth;
     o.disable_zero_copy = disable_zero_copy;
-    coproc_runtime *rt = NULL;
-    coproc_status s = coproc_open(&o, &rt);
-    if (s == COPROC_NO_DEVICE || s == COPROC_NO_PLATFORM) {
-        coproc_close(rt);
-        exit(TEST_SKIP);
-    }
-    assert_ok(rt, s);
-    return rt;
+    return test_open_with(&o);
 }
 
 static void run_threads(int queue_depth, int disable_zero_copy)

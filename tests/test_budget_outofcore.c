@@ -29,8 +29,6 @@ static void use_device(coproc_runtime *r, int device, const char *p)
     path = p;
 }
 
-static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
-
 static coproc_column *wrap(coproc_type t, const void *host, size_t n)
 {
     coproc_column *c = NULL;
@@ -42,18 +40,6 @@ static coproc_column *wrap(coproc_type t, const void *host, size_t n)
 
 enum { SK_DUPS, SK_EQUAL, SK_SPECIAL };
 
-static int64_t get_i(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_INT32 ? ((const int32_t *)d)[i] : ((const int64_t *)d)[i];
-}
-static uint64_t get_u(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_UINT32 ? ((const uint32_t *)d)[i] : ((const uint64_t *)d)[i];
-}
-static double get_f(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_FLOAT32 ? ((const float *)d)[i] : ((const double *)d)[i];
-}
 
 /* Keys in a range of about n / 4 values either side of 0 (duplicates,
  * negatives), some extremes; SK_SPECIAL adds NaNs (assorted payloads and
@@ -114,14 +100,14 @@ static void fill_sort_keys(coproc_type t, void *d, size_t n, int mode, test_rng 
 static int cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
 {
     if (t == COPROC_INT32 || t == COPROC_INT64) {
-        int64_t x = get_i(t, d, a), y = get_i(t, d, b);
+        int64_t x = test_get_i(t, d, a), y = test_get_i(t, d, b);
         return x < y ? -1 : x > y;
     }
     if (t == COPROC_UINT32 || t == COPROC_UINT64) {
-        uint64_t x = get_u(t, d, a), y = get_u(t, d, b);
+        uint64_t x = test_get_u(t, d, a), y = test_get_u(t, d, b);
         return x < y ? -1 : x > y;
     }
-    double x = get_f(t, d, a), y = get_f(t, d, b);
+    double x = test_get_f(t, d, a), y = test_get_f(t, d, b);
     if (isnan(x) || isnan(y))
         return isnan(x) - isnan(y);
     if (x == 0 && y == 0)
@@ -198,7 +184,7 @@ static void sort_case(coproc_type t, int vt, size_t n, int mode, test_rng *rng)
     const char *got = coproc_column_host_data(ko);
     for (size_t i = 0; i < n; i++) {
         const char *g = got + i * kw, *e = (const char *)keys + (size_t)ref[i] * kw;
-        if (is_float(t) && isnan(get_f(t, keys, ref[i]))) {
+        if (test_is_float(t) && isnan(test_get_f(t, keys, ref[i]))) {
             uint64_t bits = 0, canon = t == COPROC_FLOAT32 ? 0x7fc00000u : 0x7ff8000000000000ull;
             memcpy(&bits, g, kw);
             if (bits != canon)

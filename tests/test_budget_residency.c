@@ -18,13 +18,7 @@ static coproc_runtime *open_with(uint64_t budget, int disable_zero_copy)
     o.devices = "cpu";
     o.device_budget_bytes = budget;
     o.disable_zero_copy = disable_zero_copy;
-    coproc_runtime *rt = NULL;
-    coproc_status s = coproc_open(&o, &rt);
-    if (s == COPROC_NO_DEVICE || s == COPROC_NO_PLATFORM) {
-        coproc_close(rt);
-        exit(TEST_SKIP);
-    }
-    assert_ok(rt, s);
+    coproc_runtime *rt = test_open_with(&o);
     coproc_device_info info;
     assert_ok(rt, coproc_device_info_get(rt, 0, &info));
     if (!info.host_unified_memory) { /* these checks are about a host-unified device */

@@ -78,21 +78,6 @@ static coproc_column *wrap(env *e, coproc_type t, const void *data, size_t n)
     return c;
 }
 
-static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
-
-/* The value at i of a column of type t, widened: signed, unsigned or double. */
-static int64_t get_i(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_INT32 ? ((const int32_t *)d)[i] : ((const int64_t *)d)[i];
-}
-static uint64_t get_u(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_UINT32 ? ((const uint32_t *)d)[i] : ((const uint64_t *)d)[i];
-}
-static double get_f(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_FLOAT32 ? ((const float *)d)[i] : ((const double *)d)[i];
-}
 
 static void put(coproc_type t, void *d, size_t i, uint64_t bits, double f)
 {
@@ -146,7 +131,7 @@ static coproc_scalar ref_reduce(coproc_reduce_op op, coproc_type t, const void *
         int64_t acc = op == COPROC_REDUCE_SUM ? 0 : mn ? (t == COPROC_INT32 ? INT32_MAX : INT64_MAX)
                                                        : (t == COPROC_INT32 ? INT32_MIN : INT64_MIN);
         for (size_t i = 0; i < n; i++) {
-            int64_t v = get_i(t, d, i);
+            int64_t v = test_get_i(t, d, i);
             if (op == COPROC_REDUCE_SUM)
                 acc = (int64_t)((uint64_t)acc + (uint64_t)v);
             else if (mn ? v < acc : v > acc)
@@ -158,7 +143,7 @@ static coproc_scalar ref_reduce(coproc_reduce_op op, coproc_type t, const void *
         uint64_t acc = op == COPROC_REDUCE_SUM ? 0 : mn ? (t == COPROC_UINT32 ? UINT32_MAX : UINT64_MAX)
                                                         : 0;
         for (size_t i = 0; i < n; i++) {
-            uint64_t v = get_u(t, d, i);
+            uint64_t v = test_get_u(t, d, i);
             if (op == COPROC_REDUCE_SUM)
                 acc += v;
             else if (mn ? v < acc : v > acc)
@@ -169,7 +154,7 @@ static coproc_scalar ref_reduce(coproc_reduce_op op, coproc_type t, const void *
         r.type = COPROC_FLOAT64;
         double acc = op == COPROC_REDUCE_SUM ? 0 : n == 0 ? (mn ? INFINITY : -INFINITY) : NAN;
         for (size_t i = 0; i < n; i++) {
-            double v = get_f(t, d, i);
+            double v = test_get_f(t, d, i);
             acc = op == COPROC_REDUCE_SUM ? acc + v : mn ? fmin(acc, v) : fmax(acc, v);
         }
         r.v.f64 = acc;
@@ -210,7 +195,7 @@ static void reduce_case(env *e, coproc_type t, const void *d, size_t n, const ch
         }
         double abs_sum = 0;
         for (size_t i = 0; i < n; i++)
-            abs_sum += fabs(get_f(t, d, i));
+            abs_sum += fabs(test_get_f(t, d, i));
         if (fabs(g - w) > 4 * DBL_EPSILON * abs_sum + 1e-300) /* other summation order */
             fail_msg("%s: got %.17g want %.17g", where, g, w);
     }
@@ -233,7 +218,7 @@ static void test_stream_reduce(void **state)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             fill(&e, t, d, sizes[si], FILL_RANDOM, 0);
             reduce_case(&e, t, d, sizes[si], "random");
-            if (!is_float(t))
+            if (!test_is_float(t))
                 continue;
             fill(&e, t, d, sizes[si], FILL_SPECIAL, 0);
             reduce_case(&e, t, d, sizes[si], "special");
@@ -251,8 +236,8 @@ static void test_stream_reduce(void **state)
 
 static int ref_pred(const coproc_predicate *p, coproc_type t, const void *d, size_t i)
 {
-    if (is_float(t)) {
-        double x = get_f(t, d, i), a = p->a.f64, b = p->b.f64;
+    if (test_is_float(t)) {
+        double x = test_get_f(t, d, i), a = p->a.f64, b = p->b.f64;
         switch (p->cmp) {
         case COPROC_CMP_EQ: return x == a;
         case COPROC_CMP_NE: return x != a;
@@ -264,7 +249,7 @@ static int ref_pred(const coproc_predicate *p, coproc_type t, const void *d, siz
         }
     }
     if (t == COPROC_INT32 || t == COPROC_INT64) {
-        int64_t x = get_i(t, d, i), a = p->a.i64, b = p->b.i64;
+        int64_t x = test_get_i(t, d, i), a = p->a.i64, b = p->b.i64;
         switch (p->cmp) {
         case COPROC_CMP_EQ: return x == a;
         case COPROC_CMP_NE: return x != a;
@@ -275,7 +260,7 @@ static int ref_pred(const coproc_predicate *p, coproc_type t, const void *d, siz
         default: return a <= x && x < b;
         }
     }
-    uint64_t x = get_u(t, d, i), a = p->a.u64, b = p->b.u64;
+    uint64_t x = test_get_u(t, d, i), a = p->a.u64, b = p->b.u64;
     switch (p->cmp) {
     case COPROC_CMP_EQ: return x == a;
     case COPROC_CMP_NE: return x != a;
@@ -296,19 +281,19 @@ static coproc_predicate make_pred(coproc_type t, int kind)
     switch (kind) {
     case 0:
         p.cmp = COPROC_CMP_LT;
-        if (is_float(t)) p.a.f64 = 0.5; else if (sgn) p.a.i64 = 3; else p.a.u64 = 1u << 20;
+        if (test_is_float(t)) p.a.f64 = 0.5; else if (sgn) p.a.i64 = 3; else p.a.u64 = 1u << 20;
         break;
     case 1: /* NaN != a is true: every row */
-        p.cmp = is_float(t) ? COPROC_CMP_NE : COPROC_CMP_GE;
-        if (is_float(t)) p.a.f64 = NAN; else if (sgn) p.a.i64 = t == COPROC_INT32 ? INT32_MIN : INT64_MIN;
+        p.cmp = test_is_float(t) ? COPROC_CMP_NE : COPROC_CMP_GE;
+        if (test_is_float(t)) p.a.f64 = NAN; else if (sgn) p.a.i64 = t == COPROC_INT32 ? INT32_MIN : INT64_MIN;
         break;
     case 2:
-        p.cmp = is_float(t) ? COPROC_CMP_EQ : COPROC_CMP_LT;
-        if (is_float(t)) p.a.f64 = NAN; else if (sgn) p.a.i64 = t == COPROC_INT32 ? INT32_MIN : INT64_MIN;
+        p.cmp = test_is_float(t) ? COPROC_CMP_EQ : COPROC_CMP_LT;
+        if (test_is_float(t)) p.a.f64 = NAN; else if (sgn) p.a.i64 = t == COPROC_INT32 ? INT32_MIN : INT64_MIN;
         break;
     default:
         p.cmp = COPROC_CMP_RANGE;
-        if (is_float(t)) { p.a.f64 = -100; p.b.f64 = 250; }
+        if (test_is_float(t)) { p.a.f64 = -100; p.b.f64 = 250; }
         else if (sgn) { p.a.i64 = -1000000; p.b.i64 = 1 << 30; }
         else { p.a.u64 = 1000; p.b.u64 = (uint64_t)1 << 31; }
         break;
@@ -450,8 +435,8 @@ static void map_case(env *e, coproc_type t, coproc_arith op, const void *a, cons
     const void *got = coproc_column_host_data(out);
     int sgn = t == COPROC_INT32 || t == COPROC_INT64;
     for (size_t i = 0; i < n; i++) {
-        if (is_float(t)) {
-            double x = get_f(t, a, i), y = b ? get_f(t, b, i) : c.f64, w;
+        if (test_is_float(t)) {
+            double x = test_get_f(t, a, i), y = b ? test_get_f(t, b, i) : c.f64, w;
             if (t == COPROC_FLOAT32) {
                 float fx = (float)x, fy = (float)y; /* float arithmetic, constant rounded */
                 w = op == COPROC_ARITH_ADD ? fx + fy : op == COPROC_ARITH_SUB ? fx - fy
@@ -460,7 +445,7 @@ static void map_case(env *e, coproc_type t, coproc_arith op, const void *a, cons
                 w = op == COPROC_ARITH_ADD ? x + y : op == COPROC_ARITH_SUB ? x - y
                   : op == COPROC_ARITH_MUL ? x * y : x / y;
             }
-            double g = get_f(t, got, i);
+            double g = test_get_f(t, got, i);
             /* Without fp64 float32 division is the device's (OpenCL allows 2.5 ulp). */
             double tol = t == COPROC_FLOAT32 && op == COPROC_ARITH_DIV && !e->fp64
                              ? 3 * fabs(nextafterf((float)w, INFINITY) - (float)w) : 0;
@@ -468,11 +453,11 @@ static void map_case(env *e, coproc_type t, coproc_arith op, const void *a, cons
                 fail_msg("%s: row %zu: %.9g op %.9g = %.17g, want %.17g", where, i, x, y, g, w);
         } else {
             int bits = es == 4 ? 32 : 64;
-            uint64_t x = sgn ? (uint64_t)get_i(t, a, i) : get_u(t, a, i);
-            uint64_t y = b ? (sgn ? (uint64_t)get_i(t, b, i) : get_u(t, b, i))
+            uint64_t x = sgn ? (uint64_t)test_get_i(t, a, i) : test_get_u(t, a, i);
+            uint64_t y = b ? (sgn ? (uint64_t)test_get_i(t, b, i) : test_get_u(t, b, i))
                            : (sgn ? (uint64_t)c.i64 : c.u64);
             uint64_t w = ref_int(op, sgn, bits, x, y);
-            uint64_t g = (sgn ? (uint64_t)get_i(t, got, i) : get_u(t, got, i)) &
+            uint64_t g = (sgn ? (uint64_t)test_get_i(t, got, i) : test_get_u(t, got, i)) &
                          (bits == 32 ? 0xFFFFFFFFull : UINT64_MAX);
             if (g != w)
                 fail_msg("%s: row %zu: got %llx want %llx", where, i, (unsigned long long)g,
@@ -495,7 +480,7 @@ static void test_stream_map(void **state)
         fill(&e, t, a, BIG, FILL_SPECIAL, 0);
         fill(&e, t, b, BIG, FILL_SPECIAL, 0);
         coproc_value c;
-        if (is_float(t)) c.f64 = -2.5; else if (t == COPROC_INT32 || t == COPROC_INT64) c.i64 = -7;
+        if (test_is_float(t)) c.f64 = -2.5; else if (t == COPROC_INT32 || t == COPROC_INT64) c.i64 = -7;
         else c.u64 = 7;
         map_case(&e, t, COPROC_ARITH_ADD, a, b, c, BIG);
         size_t r = last_rows;
@@ -602,9 +587,9 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, int dis
         qsort(got, m, sizeof *got, cmp_row);
     }
     if (cv) {
-        coproc_type st = is_float(vt) ? COPROC_FLOAT64 : vt == COPROC_INT32 || vt == COPROC_INT64
+        coproc_type st = test_is_float(vt) ? COPROC_FLOAT64 : vt == COPROC_INT32 || vt == COPROC_INT64
                                                            ? COPROC_INT64 : COPROC_UINT64;
-        if (!e->fp64 && is_float(vt))
+        if (!e->fp64 && test_is_float(vt))
             st = COPROC_FLOAT32;
         assert_int_equal(coproc_column_type(r.sum), st);
         assert_int_equal(coproc_column_type(r.min), vt);
@@ -627,19 +612,19 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, int dis
             fail_msg("%s: group %zu: key %llx count %llu, want key %llx count %zu", where, g,
                      (unsigned long long)key_bits(kt, gk, at), (unsigned long long)gc[at],
                      (unsigned long long)key_bits(kt, k, rows[a].row), b - a);
-        if (cv && is_float(vt)) {
+        if (cv && test_is_float(vt)) {
             double sum = 0, abs_sum = 0, mn = NAN, mx = NAN;
             for (size_t j = a; j < b; j++) {
-                double x = get_f(vt, v, rows[j].row);
+                double x = test_get_f(vt, v, rows[j].row);
                 sum += x;
                 abs_sum += isnan(x) ? 0 : fabs(x);
                 mn = fmin(mn, x);
                 mx = fmax(mx, x);
             }
-            double gs = get_f(e->fp64 ? COPROC_FLOAT64 : COPROC_FLOAT32,
+            double gs = test_get_f(e->fp64 ? COPROC_FLOAT64 : COPROC_FLOAT32,
                               coproc_column_host_data(r.sum), at);
-            double gmn = get_f(vt, coproc_column_host_data(r.min), at);
-            double gmx = get_f(vt, coproc_column_host_data(r.max), at);
+            double gmn = test_get_f(vt, coproc_column_host_data(r.min), at);
+            double gmx = test_get_f(vt, coproc_column_host_data(r.max), at);
             double tol = (b - a + 4) * (e->fp64 ? DBL_EPSILON : FLT_EPSILON) * abs_sum;
             if (!(isnan(sum) ? isnan(gs) : fabs(gs - sum) <= tol + 1e-300) ||
                 !(gmn == mn || (isnan(gmn) && isnan(mn))) ||
@@ -650,7 +635,7 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, int dis
             int sgn = vt == COPROC_INT32 || vt == COPROC_INT64;
             uint64_t sum = 0, mn = 0, mx = 0;
             for (size_t j = a; j < b; j++) {
-                uint64_t x = sgn ? (uint64_t)get_i(vt, v, rows[j].row) : get_u(vt, v, rows[j].row);
+                uint64_t x = sgn ? (uint64_t)test_get_i(vt, v, rows[j].row) : test_get_u(vt, v, rows[j].row);
                 sum += x;
                 if (j == a || (sgn ? (int64_t)x < (int64_t)mn : x < mn))
                     mn = x;
@@ -658,10 +643,10 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, int dis
                     mx = x;
             }
             uint64_t gs = ((const uint64_t *)coproc_column_host_data(r.sum))[at];
-            uint64_t gmn = sgn ? (uint64_t)get_i(vt, coproc_column_host_data(r.min), at)
-                               : get_u(vt, coproc_column_host_data(r.min), at);
-            uint64_t gmx = sgn ? (uint64_t)get_i(vt, coproc_column_host_data(r.max), at)
-                               : get_u(vt, coproc_column_host_data(r.max), at);
+            uint64_t gmn = sgn ? (uint64_t)test_get_i(vt, coproc_column_host_data(r.min), at)
+                               : test_get_u(vt, coproc_column_host_data(r.min), at);
+            uint64_t gmx = sgn ? (uint64_t)test_get_i(vt, coproc_column_host_data(r.max), at)
+                               : test_get_u(vt, coproc_column_host_data(r.max), at);
             if (gs != sum || gmn != mn || gmx != mx)
                 fail_msg("%s: group %zu: sum/min/max %llx/%llx/%llx, want %llx/%llx/%llx", where,
                          g, (unsigned long long)gs, (unsigned long long)gmn,

@@ -16,21 +16,6 @@ enum { FILL_RANDOM, FILL_SMALL_RANGE, FILL_EXTREME, FILL_SPECIAL_FLOAT, FILL_EQU
 static const char *const mode_name[] = {"random", "small-range", "extreme", "special-float",
                                         "equal", "sorted", "reversed"};
 
-static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
-
-/* Key i as a double-free tagged value, read without conversion. */
-static int64_t get_i(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_INT32 ? ((const int32_t *)d)[i] : ((const int64_t *)d)[i];
-}
-static uint64_t get_u(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_UINT32 ? ((const uint32_t *)d)[i] : ((const uint64_t *)d)[i];
-}
-static double get_f(coproc_type t, const void *d, size_t i)
-{
-    return t == COPROC_FLOAT32 ? ((const float *)d)[i] : ((const double *)d)[i];
-}
 
 static void fill(coproc_type t, void *data, size_t n, int mode, test_rng *r)
 {
@@ -107,14 +92,14 @@ static void fill(coproc_type t, void *data, size_t n, int mode, test_rng *r)
 static int cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
 {
     if (t == COPROC_INT32 || t == COPROC_INT64) {
-        int64_t x = get_i(t, d, a), y = get_i(t, d, b);
+        int64_t x = test_get_i(t, d, a), y = test_get_i(t, d, b);
         return x < y ? -1 : x > y;
     }
     if (t == COPROC_UINT32 || t == COPROC_UINT64) {
-        uint64_t x = get_u(t, d, a), y = get_u(t, d, b);
+        uint64_t x = test_get_u(t, d, a), y = test_get_u(t, d, b);
         return x < y ? -1 : x > y;
     }
-    double x = get_f(t, d, a), y = get_f(t, d, b);
+    double x = test_get_f(t, d, a), y = test_get_f(t, d, b);
     if (isnan(x) || isnan(y))
         return isnan(x) - isnan(y);
     if (x == 0 && y == 0)
@@ -153,7 +138,7 @@ static void check_keys(coproc_type t, const void *in, const uint32_t *ref, const
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * w;
         const unsigned char *e = (const unsigned char *)in + (size_t)ref[i] * w;
-        if (is_float(t) && isnan(get_f(t, in, ref[i])) && isnan(get_f(t, got, i)))
+        if (test_is_float(t) && isnan(test_get_f(t, in, ref[i])) && isnan(test_get_f(t, got, i)))
             continue;
         if (memcmp(g, e, w) != 0) {
             uint64_t gv = 0, ev = 0;
@@ -275,7 +260,7 @@ static void run_device(coproc_runtime *rt, int dev, const char *path, void *user
             if (n > 200000 && t != COPROC_UINT32 && t != COPROC_FLOAT64)
                 continue;
             for (int m = 0; m < FILL_MODES; m++) {
-                if (m == FILL_SPECIAL_FLOAT && !is_float((coproc_type)t))
+                if (m == FILL_SPECIAL_FLOAT && !test_is_float((coproc_type)t))
                     continue;
                 if (n > 5000 && m != FILL_RANDOM && m != FILL_SMALL_RANGE &&
                     m != FILL_SPECIAL_FLOAT && m != FILL_EXTREME)

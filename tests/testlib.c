@@ -13,8 +13,13 @@ coproc_runtime *test_open(const char *devices)
     coproc_options opts;
     coproc_options_init(&opts);
     opts.devices = devices;
+    return test_open_with(&opts);
+}
+
+coproc_runtime *test_open_with(const coproc_options *opts)
+{
     coproc_runtime *rt = NULL;
-    coproc_status s = coproc_open(&opts, &rt);
+    coproc_status s = coproc_open(opts, &rt);
     if (s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE) {
         fprintf(stderr, "skipped: %s: %s\n", coproc_status_name(s), coproc_errmsg(rt));
         coproc_close(rt);

@@ -38,6 +38,26 @@ uint64_t test_rand_below(test_rng *r, uint64_t bound);
  * widths, chunk boundaries, and a few larger ones; ends with SIZE_MAX. */
 extern const size_t test_edge_sizes[];
 
+/* Element i of an array of type t, widened without conversion: signed
+ * (int32/int64), unsigned (uint32/uint64) or double (float32/float64). */
+static inline int64_t test_get_i(coproc_type t, const void *d, size_t i)
+{
+    return t == COPROC_INT32 ? ((const int32_t *)d)[i] : ((const int64_t *)d)[i];
+}
+static inline uint64_t test_get_u(coproc_type t, const void *d, size_t i)
+{
+    return t == COPROC_UINT32 ? ((const uint32_t *)d)[i] : ((const uint64_t *)d)[i];
+}
+static inline double test_get_f(coproc_type t, const void *d, size_t i)
+{
+    return t == COPROC_FLOAT32 ? ((const float *)d)[i] : ((const double *)d)[i];
+}
+static inline int test_is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
+
+/* Open a runtime with these options (devices, budget, ...), skipping (77)
+ * when no device matches; fails on any other error. */
+coproc_runtime *test_open_with(const coproc_options *opts);
+
 /* A join result pair (left row, right row), and qsort order for comparing
  * pair lists regardless of the order an operator wrote them in. */
 typedef struct test_pair { uint32_t l, r; } test_pair;
