@@ -3,7 +3,11 @@
  * random between 2^17 and 2^22 rows (never the powers of two calibration
  * uses), 200 times; the models refit after 100 of them, and the relative error
  * of each prediction made before its run is reported (median and p90 over the
- * last 100), from coproc_model_stats. Exit 1 if an operator fails. */
+ * last 100), from coproc_model_stats. Exit 1 if an operator fails.
+ * These are single runs, launch jitter and all; `coproc-calibrate --check`
+ * scores the same models against the median of several runs per size (a
+ * typical run, which is what a model predicts) and checks the transfer
+ * predictions too (docs/performance.md). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * loads its cached profile), prints the profiles as tables or JSON, plots
  * them; --list lists the devices. Exit codes follow sysexits.h. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include <unistd.h>
 
 #include "bandwidth.h"
+#include "calibration/calibration.h"
 #include "coproc.h"
+#include "check_ops.h"
 #include "device_list.h"
 #include "plot.h"
 #include "profile.h"
@@ -22,8 +25,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: coproc-calibrate [--quick] [--force] [--json] [--plot DIR] [--device SPEC]\n"
-            "                        [--quiet] | --list [--json]\n"
+            "usage: coproc-calibrate [--quick] [--force] [--json] [--plot DIR] [--check]\n"
+            "                        [--device SPEC] [--quiet] | --list [--json]\n"
             "\n"
             "Calibrates every selected device - host<->device transfers, memory bandwidth,\n"
             "compute, launch latency, build time and each operator's cost curve - or loads\n"
@@ -35,6 +38,11 @@ static void usage(FILE *f)
             "  --json          print a versioned JSON document on stdout instead of a table\n"
             "  --plot DIR      write the curves as data files and a gnuplot script into DIR\n"
             "                  (PNGs too when gnuplot is installed)\n"
+            "  --check         then check the profile's predictions at sizes it was not\n"
+            "                  fitted on: transfers (1 MiB up to the sweep's end, pinned\n"
+            "                  and pageable) and operators (2^20..2^23 rows, then 2^14..2^20\n"
+            "                  apart; a few minutes on PoCL)\n"
+            "  --check-points FILE  with --check, every operator size checked, one a line\n"
             "  --list          list the OpenCL devices with their place in the machine\n"
             "  --device SPEC   devices to use: all, cpu, gpu, accelerator or indices \"0,2\"\n"
             "                  (COPROC_DEVICES overrides it)\n"
@@ -104,6 +112,94 @@ static int device_profile(coproc_runtime *rt, int i, int full, int force, int qu
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(double *v, int n, double q)
+{
+    if (n <= 0)
+        return -1;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    return lo >= n - 1 ? v[n - 1] : v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
+}
+
+/* The 1-minute load average, or -1: the checks' figures mean little on a
+ * machine that other work keeps busy, so they are printed with it. */
+static double load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* --check: device i's transfer predictions against new measurements at sizes
+ * not in the sweep, pinned then pageable; a table on `out` and a JSON object
+ * (NULL on failure). Both directions together make each summary. */
+static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile *p, FILE *out)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "device", json_integer(i));
+    for (int pinned = 1; pinned >= 0; pinned--) {
+        coproc__transfer_check r;
+        if (coproc__check_transfers(rt, &rt->devices[i], p, pinned, 16, 1234 + (uint64_t)i,
+                                    &r) != COPROC_OK) {
+            fprintf(stderr, "coproc-calibrate: device %d: transfer check: %s\n", i,
+                    coproc_errmsg(rt));
+            json_decref(j);
+            return NULL;
+        }
+        const char *kind = pinned ? "pinned" : "pageable";
+        fprintf(out, "device %d: transfer check, %s, %d sizes each way from 1 MiB to the sweep's "
+                "end, none swept;\ntypical (median) device time against the prediction\n"
+                "%10s  %12s %12s %7s  %12s %12s %7s\n", i, kind, r.points, "MiB",
+                "h2d us", "predicted", "error", "d2h us", "predicted", "error");
+        double err[2 * COPROC__CHECK_MAX];
+        int n = 0;
+        json_t *pts = json_array();
+        int order[COPROC__CHECK_MAX];
+        for (int k = 0; k < r.points; k++)
+            order[k] = k;
+        for (int a = 1; a < r.points; a++) /* by size, for reading */
+            for (int b = a; b > 0 && r.bytes[0][order[b]] < r.bytes[0][order[b - 1]]; b--) {
+                int t = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = t;
+            }
+        for (int o = 0; o < r.points; o++) {
+            int k = order[o];
+            double e[2];
+            for (int d = 0; d < 2; d++) {
+                e[d] = fabs(r.predicted[d][k] - r.measured[d][k]) / r.measured[d][k];
+                err[n++] = e[d];
+            }
+            fprintf(out, "%10.2f  %12.1f %12.1f %6.1f%%  %12.1f %12.1f %6.1f%%\n",
+                    r.bytes[0][k] / 1048576.0, r.measured[0][k] * 1e6, r.predicted[0][k] * 1e6,
+                    e[0] * 100, r.measured[1][k] * 1e6, r.predicted[1][k] * 1e6, e[1] * 100);
+            json_array_append_new(pts, json_pack("{s:f, s:f, s:f, s:f, s:f}", "bytes",
+                                                 r.bytes[0][k], "h2d_seconds", r.measured[0][k],
+                                                 "h2d_predicted", r.predicted[0][k],
+                                                 "d2h_seconds", r.measured[1][k],
+                                                 "d2h_predicted", r.predicted[1][k]));
+        }
+        double med = quantile(err, n, 0.5), p90 = quantile(err, n, 0.9);
+        fprintf(out, "%s, both directions: median error %.1f %%, p90 %.1f %%\n\n", kind,
+                med * 100, p90 * 100);
+        json_object_set_new(j, kind, json_pack("{s:f, s:f, s:o}", "median_rel_error", med,
+                                               "p90_rel_error", p90, "points", pts));
+    }
+    return j;
+}
+
 static void print_device_list(coproc_runtime *rt, int json)
 {
     if (json) {
@@ -126,13 +222,14 @@ int main(int argc, char **argv)
         {"list", no_argument, NULL, 'l'},     {"json", no_argument, NULL, 'j'},
         {"device", required_argument, NULL, 'd'}, {"quiet", no_argument, NULL, 'q'},
         {"quick", no_argument, NULL, 'k'},    {"force", no_argument, NULL, 'f'},
-        {"plot", required_argument, NULL, 'p'},
+        {"plot", required_argument, NULL, 'p'}, {"check", no_argument, NULL, 'c'},
+        {"check-points", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},     {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
-    int json = 0, quiet = 0, list = 0, quick = 0, force = 0;
-    const char *devices = NULL, *plot_dir = NULL;
+    int json = 0, quiet = 0, list = 0, quick = 0, force = 0, check = 0;
+    const char *devices = NULL, *plot_dir = NULL, *points_path = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "ljd:qkfp:hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ljd:qkfp:cP:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'l': list = 1; break;
         case 'j': json = 1; break;
@@ -141,6 +238,8 @@ int main(int argc, char **argv)
         case 'k': quick = 1; break;
         case 'f': force = 1; break;
         case 'p': plot_dir = optarg; break;
+        case 'c': check = 1; break;
+        case 'P': points_path = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("coproc-calibrate %s\n", coproc_version_string()); return 0;
         default: usage(stderr); return EX_USAGE;
@@ -180,7 +279,7 @@ int main(int argc, char **argv)
 
     int rc = 0;
     coproc__profile *p = malloc(sizeof *p);
-    json_t *docs = json_array();
+    json_t *docs = json_array(), *checks = check ? json_array() : NULL;
     if (!p || !docs) {
         fprintf(stderr, "coproc-calibrate: out of memory\n");
         free(p);
@@ -213,17 +312,60 @@ int main(int argc, char **argv)
                         rendered ? " and its PNGs" : " (install gnuplot to render the PNGs)");
             }
         }
+        if (check) {
+            FILE *out = json ? stderr : stdout;
+            double load0 = load_average();
+            json_t *r = check_transfers(rt, i, p, out);
+            /* the operators run on the runtime's models: this profile's */
+            coproc__device *dev = &rt->devices[i];
+            pthread_mutex_lock(&dev->model_lock);
+            *dev->profile = *p;
+            pthread_mutex_unlock(&dev->model_lock);
+            FILE *points = points_path ? fopen(points_path, i ? "a" : "w") : NULL;
+            if (points_path && !points)
+                perror(points_path);
+            /* the headline: columns of 4-32 MiB, where moving work to a device
+             * is worth deciding; then the small sizes, launch-bound, apart */
+            json_t *ops = r ? coproc_check_operators(rt, i, 20, 23, out, points) : NULL;
+            json_t *small = ops ? coproc_check_operators(rt, i, 14, 20, out, points) : NULL;
+            if (points)
+                fclose(points);
+            if (small)
+                json_object_set_new(r, "operators_small", small);
+            else if (ops) {
+                json_decref(ops);
+                ops = NULL;
+            }
+            double load1 = load_average();
+            fprintf(out, "load average (1 min) before the check %.2f, after %.2f, on %ld "
+                    "cores\n", load0, load1, sysconf(_SC_NPROCESSORS_ONLN));
+            if (ops)
+                json_object_set_new(r, "operators", ops);
+            if (r) {
+                json_object_set_new(r, "load_average_before", json_real(load0));
+                json_object_set_new(r, "load_average_after", json_real(load1));
+            }
+            if (r && ops)
+                json_array_append_new(checks, r);
+            else {
+                json_decref(r);
+                rc = EX_SOFTWARE;
+            }
+        }
         fflush(stdout);
     }
     if (json) {
         json_t *doc = json_pack("{s:s, s:i, s:s, s:o}", "schema", CALIBRATION_SCHEMA,
                                 "schema_version", CALIBRATION_VERSION, "coproc_version",
                                 coproc_version_string(), "devices", docs);
+        if (checks)
+            json_object_set_new(doc, "check", checks);
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);
         json_decref(doc);
     } else {
         json_decref(docs);
+        json_decref(checks);
     }
     free(p);
     coproc_close(rt);

@@ -153,6 +153,16 @@ static void model_formula(coproc__op_kind k, const coproc__model *m, char *buf, 
             o += (size_t)snprintf(buf + o, size - o, " + %s x %s", fmt_time(c, t, sizeof t),
                                   name);
     }
+    double c = m->coef[m->features + 1];
+    if (m->knot > 0 && c > 0 && o < size) { /* the bend (model.h) */
+        char u[32];
+        if (coproc_report_feature_is_bytes(k, 0))
+            snprintf(buf + o, size - o, " + beyond %.3g MB, %s / %s", m->knot / 1e6,
+                     coproc_report_feature_name(k, 0), fmt_rate(1.0 / c, "B/s", u, sizeof u));
+        else
+            snprintf(buf + o, size - o, " + beyond %.3g, %s x %s", m->knot,
+                     fmt_time(c, u, sizeof u), coproc_report_feature_name(k, 0));
+    }
 }
 
 void coproc_print_profile(FILE *f, int index, const coproc_device_info *info,

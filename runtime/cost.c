@@ -35,16 +35,25 @@ static double device_seconds(coproc__device *dev, cl_event start)
     return seconds;
 }
 
+double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t)
+{
+    double seconds = device_seconds(dev, t->start);
+    double wall = coproc__now() - t->wall_start;
+    /* Markers can collapse to zero on drivers that skip empty commands: the
+     * wall clock is the honest fallback for a synchronous operator. */
+    if (!(seconds > 0) || seconds > wall * 1.5)
+        seconds = wall;
+    if (t->start)
+        clReleaseEvent(t->start);
+    t->start = NULL;
+    return seconds;
+}
+
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok)
 {
     if (ok) {
-        double seconds = device_seconds(dev, t->start);
-        double wall = coproc__now() - t->wall_start;
-        /* Markers can collapse to zero on drivers that skip empty commands: the
-         * wall clock is the honest fallback for a synchronous operator. */
-        if (!(seconds > 0) || seconds > wall * 1.5)
-            seconds = wall;
+        double seconds = coproc__op_timer_seconds(dev, t);
         pthread_mutex_lock(&dev->model_lock);
         coproc__model_observe(&dev->profile->ops[k], x, seconds);
         pthread_mutex_unlock(&dev->model_lock);

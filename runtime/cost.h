@@ -26,6 +26,14 @@ void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_k
                           const double *x, int ok);
 
 /*
+ * Stop timing and return the seconds coproc__op_timer_end would observe (the
+ * device timeline between the markers, else the wall clock), without feeding
+ * any model; for calibration, which times operators as the runtime does.
+ * Always releases the timer.
+ */
+double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t);
+
+/*
  * Predicted seconds for an operator of kind k with features x on dev:
  * moving in_bytes (inputs not yet on dev) host->device, computing, moving
  * out_bytes device->host. Negative when dev has no model for k yet.

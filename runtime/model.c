@@ -1,6 +1,6 @@
-/* model.c - learned cost functions: weighted least squares over a ring of
- * recent observations, kept non-negative and robust to timing spikes. See
- * model.h. Pure computation: no global state, no locking (the owner locks). */
+/* model.c - learned cost functions: least absolute relative error (the median
+ * run) over a ring of recent observations, kept non-negative, robust to timing
+ * spikes, bent once where the data bend. See model.h. Pure computation: no global state, no locking (the owner locks). */
 #include "model.h"
 
 #include <math.h>
@@ -56,11 +56,19 @@ static double median_of(const double *v, int n)
     return quantile_sorted(s, n, 0.5);
 }
 
-static double predict_with(const double *coef, int k, const double *x)
+/* The hinge column of a model bent at knot: how far x1 lies beyond it. */
+static double hinge(double knot, const double *x)
+{
+    return knot > 0 && x[0] > knot ? x[0] - knot : 0;
+}
+
+static double predict_with(const double *coef, int k, double knot, const double *x)
 {
     double p = coef[0];
     for (int j = 0; j < k; j++)
         p += coef[1 + j] * x[j];
+    if (knot > 0)
+        p += coef[1 + k] * hinge(knot, x);
     return p;
 }
 
@@ -123,105 +131,233 @@ static int solve(int n, double a[NVAR][NVAR], double b[NVAR], double u[NVAR])
 
 /*
  * Non-negative weighted least squares over the points idx[0..n-1]: minimise
- * sum ((y - c.x) / y)^2. Features are scaled by their maximum and times by
- * theirs, and the normal equations equilibrated to a unit diagonal, so sizes
- * from 1 to 2^30 and times from nanoseconds to minutes stay well conditioned.
- * While a coefficient comes out negative (or undetermined), the most negative
- * one is fixed at zero and the rest refitted. 0 on success with coef set.
+ * sum w[i] ((y - c.x) / ys)^2 with every c >= 0, ys the largest time (the
+ * weights are for times scaled by it; fit_median chooses them). Features are
+ * scaled by their maximum, and each system equilibrated to a unit diagonal, so
+ * sizes from 1 to 2^30 and times from nanoseconds to minutes stay well
+ * conditioned. With at most four variables the exact answer is cheap:
+ * every subset of the variables is fitted freely, and of the subsets whose
+ * coefficients all come out >= 0 the one with the least error wins (the
+ * smaller subset on a tie). A variable that is undetermined (an all-zero
+ * column, or one the others already explain) makes its subsets singular, so
+ * it is fixed at zero. 0 on success with coef set.
  */
-static int fit_points(const coproc__model *m, const int *idx, int n, double coef[NVAR])
+static int fit_points(const coproc__model *m, const int *idx, int n, double knot,
+                      const double *w, double coef[NVAR])
 {
-    int k = m->features;
-    double xs[COPROC__MODEL_MAX_FEATURES], ys = 0;
+    /* with a knot the hinge is one more feature, column k */
+    int k = m->features + (knot > 0), nv = k + 1;
+    double xs[NVAR], ys = 0;
     for (int j = 0; j < k; j++) {
         xs[j] = 0;
         for (int i = 0; i < n; i++)
-            xs[j] = fmax(xs[j], m->x[idx[i]][j]);
+            xs[j] = fmax(xs[j], j < m->features ? m->x[idx[i]][j] : hinge(knot, m->x[idx[i]]));
         if (xs[j] == 0)
-            xs[j] = 1; /* an all-zero feature: its column is zero and gets dropped */
+            xs[j] = 1; /* an all-zero feature: its column is zero and never fits */
     }
     for (int i = 0; i < n; i++)
         ys = fmax(ys, m->y[idx[i]]);
 
-    int active[NVAR];
-    for (int v = 0; v <= k; v++)
-        active[v] = 1;
-    for (;;) {
-        int var[NVAR], na = 0;
-        for (int v = 0; v <= k; v++)
-            if (active[v])
-                var[na++] = v;
-        if (na == 0)
-            return -1;
-
-        double a[NVAR][NVAR] = {{0}}, b[NVAR] = {0}, d[NVAR], u[NVAR];
-        for (int i = 0; i < n; i++) {
-            const double *x = m->x[idx[i]];
-            double inv = ys / m->y[idx[i]]; /* row weight 1/y, y scaled to <= 1 */
-            double row[NVAR];
-            for (int p = 0; p < na; p++)
-                row[p] = (var[p] == 0 ? 1.0 : x[var[p] - 1] / xs[var[p] - 1]) * inv;
-            for (int p = 0; p < na; p++) {
-                b[p] += row[p];
-                for (int q = 0; q <= p; q++)
-                    a[p][q] += row[p] * row[q];
-            }
+    /* the normal equations of all variables: row i is its scaled features
+     * times sqrt(w[i]), its target its scaled time times the same */
+    double full[NVAR][NVAR] = {{0}}, fb[NVAR] = {0};
+    for (int i = 0; i < n; i++) {
+        double row[NVAR];
+        double sw = sqrt(w[i]), target = sw * m->y[idx[i]] / ys;
+        for (int v = 0; v < nv; v++) {
+            double f = v == 0 ? 1.0
+                       : v - 1 < m->features ? m->x[idx[i]][v - 1] : hinge(knot, m->x[idx[i]]);
+            row[v] = (v == 0 ? f : f / xs[v - 1]) * sw;
         }
-        /* a variable with an all-zero column, or one the others already
-         * explain, is undetermined: fix it at zero */
-        int drop = -1;
-        for (int p = 0; p < na && drop < 0; p++) {
-            d[p] = sqrt(a[p][p]);
-            if (!(d[p] > 0))
-                drop = p;
+        for (int p = 0; p < nv; p++) {
+            fb[p] += row[p] * target;
+            for (int q = 0; q < nv; q++)
+                full[p][q] += row[p] * row[q];
         }
-        if (drop < 0) {
-            for (int p = 0; p < na; p++) {
-                for (int q = 0; q <= p; q++)
-                    a[q][p] = a[p][q] = a[p][q] / (d[p] * d[q]);
-                b[p] /= d[p];
-            }
-            drop = solve(na, a, b, u);
-        }
-        if (drop < 0) {
-            /* u and the coefficient share a sign (d > 0): drop the most negative */
-            for (int p = 0; p < na; p++)
-                if (u[p] < 0 && (drop < 0 || u[p] < u[drop]))
-                    drop = p;
-        }
-        if (drop >= 0) {
-            active[var[drop]] = 0;
-            continue;
-        }
-        for (int v = 0; v <= COPROC__MODEL_MAX_FEATURES; v++)
-            coef[v] = 0;
-        for (int p = 0; p < na; p++) {
-            int v = var[p];
-            double w = u[p] / d[p] * ys;
-            coef[v] = v == 0 ? w : w / xs[v - 1];
-            if (!isfinite(coef[v]))
-                return -1;
-        }
-        return 0;
     }
+
+    /* fits closer than this to each other are a tie, which the smaller subset
+     * (found first) wins: rounding must not pick a variable */
+    double tol = 0;
+    for (int i = 0; i < n; i++)
+        tol += w[i] * (m->y[idx[i]] / ys) * (m->y[idx[i]] / ys);
+    tol *= 1e-12;
+    double best = INFINITY, best_coef[NVAR] = {0};
+    for (int size = 1; size <= nv; size++)
+        for (int mask = 1; mask < 1 << nv; mask++) {
+            if (__builtin_popcount((unsigned)mask) != size)
+                continue;
+            int var[NVAR], na = 0, ok = 1;
+            for (int v = 0; v < nv; v++)
+                if (mask >> v & 1)
+                    var[na++] = v;
+            double a[NVAR][NVAR], b[NVAR], d[NVAR], u[NVAR];
+            for (int p = 0; p < na && ok; p++) {
+                d[p] = sqrt(full[var[p]][var[p]]);
+                ok = d[p] > 0;
+            }
+            if (!ok)
+                continue;
+            for (int p = 0; p < na; p++) {
+                b[p] = fb[var[p]] / d[p];
+                for (int q = 0; q < na; q++)
+                    a[p][q] = full[var[p]][var[q]] / (d[p] * d[q]);
+            }
+            if (solve(na, a, b, u) >= 0)
+                continue; /* singular: a variable the others explain */
+            double c[NVAR] = {0};
+            for (int p = 0; p < na && ok; p++) {
+                /* u and the coefficient share a sign (d > 0) */
+                int v = var[p];
+                double cv = u[p] / d[p] * ys;
+                c[v] = v == 0 ? cv : cv / xs[v - 1];
+                ok = u[p] >= 0 && isfinite(c[v]);
+            }
+            if (!ok)
+                continue;
+            double e = 0;
+            for (int i = 0; i < n; i++) {
+                double x[NVAR];
+                memcpy(x, m->x[idx[i]], sizeof m->x[0]);
+                x[m->features] = hinge(knot, m->x[idx[i]]);
+                double pred = c[0];
+                for (int v = 1; v < nv; v++)
+                    pred += c[v] * x[v - 1];
+                double r = (m->y[idx[i]] - pred) / ys;
+                e += w[i] * r * r;
+            }
+            if (!isfinite(best) || e < best - fmax(1e-9 * best, tol)) {
+                best = e;
+                memcpy(best_coef, c, sizeof c);
+            }
+        }
+    if (!isfinite(best))
+        return -1;
+    memcpy(coef, best_coef, NVAR * sizeof *coef);
+    return 0;
 }
 
-int coproc__model_fit(coproc__model *m)
+/*
+ * The fit of idx[0..n-1] (bent at knot) that minimises the sum of absolute
+ * relative errors |y - p| / p, by iteratively reweighted least squares: first
+ * weights 1/y^2 (least squared relative error), then IRLS_STEPS rounds of
+ * weights 1 / (p * max(|y - p|, 1 % of p)) from the previous fit's p. For one
+ * size's runs that lands on their median: a typical run, where least squares
+ * of relative error would lean towards the fastest (on a busy CPU device run
+ * times are skewed, a few two or three times the median). 0 or -1.
+ */
+#define IRLS_STEPS 8
+static int fit_median(const coproc__model *m, const int *idx, int n, double knot,
+                      double coef[NVAR])
 {
-    int k = m->features, n = 0;
-    int idx[RING], kept[RING];
-    for (int i = 0; i < m->ring_len; i++)
-        idx[n++] = ring_slot(m, i);
-    double coef[NVAR];
-    if (count_distinct(m, idx, n, k + 1) < k + 1 || fit_points(m, idx, n, coef) != 0)
+    double w[RING], ys = 0;
+    for (int i = 0; i < n; i++)
+        ys = fmax(ys, m->y[idx[i]]);
+    for (int i = 0; i < n; i++) {
+        double y = m->y[idx[i]] / ys;
+        w[i] = 1 / (y * y);
+    }
+    if (fit_points(m, idx, n, knot, w, coef) != 0)
         return -1;
+    for (int it = 0; it < IRLS_STEPS; it++) {
+        for (int i = 0; i < n; i++) {
+            double y = m->y[idx[i]] / ys;
+            double p = fmax(predict_with(coef, m->features, knot, m->x[idx[i]]) / ys, 1e-3 * y);
+            w[i] = 1 / (p * fmax(fabs(y - p), 0.01 * p));
+        }
+        double next[NVAR];
+        if (fit_points(m, idx, n, knot, w, next) != 0)
+            break;
+        memcpy(coef, next, NVAR * sizeof *coef);
+    }
+    return 0;
+}
 
-    /* Relative residuals; those beyond 3 scaled MADs of the median are timing
-     * spikes (or drops), refitted without once. A floor on the MAD keeps
-     * near-exact data from rejecting points over rounding noise. */
+/* Distinct values of the first feature among idx[0..n-1], counting up to 3. */
+static int distinct_first(const coproc__model *m, const int *idx, int n)
+{
+    double seen[3];
+    int found = 0;
+    for (int i = 0; i < n && found < 3; i++) {
+        int dup = 0;
+        for (int j = 0; j < found && !dup; j++)
+            dup = seen[j] == m->x[idx[i]][0];
+        if (!dup)
+            seen[found++] = m->x[idx[i]][0];
+    }
+    return found;
+}
+
+/* Squared relative residuals of coef (bent at knot) over idx, each capped at
+ * 0.25 (50 %) so that a few spikes cannot choose the shape. */
+static double capped_error(const coproc__model *m, const int *idx, int n, double knot,
+                           const double *coef)
+{
+    double e = 0;
+    for (int i = 0; i < n; i++) {
+        double r = (m->y[idx[i]] - predict_with(coef, m->features, knot, m->x[idx[i]])) /
+                   m->y[idx[i]];
+        e += fmin(r * r, 0.25);
+    }
+    return e;
+}
+
+/* The straight fit of idx, or a bent one where it is clearly better (see
+ * coproc__model_fit in model.h): coef and *knot set; 0, or -1 with no fit. */
+static int fit_shape(const coproc__model *m, const int *idx, int n, double coef[NVAR],
+                     double *knot)
+{
+    int k = m->features;
+    *knot = 0;
+    if (count_distinct(m, idx, n, k + 1) < k + 1 || fit_median(m, idx, n, 0, coef) != 0)
+        return -1;
+    if (k >= COPROC__MODEL_MAX_FEATURES)
+        return 0;
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n; i++) {
+        lo = fmin(lo, m->x[idx[i]][0]);
+        hi = fmax(hi, m->x[idx[i]][0]);
+    }
+    double straight = capped_error(m, idx, n, 0, coef), best = straight;
+    if (!(lo > 0) || !(hi > 4 * lo) || !(straight > n * 0.03 * 0.03))
+        return 0;
+    for (int c = 1; c <= COPROC__MODEL_KNOTS; c++) {
+        double kn = lo * pow(hi / lo, (double)c / (COPROC__MODEL_KNOTS + 1)), bent[NVAR];
+        /* on each side at least k + 2 distinct points and 3 distinct values of
+         * the bending feature, so both slopes are measured (a calibration
+         * sweep of 4 sizes never bends: the runs that follow must show it) */
+        int below[RING], above[RING], nb = 0, na = 0;
+        for (int i = 0; i < n; i++) {
+            if (m->x[idx[i]][0] <= kn)
+                below[nb++] = idx[i];
+            else
+                above[na++] = idx[i];
+        }
+        if (count_distinct(m, below, nb, k + 2) < k + 2 ||
+            count_distinct(m, above, na, k + 2) < k + 2 || distinct_first(m, below, nb) < 3 ||
+            distinct_first(m, above, na) < 3 || fit_median(m, idx, n, kn, bent) != 0)
+            continue;
+        double e = capped_error(m, idx, n, kn, bent);
+        if (e < best && e < 0.75 * straight) {
+            best = e;
+            *knot = kn;
+            memcpy(coef, bent, NVAR * sizeof *coef);
+        }
+    }
+    return 0;
+}
+
+/* Of the points idx[0..n-1], those whose relative residual under coef (bent at
+ * knot) lies within 3 scaled MADs of the median into kept; their number. A
+ * floor on the MAD keeps near-exact data from rejecting points over rounding
+ * noise. */
+static int inliers(const coproc__model *m, const int *idx, int n, const double *coef, double knot,
+                   int *kept)
+{
     double r[RING], dev[RING];
     for (int i = 0; i < n; i++)
-        r[i] = (m->y[idx[i]] - predict_with(coef, k, m->x[idx[i]])) / m->y[idx[i]];
+        r[i] = (m->y[idx[i]] - predict_with(coef, m->features, knot, m->x[idx[i]])) /
+               m->y[idx[i]];
     double med = median_of(r, n);
     for (int i = 0; i < n; i++)
         dev[i] = fabs(r[i] - med);
@@ -230,16 +366,40 @@ int coproc__model_fit(coproc__model *m)
     for (int i = 0; i < n; i++)
         if (dev[i] <= limit)
             kept[nk++] = idx[i];
+    return nk;
+}
+
+int coproc__model_fit(coproc__model *m)
+{
+    int k = m->features, n = 0;
+    int idx[RING], kept[RING];
+    for (int i = 0; i < m->ring_len; i++)
+        idx[n++] = ring_slot(m, i);
+    double coef[NVAR], knot = 0;
+    if (count_distinct(m, idx, n, k + 1) < k + 1 || fit_median(m, idx, n, 0, coef) != 0)
+        return -1;
+
+    /* Timing spikes (or drops) are outliers of the straight fit; the shape is
+     * chosen without them, then the outliers of that shape are left out and it
+     * is refitted once. */
+    int nk = inliers(m, idx, n, coef, 0, kept);
+    double shaped[NVAR];
+    if (fit_shape(m, nk < n ? kept : idx, nk < n ? nk : n, shaped, &knot) == 0)
+        memcpy(coef, shaped, sizeof coef);
+    else
+        knot = 0;
+    nk = inliers(m, idx, n, coef, knot, kept);
     double refit[NVAR];
     const int *used = idx;
     if (nk < n && count_distinct(m, kept, nk, k + 1) == k + 1 &&
-        fit_points(m, kept, nk, refit) == 0) {
+        fit_median(m, kept, nk, knot, refit) == 0) {
         memcpy(coef, refit, sizeof coef);
         used = kept;
         n = nk;
     }
 
     memcpy(m->coef, coef, sizeof m->coef);
+    m->knot = knot;
     for (int j = 0; j < k; j++) {
         m->lo[j] = INFINITY;
         m->hi[j] = 0;
@@ -293,7 +453,7 @@ double coproc__model_predict(const coproc__model *m, const double *x)
 {
     if (!m->fitted)
         return -1;
-    double p = predict_with(m->coef, m->features, x);
+    double p = predict_with(m->coef, m->features, m->knot, x);
     return p < 0 ? 0 : p;
 }
 
@@ -367,7 +527,9 @@ json_t *coproc__model_to_json(const coproc__model *m)
     }
     rc |= json_object_set_new(j, "points", points);
     rc |= json_object_set_new(j, "features", json_integer(k));
-    rc |= json_object_set_new(j, "coef", m->fitted ? json_vector(m->coef, k + 1) : json_null());
+    int nc = k + 1 + (m->knot > 0);
+    rc |= json_object_set_new(j, "coef", m->fitted ? json_vector(m->coef, nc) : json_null());
+    rc |= json_object_set_new(j, "knot", json_real(m->fitted ? m->knot : 0));
     rc |= json_object_set_new(j, "observations", json_integer(json_count(m->observations)));
     rc |= json_object_set_new(j, "refits", json_integer(json_count(m->refits)));
     rc |= json_object_set_new(j, "lo", json_vector(m->lo, k));
@@ -416,9 +578,17 @@ static int read_model(coproc__model *m, const json_t *j)
     if (read_count(j, "observations", &m->observations) != 0 ||
         read_count(j, "refits", &m->refits) != 0)
         return -1;
-    const json_t *coef = json_object_get(j, "coef");
-    if (!json_is_null(coef) && read_vector(coef, k + 1, 0, m->coef) != 0)
+    const json_t *knot = json_object_get(j, "knot"); /* absent before bends: straight */
+    if (knot && (!json_is_number(knot) || !(json_number_value(knot) >= 0) ||
+                 !isfinite(json_number_value(knot)) ||
+                 (json_number_value(knot) > 0 && k >= COPROC__MODEL_MAX_FEATURES)))
         return -1;
+    m->knot = knot ? json_number_value(knot) : 0;
+    const json_t *coef = json_object_get(j, "coef");
+    if (!json_is_null(coef) && read_vector(coef, k + 1 + (m->knot > 0), 0, m->coef) != 0)
+        return -1;
+    if (json_is_null(coef))
+        m->knot = 0;
     m->fitted = !json_is_null(coef);
     if (read_vector(json_object_get(j, "lo"), k, 0, m->lo) != 0 ||
         read_vector(json_object_get(j, "hi"), k, 0, m->hi) != 0)

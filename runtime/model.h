@@ -14,11 +14,18 @@
 #define COPROC__MODEL_RING 256          /* observations kept for fitting */
 #define COPROC__MODEL_REFIT_EVERY 100   /* HyPE's cadence */
 #define COPROC__MODEL_ERROR_RING 100    /* relative errors kept for median / p90 */
+#define COPROC__MODEL_KNOTS 12          /* knot positions a fit tries */
 
 typedef struct coproc__model {
     int features;                                   /* k, 1..COPROC__MODEL_MAX_FEATURES */
     int fitted;                                     /* coef holds a fit */
-    double coef[1 + COPROC__MODEL_MAX_FEATURES];    /* c0 (seconds), then per feature */
+    double coef[1 + COPROC__MODEL_MAX_FEATURES];    /* c0 (seconds), then per feature,
+                                                       then the hinge's (below) */
+    /* A bend in the first feature: when knot > 0 the model adds
+     * coef[features + 1] * max(0, x1 - knot), a steeper cost per unit beyond
+     * the knot (on a CPU device: data leaving the last-level cache). 0: none.
+     * Only models of fewer than COPROC__MODEL_MAX_FEATURES features bend. */
+    double knot;
     uint64_t observations;                          /* all ever observed */
     uint64_t refits;                                /* fits done so far */
     int since_refit;                                /* observations since the last fit */
@@ -46,11 +53,17 @@ void coproc__model_init(coproc__model *m, int features);
 void coproc__model_observe(coproc__model *m, const double *x, double seconds);
 
 /*
- * Fit now over the ring: weighted least squares minimising relative error
- * (weights 1/y^2), coefficients kept non-negative (a feature whose coefficient
- * would be negative is dropped and the rest refitted), then observations whose
- * residual is an outlier (beyond 3 scaled median absolute deviations) are
- * dropped and the model refitted once, so a few timing spikes do not pull it.
+ * Fit now over the ring for the median run: least absolute relative error
+ * |y - p| / p (iteratively reweighted least squares, from weights 1/y^2),
+ * coefficients kept non-negative (exactly: the best of the variable subsets
+ * whose free fit has no negative coefficient). The line may bend once:
+ * knots at COPROC__MODEL_KNOTS places spaced geometrically across the first
+ * feature's range (with 3 distinct values of it, and features + 2 distinct
+ * points, on each side) are tried, and the best kept when it cuts the (capped)
+ * squared relative error by a quarter or more and the straight fit is off by
+ * more than 3 % RMS (see knot above). Then observations whose residual is an
+ * outlier (beyond 3 scaled median absolute deviations) are dropped and the
+ * model refitted once, so a few timing spikes do not pull it.
  * Returns 0 on success, -1 with too few observations (fewer than features + 1
  * distinct points); the previous fit then stays.
  */
@@ -66,12 +79,14 @@ double coproc__model_extrapolation(const coproc__model *m, const double *x);
 /* Median and 90th percentile of the recent relative errors; both -1 when none. */
 void coproc__model_error(const coproc__model *m, double *median, double *p90);
 
-/* The model as JSON: {"features", "coef", "observations", "refits", "lo", "hi",
- * "points": [[x..., y], ...]} (new reference). */
+/* The model as JSON: {"features", "coef", "knot", "observations", "refits", "lo",
+ * "hi", "points": [[x..., y], ...]} (new reference); "coef" has features + 2
+ * entries when knot > 0. */
 json_t *coproc__model_to_json(const coproc__model *m);
 
-/* Read a model written by coproc__model_to_json; 0 on success, -1 if malformed
- * (m is then left as an empty model of `features` features). */
+/* Read a model written by coproc__model_to_json (one without "knot", from
+ * before bends, reads as straight); 0 on success, -1 if malformed (m is then
+ * left as an empty model of `features` features). */
 int coproc__model_from_json(coproc__model *m, int features, const json_t *j);
 
 #endif

@@ -9,7 +9,10 @@
 #include "model.h"
 
 #define COPROC__PROFILE_SCHEMA "coproc.profile"
-#define COPROC__PROFILE_VERSION 1
+/* 2: transfer points are medians of profiling-event device times over a
+ * denser sweep, operator points are timed by markers as the runtime times
+ * operators, and models may bend ("knot"); version-1 files are replaced. */
+#define COPROC__PROFILE_VERSION 2
 #define COPROC__SWEEP_MAX 32
 
 /* Operator kinds that have a cost model, and the features each model uses. */

@@ -105,7 +105,8 @@ static void test_round_trip(void **state)
     coproc__profile *p = synthetic(FINGERPRINT);
     json_t *doc = through_text(p);
     assert_string_equal(json_string_value(json_object_get(doc, "schema")), "coproc.profile");
-    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")), 1);
+    assert_int_equal(json_integer_value(json_object_get(doc, "schema_version")),
+                     COPROC__PROFILE_VERSION);
 
     coproc__profile *q = malloc(sizeof *q);
     char why[512] = "unchanged";
@@ -173,7 +174,8 @@ static void test_rejections(void **state)
         json_decref(d);                                                                       \
     } while (0)
     MUTATE(json_object_set_new(d, "schema", json_string("coproc.devices")), "schema");
-    MUTATE(json_object_set_new(d, "schema_version", json_integer(2)), "schema_version is 2");
+    MUTATE(json_object_set_new(d, "schema_version", json_integer(1)), "schema_version is 1");
+    MUTATE(json_object_set_new(d, "schema_version", json_integer(3)), "schema_version is 3");
     MUTATE(json_object_set_new(d, "schema_version", json_string("1")), "schema_version");
     MUTATE(json_object_set_new(d, "fingerprint", json_string("Other|GPU")), "another device");
     MUTATE(json_object_del(d, "launch_latency_s"), "missing field \"launch_latency_s\"");
@@ -371,7 +373,7 @@ static void test_corrupt_files(void **state)
     write_bytes(fx->path, text, strlen(text));
     expect_corrupt(fx, "schema_version is 99");
 
-    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "schema_version", json_integer(COPROC__PROFILE_VERSION));
     json_object_set_new(doc, "fingerprint", json_string("Another Platform|Another GPU"));
     free(text);
     text = json_dumps(doc, 0);

@@ -2,6 +2,7 @@
  * host memory in each direction, each fitted to t = latency + bytes /
  * bandwidth, and both directions at once on two queues. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,12 +15,12 @@
 
 /* Pinned host memory is what the driver allocates for a buffer made with
  * CL_MEM_ALLOC_HOST_PTR, reached through a mapping (page-locked on GPUs). */
-typedef struct pinned {
+typedef struct pinned_buf {
     cl_mem mem;
     void *ptr;
-} pinned;
+} pinned_buf;
 
-static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned *out)
+static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned_buf *out)
 {
     cl_int err;
     out->ptr = NULL;
@@ -35,7 +36,7 @@ static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned *out)
     return COPROC_OK;
 }
 
-static void pinned_free(coproc__calib *c, pinned *p)
+static void pinned_free(coproc__calib *c, pinned_buf *p)
 {
     if (p->ptr) {
         clEnqueueUnmapMemObject(c->dev->queue, p->mem, p->ptr, 0, NULL, NULL);
@@ -47,35 +48,101 @@ static void pinned_free(coproc__calib *c, pinned *p)
     p->ptr = NULL;
 }
 
-/* Seconds of one blocking transfer of `bytes` between host and dbuf, finished. */
+/* Seconds of one blocking transfer of `bytes` between host and dbuf: the
+ * device's own time for the command (OpenCL profiling, START to END), which is
+ * what the bus is busy for and what the runtime's transfers cost beyond a
+ * command's launch; the wall clock around it where the driver gives none. */
 static coproc_status transfer_once(coproc__calib *c, int to_device, cl_mem dbuf, void *host,
                                    size_t bytes, double *seconds)
 {
     cl_command_queue q = c->dev->queue;
+    cl_event ev = NULL;
     double t0 = coproc__now();
-    cl_int err = to_device ? clEnqueueWriteBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, NULL)
-                           : clEnqueueReadBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    cl_int err = to_device ? clEnqueueWriteBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, &ev)
+                           : clEnqueueReadBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, &ev);
     if (err == CL_SUCCESS)
         err = clFinish(q);
     *seconds = coproc__now() - t0;
+    if (ev) {
+        cl_ulong s0 = 0, s1 = 0;
+        if (err == CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s0, &s0, NULL) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) ==
+                CL_SUCCESS &&
+            s1 > s0 && (double)(s1 - s0) * 1e-9 <= *seconds)
+            *seconds = (double)(s1 - s0) * 1e-9;
+        clReleaseEvent(ev);
+    }
     if (err != CL_SUCCESS)
         return coproc__fail_cl(c->rt, err, "calibration: %s of %zu bytes",
                                 to_device ? "clEnqueueWriteBuffer" : "clEnqueueReadBuffer", bytes);
     return COPROC_OK;
 }
 
-/* Best of `reps` timed transfers after one untimed one. */
-static coproc_status transfer_best(coproc__calib *c, int to_device, cl_mem dbuf, void *host,
-                                   size_t bytes, int reps, double *best)
+static int cmp_double(const void *a, const void *b)
 {
-    *best = INFINITY;
-    for (int r = 0; r <= reps; r++) {
-        double t;
-        coproc_status s = transfer_once(c, to_device, dbuf, host, bytes, &t);
-        if (s != COPROC_OK)
-            return s;
-        if (r > 0 && t < *best)
-            *best = t;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Runs of each size (three times as many up to 8 MiB): full and quick pass. */
+static int transfer_reps(int full)
+{
+    return full ? 9 : 7;
+}
+
+coproc_status coproc__calib_transfer_typical(coproc__calib *c, int to_device, cl_mem dbuf,
+                                             void *host, const size_t *sizes, int n, int reps,
+                                             double *seconds)
+{
+    if (n <= 0 || n > COPROC__SWEEP_MAX || reps < 1)
+        return coproc__fail(c->rt, COPROC_INTERNAL, "calibration: bad transfer sample");
+    double t[COPROC__SWEEP_MAX][COPROC__TRANSFER_REPS_MAX];
+    int order[COPROC__SWEEP_MAX], runs[COPROC__SWEEP_MAX], rounds = reps;
+    /* Up to 8 MiB a transfer is cheap and its time, on a CPU device, swings
+     * between an in-cache and an out-of-cache mode: three times the runs there. */
+    for (int i = 0; i < n; i++) {
+        runs[i] = sizes[i] <= 8 * MiB ? 3 * reps : reps;
+        if (runs[i] > COPROC__TRANSFER_REPS_MAX)
+            runs[i] = COPROC__TRANSFER_REPS_MAX;
+        if (runs[i] > rounds)
+            rounds = runs[i];
+    }
+    uint64_t seed = 0x5eed ^ (uint64_t)n ^ ((uint64_t)to_device << 32);
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int r = -1; r < rounds; r++) {
+        /* a fresh order each round: drift and a neighbour's cache footprint
+         * fall on every size alike */
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(mix(&seed) % (uint64_t)(i + 1)), x = order[i];
+            order[i] = order[j];
+            order[j] = x;
+        }
+        for (int i = 0; i < n; i++) {
+            if (r >= runs[order[i]])
+                continue;
+            double s;
+            coproc_status st = transfer_once(c, to_device, dbuf, host, sizes[order[i]], &s);
+            if (st != COPROC_OK)
+                return st;
+            if (r >= 0)
+                t[order[i]][r] = s;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        int m = runs[i];
+        qsort(t[i], (size_t)m, sizeof t[i][0], cmp_double);
+        seconds[i] = m % 2 ? t[i][m / 2] : 0.5 * (t[i][m / 2 - 1] + t[i][m / 2]);
     }
     return COPROC_OK;
 }
@@ -114,27 +181,35 @@ int coproc__fit_transfer(coproc__transfer_fit *f)
     return 0;
 }
 
-/* The sweep: 4 KiB x4 up to 1 MiB, then x2 up to 256 MiB (full) or 64 MiB
- * (quick; fewer small sizes), below the cap. Above 1 MiB the steps are dense
- * because caches bend the curve there on CPU devices, and the prediction
- * interpolates between the points. Returns the number of sizes. */
+/* The sweep: 4 KiB x4 up to 1 MiB (quick: 4 KiB, 64 KiB, 1 MiB), then x sqrt(2)
+ * (rounded to 4 KiB) up to 256 MiB (full) or 64 MiB (quick), below the cap.
+ * Above 1 MiB the steps are dense because caches bend the curve there on CPU
+ * devices (a copy's rate falls by 2-3x as it leaves the last-level cache),
+ * and the prediction interpolates between the points. Returns the number of
+ * sizes. */
 static int sweep_sizes(const coproc__calib *c, size_t cap, size_t *sizes)
 {
     int n = 0;
     double top = c->full ? 256 * MiB : 64 * MiB;
-    for (double b = 4 * KiB; b <= top && n < COPROC__SWEEP_MAX; b *= b < 1 * MiB ? 4 : 2) {
+    for (double b = 4 * KiB; b <= 1 * MiB && n < COPROC__SWEEP_MAX; b *= 4) {
         if (!c->full && (b == 16 * KiB || b == 256 * KiB))
             continue;
         if ((size_t)b <= cap)
             sizes[n++] = (size_t)b;
+    }
+    for (int e = 1; n < COPROC__SWEEP_MAX; e++) {
+        double b = 4 * KiB * floor(MiB * exp2(0.5 * e) / (4 * KiB) + 0.5);
+        if (b > top * 1.0001 || (size_t)b > cap)
+            break;
+        sizes[n++] = (size_t)b;
     }
     return n;
 }
 
 /* Both directions at once: H2D on the device's queue, D2H on a second queue of
  * the same context, total bytes over the time both take. */
-static coproc_status both_directions(coproc__calib *c, cl_mem d1, cl_mem d2, pinned *a,
-                                     pinned *b, size_t bytes, double *bytes_per_s)
+static coproc_status both_directions(coproc__calib *c, cl_mem d1, cl_mem d2, pinned_buf *a,
+                                     pinned_buf *b, size_t bytes, double *bytes_per_s)
 {
     *bytes_per_s = 0;
     cl_int err;
@@ -176,7 +251,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
         return coproc__fail(c->rt, COPROC_DEVICE_OUT_OF_MEMORY, "calibration: device %d has "
                             "too little memory for a transfer sweep", c->dev->index);
     size_t top = sizes[count - 1];
-    pinned a = {NULL, NULL}, b = {NULL, NULL};
+    pinned_buf a = {NULL, NULL}, b = {NULL, NULL};
     cl_mem d1 = NULL, d2 = NULL;
     unsigned char *pageable = NULL;
     coproc_status s = pinned_new(c, top, &a);
@@ -209,27 +284,24 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
                                      &p->d2h_pageable};
     static const char *const names[4] = {"h2d pinned", "d2h pinned", "h2d pageable",
                                          "d2h pageable"};
+    /* Each kind: a warm-up round over all sizes, then `reps` rounds, each
+     * in a new order; each size's median is its point (a typical transfer). */
+    int reps = transfer_reps(c->full);
     for (int f = 0; f < 4; f++) {
         coproc__transfer_fit *fit = fits[f];
         memset(fit, 0, sizeof *fit);
         int to_device = f % 2 == 0, is_pinned = f < 2;
         void *host = is_pinned ? (to_device ? a.ptr : b.ptr) : pageable;
-        for (int i = 0; i < count; i++) {
-            char size[32];
-            coproc__calib_size_name((double)sizes[i], size, sizeof size);
-            coproc__calib_progress(c, "bus %s %s", names[f], size);
-            /* Small transfers are cheap and noisy: more repeats. */
-            int reps = sizes[i] <= 1 * MiB    ? (c->full ? 15 : 7)
-                       : sizes[i] <= 16 * MiB ? (c->full ? 9 : 5)
-                                              : (c->full ? 5 : 3);
-            double t;
-            s = transfer_best(c, to_device, to_device ? d1 : d2, host, sizes[i], reps, &t);
-            if (s != COPROC_OK)
-                goto done;
-            fit->bytes[fit->points] = (double)sizes[i];
-            fit->seconds[fit->points] = t;
-            fit->points++;
-        }
+        char size[32];
+        coproc__calib_size_name((double)top, size, sizeof size);
+        coproc__calib_progress(c, "bus %s, %d sizes up to %s", names[f], count, size);
+        s = coproc__calib_transfer_typical(c, to_device, to_device ? d1 : d2, host, sizes,
+                                           count, reps, fit->seconds);
+        if (s != COPROC_OK)
+            goto done;
+        for (int i = 0; i < count; i++)
+            fit->bytes[i] = (double)sizes[i];
+        fit->points = count;
         if (coproc__fit_transfer(fit) != 0) {
             s = coproc__fail(c->rt, COPROC_INTERNAL, "calibration: the %s transfer times of "
                              "device %d do not fit a line", names[f], c->dev->index);
@@ -247,6 +319,73 @@ done:
         clReleaseMemObject(d1);
     if (d2)
         clReleaseMemObject(d2);
+    free(pageable);
+    return s;
+}
+
+coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc__profile *p, int pinned, int points,
+                                      uint64_t seed, coproc__transfer_check *out)
+{
+    memset(out, 0, sizeof *out);
+    const coproc__transfer_fit *f = pinned ? &p->h2d_pinned : &p->h2d_pageable;
+    if (points < 1 || points > COPROC__CHECK_MAX || f->points < 2)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "transfer check: no sweep to check");
+    double lo = 1 * MiB, hi = f->bytes[f->points - 1];
+    if (!(hi > lo))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "transfer check: the sweep of device "
+                            "%d ends below 1 MiB", dev->index);
+    size_t sizes[COPROC__CHECK_MAX];
+    for (int i = 0; i < points; i++) {
+        for (;;) {
+            double u = (double)(mix(&seed) >> 11) * 0x1p-53;
+            size_t b = (size_t)(4 * KiB * floor(lo * pow(hi / lo, u) / (4 * KiB)));
+            int swept = b < (size_t)lo;
+            for (int j = 0; j < f->points && !swept; j++)
+                swept = (double)b == f->bytes[j];
+            if (!swept) {
+                sizes[i] = b;
+                break;
+            }
+        }
+    }
+    coproc__calib c = {rt, dev, 0, NULL, NULL, (size_t)hi};
+    pinned_buf a = {NULL, NULL};
+    cl_mem d = NULL;
+    unsigned char *pageable = NULL;
+    coproc_status s = coproc__buffer_new(rt, dev, (size_t)hi, &d);
+    if (s == COPROC_OK && pinned)
+        s = pinned_new(&c, (size_t)hi, &a);
+    if (s == COPROC_OK && !pinned) {
+        if ((pageable = malloc((size_t)hi)))
+            memset(pageable, 1, (size_t)hi);
+        else
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "transfer check: out of host memory");
+    }
+    if (s == COPROC_OK) {
+        cl_uint fill = 0x5a5a5a5a;
+        cl_int err = clEnqueueFillBuffer(dev->queue, d, &fill, sizeof fill, 0, (size_t)hi, 0,
+                                         NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clFinish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "transfer check: clEnqueueFillBuffer");
+    }
+    void *host = pinned ? a.ptr : pageable;
+    for (int dir = 0; dir < 2 && s == COPROC_OK; dir++) {
+        s = coproc__calib_transfer_typical(&c, dir == 0, d, host, sizes, points,
+                                           transfer_reps(p->full), out->measured[dir]);
+        for (int i = 0; i < points && s == COPROC_OK; i++) {
+            out->bytes[dir][i] = (double)sizes[i];
+            out->predicted[dir][i] =
+                coproc__profile_transfer_time(p, dir == 0, pinned, (double)sizes[i]);
+        }
+    }
+    if (s == COPROC_OK)
+        out->points = points;
+    pinned_free(&c, &a);
+    if (d)
+        clReleaseMemObject(d);
     free(pageable);
     return s;
 }

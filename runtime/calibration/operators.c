@@ -12,6 +12,7 @@
 #include "bandwidth.h"
 #include "calibration.h"
 #include "column.h"
+#include "cost.h"
 
 #define MAX_SHAPES 3
 #define MAX_COLS 3
@@ -139,7 +140,9 @@ static coproc_status setup(op_ctx *o, coproc__op_kind k, int param, size_t n, op
     }
 }
 
-/* Run kind k once on its inputs: *seconds by the wall clock, x its features. */
+/* Run kind k once on its inputs: *seconds as the runtime times an operator
+ * (coproc__op_timer: OpenCL markers before and after, on the device timeline),
+ * x its features. */
 static coproc_status run(op_ctx *o, coproc__op_kind k, int param, size_t n, op_inputs *in,
                          double *x, double *seconds)
 {
@@ -163,7 +166,8 @@ static coproc_status run(op_ctx *o, coproc__op_kind k, int param, size_t n, op_i
     }
 
     coproc_status s;
-    double t0 = coproc__now();
+    coproc__op_timer timer;
+    coproc__op_timer_begin(dev, &timer);
     switch (k) {
     case COPROC__OP_REDUCE: {
         coproc_scalar r;
@@ -228,9 +232,9 @@ static coproc_status run(op_ctx *o, coproc__op_kind k, int param, size_t n, op_i
         s = coproc__fail(rt, COPROC_INTERNAL, "calibration: no run for kind %d", k);
         break;
     }
+    *seconds = coproc__op_timer_seconds(dev, &timer);
     if (s == COPROC_OK && (err = clFinish(dev->queue)) != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "calibration: clFinish after %s", coproc__op_kind_name(k));
-    *seconds = coproc__now() - t0;
     coproc_column_free(out);
     coproc_group_result_free(&g);
     coproc_join_result_free(&j);
