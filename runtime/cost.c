@@ -11,6 +11,7 @@
 void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t)
 {
     t->start = NULL;
+    t->programs_made = atomic_load(&dev->programs_made);
     t->wall_start = coproc__now();
     if (clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &t->start) != CL_SUCCESS)
         t->start = NULL;
@@ -52,7 +53,7 @@ double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t)
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok)
 {
-    if (ok) {
+    if (ok && atomic_load(&dev->programs_made) == t->programs_made) {
         double seconds = coproc__op_timer_seconds(dev, t);
         pthread_mutex_lock(&dev->model_lock);
         coproc__model_observe(&dev->profile->ops[k], x, seconds);

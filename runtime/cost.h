@@ -11,6 +11,7 @@
 typedef struct coproc__op_timer {
     cl_event start;   /* marker enqueued before the operator's commands; NULL if none */
     double wall_start;
+    uint64_t programs_made; /* the device's count at the start */
 } coproc__op_timer;
 
 /* Start timing an operator on dev (never fails: falls back to the wall clock). */
@@ -18,9 +19,10 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 
 /*
  * Stop timing and, when ok is nonzero, feed (features x, seconds) to dev's
- * model of kind k (thread-safe). Seconds span the device timeline from the
- * start marker to an end marker (OpenCL profiling), else the wall clock.
- * Always releases the timer.
+ * model of kind k (thread-safe) - unless a kernel program was built or loaded
+ * on dev meanwhile: that run's time is mostly the build, not the operator.
+ * Seconds span the device timeline from the start marker to an end marker
+ * (OpenCL profiling), else the wall clock. Always releases the timer.
  */
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok);

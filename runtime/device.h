@@ -30,6 +30,8 @@ typedef struct coproc__device {
 
     pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];
+    atomic_uint_fast64_t programs_made; /* built or loaded: an operator's run that made one
+                                           is not a sample of its cost (cost.c) */
 
     coproc__pool pool;            /* freed large buffers for reuse */
 

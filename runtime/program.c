@@ -111,6 +111,7 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
         cache_path(rt, name, key, path, sizeof path);
         if (load_cached(rt, dev, path, key, out)) {
             atomic_fetch_add(&rt->programs_from_cache, 1);
+            atomic_fetch_add(&dev->programs_made, 1);
             return COPROC_OK;
         }
     }
@@ -139,6 +140,7 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
         return s;
     }
     atomic_fetch_add(&rt->programs_built, 1);
+    atomic_fetch_add(&dev->programs_made, 1);
     if (use_cache)
         store_cached(rt, dev, p, path, key);
     *out = p;

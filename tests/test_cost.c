@@ -93,8 +93,37 @@ static void test_runs_feed_models(void **state)
     free(dir); /* the directory is left for inspection under $TMPDIR */
 }
 
+/* A run that had to build (or load) its kernel program first is not a sample
+ * of the operator's cost: the model skips it and learns from the next. */
+static void test_build_is_not_cost(void **state)
+{
+    (void)state;
+    unsetenv("COPROC_CACHE_DIR");
+    unsetenv("COPROC_CALIBRATE");
+    char *dir = test_temp_dir("cost-build");
+    coproc_runtime *rt = open_in(dir, COPROC_CALIBRATION_OFF);
+    int32_t v[1000];
+    for (int i = 0; i < 1000; i++)
+        v[i] = i;
+    coproc_column *c;
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, v, 1000, &c));
+    coproc_scalar sum;
+    coproc_model_stats m = {.struct_size = sizeof m};
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, c, &sum)); /* builds the program */
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_int_equal(m.observations, 0);
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, c, &sum));
+    assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
+    assert_int_equal(m.observations, 1);
+    assert_int_equal(sum.v.i64, 999 * 1000 / 2);
+    coproc_column_free(c);
+    coproc_close(rt);
+    free(dir);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_runs_feed_models)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_runs_feed_models),
+                                       cmocka_unit_test(test_build_is_not_cost)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
