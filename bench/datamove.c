@@ -327,8 +327,8 @@ static double part_h2d(report *r, int discovered, uint64_t bytes, int reps)
     figure(r, "h2d_pageable_staged", staged, "GB/s", "h2d_pinned", pinned, "h2d_pageable_raw", raw,
            0.8);
     if (dev->info.host_unified_memory)
-        fprintf(r->out, "[%s]   (host-unified device: coproc__h2d copies directly, no staging)\n",
-                r->dev_name);
+        fprintf(r->out, "[%s]   (host-unified device with zero-copy off: staging is a second "
+                "memcpy here, measured as a GPU would run it)\n", r->dev_name);
 out:
     if (pin_ptr)
         clEnqueueUnmapMemObject(q, pin, pin_ptr, 0, NULL, NULL);

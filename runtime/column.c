@@ -216,10 +216,12 @@ coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t
     coproc_column *col = *out;
     size_t bytes = n * coproc_type_size(t);
     /* Page-locked memory from the first device with its own memory (a GPU's
-     * driver pins CL_MEM_ALLOC_HOST_PTR buffers); plain memory otherwise. */
-    for (int i = 0; i < rt->device_count && !col->host; i++) {
-        coproc__device *dev = &rt->devices[i];
-        if (dev->info.host_unified_memory)
+     * driver pins CL_MEM_ALLOC_HOST_PTR buffers), else from a host-unified
+     * device (plain host memory there, but copies from it skip staging);
+     * malloc'd memory when no device gives any. */
+    for (int k = 0; k < 2 * rt->device_count && !col->host; k++) {
+        coproc__device *dev = &rt->devices[k % rt->device_count];
+        if ((k < rt->device_count) == (dev->info.host_unified_memory != 0))
             continue;
         cl_int err;
         cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
