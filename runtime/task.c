@@ -356,6 +356,12 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
                             "(float64 needs fp64)");
     }
     int d = coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+    if (d < 0 || d >= rt->device_count) { /* cannot happen with a device allowed; be safe */
+        pthread_mutex_destroy(&t->lock);
+        pthread_cond_destroy(&t->done_cond);
+        free(t);
+        return coproc__fail(rt, COPROC_INTERNAL, "coproc_submit: no device chosen");
+    }
     enqueue(ts, d, t);
     *out = t;
     return COPROC_OK;
