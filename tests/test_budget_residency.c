@@ -188,7 +188,7 @@ static void test_pinned_host_column(void **state)
     assert_non_null(p);
     int64_t s = 0;
     for (size_t i = 0; i < n; i++)
-        s += p[i] = (int32_t)(i * 2654435761u >> 8) - (1 << 23);
+        s += p[i] = (int32_t)((uint32_t)(i * 2654435761u) >> 8) - (1 << 23);
     assert_int_equal(run_sum(rt, c, NULL), s);
     assert_int_equal(coproc_column_device(c), -1);
     int32_t *back = malloc(n * sizeof *back);
