@@ -162,7 +162,9 @@ COPROC_API void coproc_options_init(coproc_options *opts);
  */
 COPROC_API coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out);
 
-/* Release everything the runtime owns. Columns must have been freed first. NULL is a no-op. */
+/* Release everything the runtime owns. Columns must have been freed and every
+ * submitted task waited on first (queued tasks still run before the workers
+ * stop). NULL is a no-op. */
 COPROC_API void coproc_close(coproc_runtime *rt);
 
 /*
