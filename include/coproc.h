@@ -356,7 +356,9 @@ COPROC_API coproc_status coproc_column_wrap(coproc_runtime *rt, coproc_type t, c
                                             size_t n, coproc_column **out);
 COPROC_API coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t n,
                                                   coproc_column **out);
-/* A host column's rows (owned by the column); NULL for device columns. */
+/* A host column's rows: for coproc_column_wrap the caller's memory (read-only
+ * to coproc: do not change it while the column lives), else memory the column
+ * owns (write it before the first operator). NULL for device columns. */
 COPROC_API void *coproc_column_host_data(const coproc_column *col);
 
 /* ---------------------------------------------------------------- operators */

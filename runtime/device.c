@@ -311,10 +311,11 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
                                dev->info.name);
     dev->budget_bytes = dev->info.global_mem_bytes / 10 * 7;
     dev->zero_copy = 1;
-    if (!(dev->residency = malloc(sizeof *dev->residency)) ||
-        !(dev->staging = malloc(sizeof *dev->staging)))
+    if (!(dev->residency = malloc(sizeof *dev->residency)))
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     coproc__residency_init(dev->residency);
+    if (!(dev->staging = malloc(sizeof *dev->staging)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     coproc__staging_init(dev->staging);
     return COPROC_OK;
 }

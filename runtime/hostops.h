@@ -11,6 +11,9 @@
 
 #include "column.h"
 
+/* The least budget the streaming operators work with. */
+#define COPROC__STREAM_MIN_BUDGET ((size_t)64 << 10)
+
 /* stream.c */
 coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, coproc_reduce_op op,
                                     const coproc_column *col, size_t budget, coproc_scalar *out);

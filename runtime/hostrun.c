@@ -452,6 +452,22 @@ coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const copr
     return s;
 }
 
+/* Stream op within `budget` bytes reserved on dev (beside the cached copies). */
+static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                   uint64_t budget, coproc_result *out)
+{
+    uint64_t got = coproc__residency_reserve(dev, budget);
+    coproc_status s;
+    if (got < COPROC__STREAM_MIN_BUDGET)
+        s = coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "device %d: %llu bytes free for "
+                         "streaming, below the %zu bytes a stream needs", dev->index,
+                         (unsigned long long)got, COPROC__STREAM_MIN_BUDGET);
+    else
+        s = run_streamed(rt, dev, op, (size_t)got, out);
+    coproc__residency_unreserve(dev, got);
+    return s;
+}
+
 static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                             coproc_result *out)
 {
@@ -464,12 +480,21 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
         return run_in_memory(rt, dev, op, in, out);
 
     double inputs = coproc__op_input_bytes(op);
-    double need = inputs * working_factor(op->kind) + (zero_copy(dev) ? 0 : inputs);
+    double work = inputs * working_factor(op->kind);
+    if (op->kind == COPROC_OP_HASH_JOIN) { /* the pairs, as many as joins have made so far */
+        double x[2], out_bytes;
+        op_features(rt, op, x, &out_bytes);
+        work += 2 * out_bytes;
+    }
+    double need = work + (zero_copy(dev) ? 0 : inputs);
     /* Streaming sizes its buffers from the budget: keep each allocation legal. */
     uint64_t stream_budget = dev->budget_bytes < dev->info.max_alloc_bytes
                                  ? dev->budget_bytes : dev->info.max_alloc_bytes;
-    if (need > (double)dev->budget_bytes)
-        return run_streamed(rt, dev, op, (size_t)stream_budget, out);
+    int huge = 0; /* past the in-memory operators' UINT32_MAX rows */
+    for (int i = 0; i < n; i++)
+        huge |= in[i]->length > UINT32_MAX;
+    if (need > (double)dev->budget_bytes || huge)
+        return stream_within(rt, dev, op, stream_budget, out);
 
     for (int attempt = 0;; attempt++) {
         coproc_column views[MAX_INPUTS];
@@ -486,9 +511,10 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
             v[pinned] = &views[pinned];
         }
         if (s == COPROC_OK) {
-            /* Room for outputs and temporaries: evict what no operator uses. */
-            coproc__residency_make_room(dev, (uint64_t)(inputs * working_factor(op->kind)));
+            /* Hold room for outputs and temporaries: evict what no operator uses. */
+            uint64_t held = coproc__residency_reserve(dev, (uint64_t)work);
             s = run_in_memory(rt, dev, op, v, out);
+            coproc__residency_unreserve(dev, held);
         }
         for (int i = 0; i < pinned; i++)
             coproc__residency_unpin(dev, in[i]);
@@ -498,11 +524,12 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
          * with half the budget, which needs far less memory at once. */
         coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory (%s); %s", dev->index,
                     coproc_errmsg(rt), attempt == 0 ? "evicting and retrying" : "streaming");
+        coproc_result_free(out); /* a part made before the failure */
         memset(out, 0, sizeof *out);
         out->device = dev->index;
         coproc__residency_make_room(dev, dev->budget_bytes);
-        coproc__pool_drain(&dev->pool); /* evicted copies went to the pool: free them */
+        coproc__pool_drain(&dev->pool);
         if (attempt == 1)
-            return run_streamed(rt, dev, op, (size_t)(stream_budget / 2), out);
+            return stream_within(rt, dev, op, stream_budget / 2, out);
     }
 }

@@ -101,3 +101,11 @@ void coproc__pool_drain(coproc__pool *p)
     for (int i = 0; i < n; i++)
         clReleaseMemObject(held[i]);
 }
+
+size_t coproc__pool_held(coproc__pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t held = p->bytes_held;
+    pthread_mutex_unlock(&p->lock);
+    return held;
+}

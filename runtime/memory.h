@@ -31,6 +31,8 @@ cl_mem coproc__pool_take(coproc__pool *p, size_t bytes);
 /* Allocation size for a request: large requests round up to 64 KiB so that
  * similar sizes share pooled buffers. */
 size_t coproc__pool_round(size_t bytes);
+/* Bytes the pool holds now. */
+size_t coproc__pool_held(coproc__pool *p);
 /* Release every pooled buffer (the device ran out of memory). */
 void coproc__pool_drain(coproc__pool *p);
 /* Give a buffer no longer used back: pooled if large, evicting the oldest

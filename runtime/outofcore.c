@@ -23,7 +23,7 @@
 #include "transfer.h"
 
 /* Below this a chunk is too small to be worth a device call. */
-#define OOC_MIN_BUDGET ((size_t)64 << 10)
+#define OOC_MIN_BUDGET COPROC__STREAM_MIN_BUDGET
 /* Partitions at most; a bigger one is joined in blocks. */
 #define OOC_MAX_PARTITION_BITS 20
 

@@ -39,12 +39,18 @@ static void remove_at(coproc__residency *r, size_t i)
     r->e[i] = r->e[--r->n];
 }
 
-/* Under the lock: evict LRU unpinned entries until `bytes` more fit. Buffers
- * to release go into *victims (released by the caller outside the lock). */
-static int evict_for(coproc__residency *r, uint64_t budget, uint64_t bytes, cl_mem **victims,
-                     size_t *nvictims)
+/* Under the lock: make `bytes` more fit in dev's budget beside the cached
+ * copies, the reserved working memory and the buffer pool: drain the pool
+ * first (freed buffers kept for reuse are the cheapest to give up), then evict
+ * LRU unpinned entries. Buffers to release go into *victims (released by the
+ * caller outside the lock). -1 when pinned copies hold too much. */
+static int evict_for(coproc__device *dev, uint64_t bytes, cl_mem **victims, size_t *nvictims)
 {
-    while (r->used + bytes > budget) {
+    coproc__residency *r = dev->residency;
+    uint64_t budget = dev->budget_bytes;
+    if (r->used + r->reserved + bytes > budget)
+        coproc__pool_drain(&dev->pool);
+    while (r->used + r->reserved + coproc__pool_held(&dev->pool) + bytes > budget) {
         size_t best = r->n;
         for (size_t i = 0; i < r->n; i++)
             if (r->e[i].pins == 0 && r->e[i].bytes > 0 &&
@@ -63,12 +69,12 @@ static int evict_for(coproc__residency *r, uint64_t budget, uint64_t bytes, cl_m
     return 0;
 }
 
-/* Evicted copies go back to the device's buffer pool: the next copy reuses
- * the memory without the driver's allocation and first-touch page faults. */
+/* Evicted copies are released: their memory is what was asked for. */
 static void release_victims(coproc__device *dev, cl_mem *victims, size_t n)
 {
+    (void)dev;
     for (size_t i = 0; i < n; i++)
-        coproc__pool_give(&dev->pool, victims[i]);
+        clReleaseMemObject(victims[i]);
     free(victims);
 }
 
@@ -108,8 +114,8 @@ static coproc_status load(coproc_runtime *rt, coproc__device *dev, const coproc_
     coproc_status s;
     if (in_place) {
         cl_int err;
-        mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes,
-                             col->host, &err);
+        mem = clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
+                             col->host, &err); /* the caller's memory: operators only read it */
         s = mem ? COPROC_OK
                 : coproc__fail_cl(rt, err, "wrapping %zu bytes of host memory on device %d",
                                   bytes, dev->index);
@@ -168,7 +174,7 @@ coproc_status coproc__residency_acquire(coproc_runtime *rt, coproc__device *dev,
             *hit = 1;
         return COPROC_OK;
     }
-    if (evict_for(r, dev->budget_bytes, counted, &victims, &nvictims) != 0) {
+    if (evict_for(dev, counted, &victims, &nvictims) != 0) {
         pthread_mutex_unlock(&r->lock);
         release_victims(dev, victims, nvictims);
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "no room for %zu bytes on device "
@@ -194,7 +200,8 @@ void coproc__residency_prefetch(coproc_runtime *rt, coproc__device *dev, const c
         (col->type == COPROC_FLOAT64 && !dev->info.has_fp64))
         return;
     pthread_mutex_lock(&r->lock);
-    int go = !find(r, col->id) && r->used + bytes <= dev->budget_bytes &&
+    int go = !find(r, col->id) &&
+             r->used + r->reserved + coproc__pool_held(&dev->pool) + bytes <= dev->budget_bytes &&
              push(r, col->id, NULL, bytes, 1) == 0;
     if (go)
         r->e[r->n - 1].loading = 1;
@@ -227,7 +234,7 @@ void coproc__residency_adopt(coproc__device *dev, const coproc_column *col, cl_m
     int kept = 0;
     pthread_mutex_lock(&r->lock);
     if (!find(r, col->id) && bytes <= dev->budget_bytes &&
-        evict_for(r, dev->budget_bytes, bytes, &victims, &nvictims) == 0 &&
+        evict_for(dev, bytes, &victims, &nvictims) == 0 &&
         push(r, col->id, mem, bytes, 0) == 0)
         kept = 1;
     pthread_mutex_unlock(&r->lock);
@@ -251,10 +258,35 @@ int coproc__residency_make_room(coproc__device *dev, uint64_t bytes)
     cl_mem *victims = NULL;
     size_t nvictims = 0;
     pthread_mutex_lock(&r->lock);
-    int rc = evict_for(r, dev->budget_bytes, bytes, &victims, &nvictims);
+    int rc = evict_for(dev, bytes, &victims, &nvictims);
     pthread_mutex_unlock(&r->lock);
     release_victims(dev, victims, nvictims);
     return rc;
+}
+
+uint64_t coproc__residency_reserve(coproc__device *dev, uint64_t bytes)
+{
+    coproc__residency *r = dev->residency;
+    cl_mem *victims = NULL;
+    size_t nvictims = 0;
+    pthread_mutex_lock(&r->lock);
+    if (evict_for(dev, bytes, &victims, &nvictims) != 0) {
+        /* pinned copies hold the rest: reserve what is free */
+        uint64_t taken = r->used + r->reserved + coproc__pool_held(&dev->pool);
+        bytes = taken < dev->budget_bytes ? dev->budget_bytes - taken : 0;
+    }
+    r->reserved += bytes;
+    pthread_mutex_unlock(&r->lock);
+    release_victims(dev, victims, nvictims);
+    return bytes;
+}
+
+void coproc__residency_unreserve(coproc__device *dev, uint64_t bytes)
+{
+    coproc__residency *r = dev->residency;
+    pthread_mutex_lock(&r->lock);
+    r->reserved -= bytes < r->reserved ? bytes : r->reserved;
+    pthread_mutex_unlock(&r->lock);
 }
 
 void coproc__residency_forget(coproc__device *dev, const coproc_column *col)

@@ -27,6 +27,7 @@ typedef struct coproc__residency {
     coproc__resident *e;
     size_t n, cap;
     uint64_t used;     /* sum of bytes */
+    uint64_t reserved; /* working memory running operators hold (coproc__residency_reserve) */
     uint64_t clock;
     atomic_uint_fast64_t hits, misses, evictions, prefetches;
 } coproc__residency;
@@ -57,8 +58,17 @@ void coproc__residency_adopt(coproc__device *dev, const coproc_column *col, cl_m
 /* Whether col is cached on dev now. */
 int coproc__residency_has(coproc__device *dev, const coproc_column *col);
 
-/* Evict unpinned copies until `bytes` more fit in the budget; 0 if they fit. */
+/* Evict unpinned copies (and drain the buffer pool) until `bytes` more fit in
+ * the budget beside the cached copies, the reserved working memory and the
+ * pool; 0 if they fit. */
 int coproc__residency_make_room(coproc__device *dev, uint64_t bytes);
+
+/* As make_room, then hold the bytes for an operator's working memory (outputs,
+ * temporaries, stream buffers), so neither the prefetcher nor cached results
+ * take them. Returns the bytes reserved: `bytes`, or what is free when pinned
+ * copies hold the rest. Give them back with coproc__residency_unreserve. */
+uint64_t coproc__residency_reserve(coproc__device *dev, uint64_t bytes);
+void coproc__residency_unreserve(coproc__device *dev, uint64_t bytes);
 
 /* Drop col's copy on dev (the column is being freed; it must not be pinned). */
 void coproc__residency_forget(coproc__device *dev, const coproc_column *col);

@@ -91,6 +91,13 @@ void coproc__log(coproc_runtime *rt, coproc_log_level level, const char *fmt, ..
     fprintf(stderr, "coproc: %s: %s\n", names[level], msg);
 }
 
+void coproc__errmsg_copy(coproc_runtime *rt, char *buf, size_t size)
+{
+    pthread_mutex_lock(&rt->err_lock);
+    snprintf(buf, size, "%s", rt->errmsg);
+    pthread_mutex_unlock(&rt->err_lock);
+}
+
 const char *coproc_errmsg(const coproc_runtime *rt)
 {
     if (!rt)

@@ -53,6 +53,9 @@ coproc_status coproc__fail_cl(coproc_runtime *rt, int cl_err, const char *fmt, .
 /* Map an OpenCL error code to the closest coproc status. */
 coproc_status coproc__status_from_cl(int cl_err);
 
+/* Copy the last error message of rt into buf (size bytes), under its lock. */
+void coproc__errmsg_copy(coproc_runtime *rt, char *buf, size_t size);
+
 void coproc__log(coproc_runtime *rt, coproc_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

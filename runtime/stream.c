@@ -17,7 +17,7 @@
 #include "transfer.h"
 
 #define STREAM_BUFFERS 2                   /* chunks on the device at once */
-#define STREAM_MIN_BUDGET ((size_t)64 << 10)
+#define STREAM_MIN_BUDGET COPROC__STREAM_MIN_BUDGET
 
 /* ---------------------------------------------------------------- the pipeline */
 
@@ -151,6 +151,8 @@ static coproc_status stream_done(stream *st, size_t k)
 
 static void stream_close(stream *st)
 {
+    if (st->dev)
+        clFinish(st->dev->queue); /* no kernel may still read a buffer the pool hands out */
     for (int s = 0; s < STREAM_BUFFERS; s++) {
         if (st->copied[s]) {
             clWaitForEvents(1, &st->copied[s]); /* never free a buffer under a copy */

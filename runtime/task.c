@@ -32,6 +32,7 @@ struct coproc_task {
 
 typedef struct worker {
     coproc_runtime *rt;
+    struct coproc__tasks *ts;  /* its owner */
     int device;
     pthread_t thread;
     int started;
@@ -62,8 +63,8 @@ static void finish(coproc_task *t, coproc_status s)
 {
     pthread_mutex_lock(&t->lock);
     t->status = s;
-    if (s != COPROC_OK)
-        snprintf(t->errmsg, sizeof t->errmsg, "%s", coproc_errmsg(t->rt));
+    if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
+        coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
     t->done = 1;
     pthread_cond_broadcast(&t->done_cond);
     pthread_mutex_unlock(&t->lock);
@@ -143,7 +144,7 @@ static void *prefetcher_main(void *arg)
 static void *worker_main(void *arg)
 {
     worker *w = arg;
-    coproc__tasks *ts = w->rt->tasks;
+    coproc__tasks *ts = w->ts;
     coproc__topology_bind_thread(w->rt, w->device);
     for (;;) {
         pthread_mutex_lock(&w->lock);
@@ -211,10 +212,14 @@ static coproc__sched_config sched_config(coproc_runtime *rt)
 }
 
 /* Start the scheduler and one worker per device, on first use. */
-static coproc_status tasks_start(coproc_runtime *rt)
+static void tasks_free(coproc_runtime *rt, coproc__tasks *ts);
+
+/* The runtime's scheduler and workers, started on first use; published in
+ * rt->tasks only once every worker runs. */
+static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
 {
     pthread_mutex_lock(&rt->tasks_lock);
-    if (rt->tasks) {
+    if ((*out = rt->tasks)) {
         pthread_mutex_unlock(&rt->tasks_lock);
         return COPROC_OK;
     }
@@ -234,10 +239,10 @@ static coproc_status tasks_start(coproc_runtime *rt)
     }
     ts->t0 = coproc__now();
     ts->depth = rt->queue_depth;
-    rt->tasks = ts;
     for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
         worker *w = &ts->w[d];
         w->rt = rt;
+        w->ts = ts;
         w->device = d;
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->not_empty, NULL);
@@ -258,17 +263,24 @@ static coproc_status tasks_start(coproc_runtime *rt)
             pthread_mutex_unlock(&w->lock);
         }
     }
+    if (s == COPROC_OK)
+        rt->tasks = *out = ts;
+    else
+        tasks_free(rt, ts);
     pthread_mutex_unlock(&rt->tasks_lock);
-    if (s != COPROC_OK)
-        coproc__tasks_stop(rt);
     return s;
 }
 
 void coproc__tasks_stop(coproc_runtime *rt)
 {
-    coproc__tasks *ts = rt->tasks;
-    if (!ts)
-        return;
+    if (rt->tasks)
+        tasks_free(rt, rt->tasks);
+    rt->tasks = NULL;
+}
+
+/* Stop the workers (they run what is queued first) and free everything. */
+static void tasks_free(coproc_runtime *rt, coproc__tasks *ts)
+{
     for (int d = 0; d < rt->device_count; d++) {
         worker *w = &ts->w[d];
         if (!w->ring && !w->started)
@@ -296,7 +308,6 @@ void coproc__tasks_stop(coproc_runtime *rt)
     coproc__sched_destroy(&ts->sched);
     free(ts->w);
     free(ts);
-    rt->tasks = NULL;
 }
 
 void coproc_op_init(coproc_op *op, coproc_op_kind kind)
@@ -323,9 +334,9 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
     if (rt->device_count > COPROC__SCHED_MAX_DEVICES)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "more than %d devices",
                             COPROC__SCHED_MAX_DEVICES);
-    if ((s = tasks_start(rt)) != COPROC_OK)
+    coproc__tasks *ts;
+    if ((s = tasks_start(rt, &ts)) != COPROC_OK)
         return s;
-    coproc__tasks *ts = rt->tasks;
 
     coproc_task *t = calloc(1, sizeof *t);
     if (!t)

@@ -218,6 +218,31 @@ static void test_over_budget_streams(void **state)
     coproc_close(rt);
 }
 
+/* Streaming takes its buffers inside the budget too: cached copies make room
+ * for them rather than sitting beside them. */
+static void test_streaming_shares_the_budget(void **state)
+{
+    coproc_runtime *rt = open_with(1u << 20, 1);
+    size_t small = 150000, big = 1000000; /* 600 KB cached, then 4 MB streamed */
+    int32_t *a = ramp(small, 1), *b = ramp(big, 2);
+    coproc_column *ca, *cb;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, a, small, &ca));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, b, big, &cb));
+    assert_int_equal(run_sum(rt, ca, NULL), ref_sum(a, small));
+    assert_int_equal(stats(rt).resident_bytes, small * sizeof *a);
+    coproc_result r;
+    assert_int_equal(run_sum(rt, cb, &r), ref_sum(b, big));
+    assert_int_equal(r.streamed, 1);
+    coproc_device_stats ds = stats(rt);
+    assert_int_equal(ds.resident_bytes, 0); /* the cached copy gave its room to the stream */
+    assert_int_equal(ds.cache_evictions, 1);
+    coproc_column_free(ca);
+    coproc_column_free(cb);
+    free(a);
+    free(b);
+    coproc_close(rt);
+}
+
 /* An allocation the device refuses (here: over its largest allocation, made
  * tiny) evicts and retries, then streams: a correct result, never a crash. */
 static void test_out_of_memory_streams(void **state)
@@ -281,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_pinned_host_column),
         cmocka_unit_test(test_over_budget_streams),
         cmocka_unit_test(test_out_of_memory_streams),
+        cmocka_unit_test(test_streaming_shares_the_budget),
         cmocka_unit_test(test_estimate_sees_residency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
