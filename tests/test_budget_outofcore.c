@@ -96,24 +96,6 @@ static void fill_sort_keys(coproc_type t, void *d, size_t n, int mode, test_rng 
     }
 }
 
-/* The promised order, spelled out: -inf < ... < -0.0 < +0.0 < ... < +inf < NaN. */
-static int cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
-{
-    if (t == COPROC_INT32 || t == COPROC_INT64) {
-        int64_t x = test_get_i(t, d, a), y = test_get_i(t, d, b);
-        return x < y ? -1 : x > y;
-    }
-    if (t == COPROC_UINT32 || t == COPROC_UINT64) {
-        uint64_t x = test_get_u(t, d, a), y = test_get_u(t, d, b);
-        return x < y ? -1 : x > y;
-    }
-    double x = test_get_f(t, d, a), y = test_get_f(t, d, b);
-    if (isnan(x) || isnan(y))
-        return isnan(x) - isnan(y);
-    if (x == 0 && y == 0)
-        return (signbit(y) != 0) - (signbit(x) != 0);
-    return x < y ? -1 : x > y;
-}
 
 /* Stable reference permutation: a bottom-up merge sort of positions. */
 static uint32_t *ref_argsort(coproc_type t, const void *d, size_t n)
@@ -126,7 +108,7 @@ static uint32_t *ref_argsort(coproc_type t, const void *d, size_t n)
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t a = lo, b = mid, o = lo;
             while (a < mid && b < hi)
-                tmp[o++] = cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
+                tmp[o++] = test_sort_cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
             while (a < mid)
                 tmp[o++] = perm[a++];
             while (b < hi)
@@ -280,49 +262,7 @@ static void fill_join_keys(coproc_type t, void *d, size_t n, size_t range, int m
     }
 }
 
-static uint64_t key_bits(size_t ks, const void *k, size_t i)
-{
-    return ks == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
-}
 
-typedef struct row_ref { uint64_t key; uint32_t row; } row_ref;
-
-static int cmp_row_ref(const void *a, const void *b)
-{
-    const row_ref *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-/* All pairs with left[l] == right[r], sorted: binary search in the sorted left side. */
-static test_pair *ref_join(size_t ks, const void *left, size_t nl, const void *right, size_t nr,
-                           size_t *count)
-{
-    size_t cap = 1024, m = 0;
-    test_pair *p = malloc(cap * sizeof *p);
-    row_ref *s = malloc((nl ? nl : 1) * sizeof *s);
-    for (size_t l = 0; l < nl; l++)
-        s[l] = (row_ref){key_bits(ks, left, l), (uint32_t)l};
-    qsort(s, nl, sizeof *s, cmp_row_ref);
-    for (size_t r = 0; r < nr; r++) {
-        uint64_t k = key_bits(ks, right, r);
-        size_t lo = 0, hi = nl;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (s[mid].key < k) lo = mid + 1; else hi = mid;
-        }
-        for (; lo < nl && s[lo].key == k; lo++) {
-            if (m == cap)
-                p = realloc(p, (cap *= 2) * sizeof *p);
-            p[m++] = (test_pair){s[lo].row, (uint32_t)r};
-        }
-    }
-    free(s);
-    qsort(p, m, sizeof *p, test_cmp_pair);
-    *count = m;
-    return p;
-}
 
 static void join_case(coproc_type t, size_t nl, size_t nr, size_t range, int mode, test_rng *rng)
 {
@@ -331,7 +271,7 @@ static void join_case(coproc_type t, size_t nl, size_t nr, size_t range, int mod
     fill_join_keys(t, left, nl, range, mode, 0, rng);
     fill_join_keys(t, right, nr, range, mode, 1, rng);
     size_t m;
-    test_pair *want = ref_join(ks, left, nl, right, nr, &m);
+    test_pair *want = test_join_reference(ks, left, nl, right, nr, &m);
     char ctx[160];
     snprintf(ctx, sizeof ctx, "%s join %s %zu x %zu range=%zu mode=%d", path, coproc_type_name(t),
              nl, nr, range, mode);

@@ -11,11 +11,6 @@
 enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_COUNT };
 static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint"};
 
-static uint64_t key_at(size_t ks, const void *k, size_t i)
-{
-    return ks == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
-}
-
 /* side: 0 left, 1 right (KD_DISJOINT gives the sides different keys). */
 static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, int side,
                       test_rng *r)
@@ -40,54 +35,7 @@ static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, in
     }
 }
 
-typedef struct row_ref { uint64_t key; uint32_t row; } row_ref;
 
-static int cmp_row_ref(const void *a, const void *b)
-{
-    const row_ref *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-/* All pairs with left[l] == right[r], sorted; *count their number. */
-static test_pair *reference(size_t ks, const void *left, size_t nl, const void *right, size_t nr,
-                       size_t *count)
-{
-    size_t cap = 1024, m = 0;
-    test_pair *p = malloc(cap * sizeof *p);
-    if (nl * nr <= 4000000) { /* the plainest possible: a nested loop */
-        for (size_t l = 0; l < nl; l++)
-            for (size_t r = 0; r < nr; r++)
-                if (key_at(ks, left, l) == key_at(ks, right, r)) {
-                    if (m == cap)
-                        p = realloc(p, (cap *= 2) * sizeof *p);
-                    p[m++] = (test_pair){(uint32_t)l, (uint32_t)r};
-                }
-    } else { /* big inputs: equal-key runs of the sorted left side */
-        row_ref *s = malloc(nl * sizeof *s);
-        for (size_t l = 0; l < nl; l++)
-            s[l] = (row_ref){key_at(ks, left, l), (uint32_t)l};
-        qsort(s, nl, sizeof *s, cmp_row_ref);
-        for (size_t r = 0; r < nr; r++) {
-            uint64_t k = key_at(ks, right, r);
-            size_t lo = 0, hi = nl;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (s[mid].key < k) lo = mid + 1; else hi = mid;
-            }
-            for (; lo < nl && s[lo].key == k; lo++) {
-                if (m == cap)
-                    p = realloc(p, (cap *= 2) * sizeof *p);
-                p[m++] = (test_pair){s[lo].row, (uint32_t)r};
-            }
-        }
-        free(s);
-    }
-    qsort(p, m, sizeof *p, test_cmp_pair);
-    *count = m;
-    return p;
-}
 
 static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, size_t nr, int dist,
                       const char *path, test_rng *rng)
@@ -97,7 +45,7 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
     fill_keys(ks, left, nl, nr, dist, 0, rng);
     fill_keys(ks, right, nr, nl, dist, 1, rng);
     size_t m;
-    test_pair *want = reference(ks, left, nl, right, nr, &m);
+    test_pair *want = test_join_reference(ks, left, nl, right, nr, &m);
     char where[160];
     snprintf(where, sizeof where, "%s type=%s left=%zu right=%zu dist=%s", path,
              coproc_type_name(t), nl, nr, kd_name[dist]);

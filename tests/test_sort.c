@@ -87,25 +87,6 @@ static void fill(coproc_type t, void *data, size_t n, int mode, test_rng *r)
     }
 }
 
-/* The order the sort promises, written as plainly as possible:
- * -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, NaNs equal. */
-static int cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
-{
-    if (t == COPROC_INT32 || t == COPROC_INT64) {
-        int64_t x = test_get_i(t, d, a), y = test_get_i(t, d, b);
-        return x < y ? -1 : x > y;
-    }
-    if (t == COPROC_UINT32 || t == COPROC_UINT64) {
-        uint64_t x = test_get_u(t, d, a), y = test_get_u(t, d, b);
-        return x < y ? -1 : x > y;
-    }
-    double x = test_get_f(t, d, a), y = test_get_f(t, d, b);
-    if (isnan(x) || isnan(y))
-        return isnan(x) - isnan(y);
-    if (x == 0 && y == 0)
-        return (signbit(y) != 0) - (signbit(x) != 0);
-    return x < y ? -1 : x > y;
-}
 
 /* Stable reference permutation: a merge sort of positions. */
 static void ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm)
@@ -118,7 +99,7 @@ static void ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm)
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t a = lo, b = mid, o = lo;
             while (a < mid && b < hi)
-                tmp[o++] = cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
+                tmp[o++] = test_sort_cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
             while (a < mid)
                 tmp[o++] = perm[a++];
             while (b < hi)

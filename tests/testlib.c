@@ -1,6 +1,7 @@
 /* test_util.c - see testlib.h. */
 #include "testlib.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,4 +96,75 @@ int test_cmp_pair(const void *a, const void *b)
     if (x->l != y->l)
         return x->l < y->l ? -1 : 1;
     return x->r < y->r ? -1 : x->r > y->r;
+}
+
+static uint64_t join_key(size_t ks, const void *k, size_t i)
+{
+    return ks == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
+
+typedef struct row_ref { uint64_t key; uint32_t row; } row_ref;
+
+static int cmp_row_ref(const void *a, const void *b)
+{
+    const row_ref *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+test_pair *test_join_reference(size_t ks, const void *left, size_t nl, const void *right,
+                               size_t nr, size_t *count)
+{
+    size_t cap = 1024, m = 0;
+    test_pair *p = malloc(cap * sizeof *p);
+    if (nl * nr <= 4000000) { /* the plainest possible: a nested loop */
+        for (size_t l = 0; l < nl; l++)
+            for (size_t r = 0; r < nr; r++)
+                if (join_key(ks, left, l) == join_key(ks, right, r)) {
+                    if (m == cap)
+                        p = realloc(p, (cap *= 2) * sizeof *p);
+                    p[m++] = (test_pair){(uint32_t)l, (uint32_t)r};
+                }
+    } else { /* big inputs: equal-key runs of the sorted left side */
+        row_ref *s = malloc(nl * sizeof *s);
+        for (size_t l = 0; l < nl; l++)
+            s[l] = (row_ref){join_key(ks, left, l), (uint32_t)l};
+        qsort(s, nl, sizeof *s, cmp_row_ref);
+        for (size_t r = 0; r < nr; r++) {
+            uint64_t k = join_key(ks, right, r);
+            size_t lo = 0, hi = nl;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (s[mid].key < k) lo = mid + 1; else hi = mid;
+            }
+            for (; lo < nl && s[lo].key == k; lo++) {
+                if (m == cap)
+                    p = realloc(p, (cap *= 2) * sizeof *p);
+                p[m++] = (test_pair){s[lo].row, (uint32_t)r};
+            }
+        }
+        free(s);
+    }
+    qsort(p, m, sizeof *p, test_cmp_pair);
+    *count = m;
+    return p;
+}
+
+int test_sort_cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
+{
+    if (t == COPROC_INT32 || t == COPROC_INT64) {
+        int64_t x = test_get_i(t, d, a), y = test_get_i(t, d, b);
+        return x < y ? -1 : x > y;
+    }
+    if (t == COPROC_UINT32 || t == COPROC_UINT64) {
+        uint64_t x = test_get_u(t, d, a), y = test_get_u(t, d, b);
+        return x < y ? -1 : x > y;
+    }
+    double x = test_get_f(t, d, a), y = test_get_f(t, d, b);
+    if (isnan(x) || isnan(y))
+        return isnan(x) - isnan(y);
+    if (x == 0 && y == 0)
+        return (signbit(y) != 0) - (signbit(x) != 0);
+    return x < y ? -1 : x > y;
 }

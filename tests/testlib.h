@@ -63,6 +63,17 @@ coproc_runtime *test_open_with(const coproc_options *opts);
 typedef struct test_pair { uint32_t l, r; } test_pair;
 int test_cmp_pair(const void *a, const void *b);
 
+/* The join reference: every pair (l, r) with left[l] == right[r] over keys of
+ * ks bytes (4 or 8), sorted by test_cmp_pair; *count their number. A nested
+ * loop for small inputs, binary search in the sorted left side otherwise.
+ * malloc'd (caller frees). */
+test_pair *test_join_reference(size_t ks, const void *left, size_t nl, const void *right,
+                               size_t nr, size_t *count);
+
+/* The order coproc_sort promises, written as plainly as possible:
+ * -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, NaNs equal; <0, 0, >0. */
+int test_sort_cmp_keys(coproc_type t, const void *d, size_t a, size_t b);
+
 /* Make a fresh empty directory under $TMPDIR; returns a malloc'd path. */
 char *test_temp_dir(const char *tag);
 
