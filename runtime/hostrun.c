@@ -293,8 +293,8 @@ static void free_join(coproc_join_result *j)
     memset(j, 0, sizeof *j);
 }
 
-/* A sorted copy of a device column's buffer (sort works in place; the input,
- * maybe a cached copy of a host column, must not change). */
+/* A copy of a device column for sort to work on in place (the input, maybe a
+ * cached copy of a host column, must not change). */
 static coproc_status device_copy(coproc_runtime *rt, coproc__device *dev, const coproc_column *src,
                                  coproc_column **out)
 {
