@@ -29,8 +29,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Quantile q of v[0..n-1] (sorted in place), interpolated like the models' own. */
-static double quantile(double *v, int n, double q)
+double coproc_check_quantile(double *v, int n, double q)
 {
     if (n <= 0)
         return -1;
@@ -242,7 +241,7 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                     lo = fmin(lo, t[b][r]);
                     hi = fmax(hi, t[b][r]);
                 }
-                double med = quantile(t[b], REPS, 0.5);
+                double med = coproc_check_quantile(t[b], REPS, 0.5);
                 if (points)
                     fprintf(points, "%s %zu %.9g %.9g %.9g %.9g %d\n", coproc_op_kind_name(k),
                             n[b], pred, med, lo, hi, gi >= WARM_GROUPS);
@@ -265,7 +264,8 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
         coproc__model_error(model, &single_med, &single_p90);
         uint64_t obs = model->observations, refits = model->refits;
         pthread_mutex_unlock(&dev->model_lock);
-        double med = quantile(err, scored, 0.5), p90 = quantile(err, scored, 0.9);
+        double med = coproc_check_quantile(err, scored, 0.5);
+        double p90 = coproc_check_quantile(err, scored, 0.9);
         char range[32];
         snprintf(range, sizeof range, "%.2g-%.2g", tmin * 1e3, tmax * 1e3);
         fprintf(out, "%-10s %6llu %6llu %12s %7.1f%% %7.1f%% %8.1f%% %8.1f%%\n",
@@ -286,7 +286,8 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
         json_decref(jops);
         return NULL;
     }
-    double med = quantile(all, nall, 0.5), p90 = quantile(all, nall, 0.9);
+    double med = coproc_check_quantile(all, nall, 0.5);
+    double p90 = coproc_check_quantile(all, nall, 0.9);
     fprintf(out, "all operators: median error %.1f %%, p90 %.1f %%\n\n", med * 100, p90 * 100);
     return json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:o}", "runs_per_size", REPS, "sizes",
                      GROUPS, "sizes_scored", GROUPS - WARM_GROUPS, "min_rows_log2", MIN_LOG2,

@@ -23,6 +23,10 @@
  * failed). `points`, when not NULL, gets one line per size: kind, rows,
  * predicted, median, min, max seconds, scored.
  */
+/* Quantile q of v[0..n-1] (sorted in place), interpolated between order
+ * statistics like the models' own; -1 for n <= 0. */
+double coproc_check_quantile(double *v, int n, double q);
+
 json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, double max_log2,
                                FILE *out, FILE *points);
 

@@ -112,22 +112,6 @@ static int device_profile(coproc_runtime *rt, int i, int full, int force, int qu
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double quantile(double *v, int n, double q)
-{
-    if (n <= 0)
-        return -1;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double pos = q * (n - 1);
-    int lo = (int)pos;
-    return lo >= n - 1 ? v[n - 1] : v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
-}
-
 /* The 1-minute load average, or -1: the checks' figures mean little on a
  * machine that other work keeps busy, so they are printed with it. */
 static double load_average(void)
@@ -191,7 +175,8 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
                                                  "d2h_seconds", r.measured[1][k],
                                                  "d2h_predicted", r.predicted[1][k]));
         }
-        double med = quantile(err, n, 0.5), p90 = quantile(err, n, 0.9);
+        double med = coproc_check_quantile(err, n, 0.5);
+        double p90 = coproc_check_quantile(err, n, 0.9);
         fprintf(out, "%s, both directions: median error %.1f %%, p90 %.1f %%\n\n", kind,
                 med * 100, p90 * 100);
         json_object_set_new(j, kind, json_pack("{s:f, s:f, s:o}", "median_rel_error", med,
