@@ -97,29 +97,6 @@ static void fill_sort_keys(coproc_type t, void *d, size_t n, int mode, test_rng 
 }
 
 
-/* Stable reference permutation: a bottom-up merge sort of positions. */
-static uint32_t *ref_argsort(coproc_type t, const void *d, size_t n)
-{
-    uint32_t *perm = malloc((n ? n : 1) * 4), *tmp = malloc((n ? n : 1) * 4);
-    for (size_t i = 0; i < n; i++)
-        perm[i] = (uint32_t)i;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi)
-                tmp[o++] = test_sort_cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
-            while (a < mid)
-                tmp[o++] = perm[a++];
-            while (b < hi)
-                tmp[o++] = perm[b++];
-        }
-        memcpy(perm, tmp, n * 4);
-    }
-    free(tmp);
-    return perm;
-}
-
 /* Value i: the row number in type vt (exact in every type here). */
 static void make_values(coproc_type vt, void *v, size_t n)
 {
@@ -145,7 +122,8 @@ static void sort_case(coproc_type t, int vt, size_t n, int mode, test_rng *rng)
     fill_sort_keys(t, keys, n, mode, rng);
     if (vals)
         make_values((coproc_type)vt, vals, n);
-    uint32_t *ref = ref_argsort(t, keys, n);
+    uint32_t *ref = malloc((n ? n : 1) * sizeof *ref);
+    test_ref_argsort(t, keys, n, ref);
     char ctx[160];
     snprintf(ctx, sizeof ctx, "%s sort %s n=%zu mode=%d values=%s", path, coproc_type_name(t), n,
              mode, vt >= 0 ? coproc_type_name((coproc_type)vt) : "none");
@@ -291,23 +269,14 @@ static void join_case(coproc_type t, size_t nl, size_t nr, size_t range, int mod
     assert_int_equal(coproc_column_type(res.right), COPROC_UINT32);
     assert_int_equal(coproc_column_length(res.left), m);
     assert_int_equal(coproc_column_length(res.right), m);
-    const uint32_t *gl = coproc_column_host_data(res.left);
-    const uint32_t *gr = coproc_column_host_data(res.right);
-    test_pair *got = malloc((m ? m : 1) * sizeof *got);
-    for (size_t i = 0; i < m; i++)
-        got[i] = (test_pair){gl[i], gr[i]};
-    qsort(got, m, sizeof *got, test_cmp_pair);
-    for (size_t i = 0; i < m; i++)
-        if (got[i].l != want[i].l || got[i].r != want[i].r)
-            fail_msg("%s: pair %zu is (%u, %u), want (%u, %u)", ctx, i, got[i].l, got[i].r,
-                     want[i].l, want[i].r);
+    test_check_pairs(coproc_column_host_data(res.left), coproc_column_host_data(res.right), m,
+                     want, ctx);
     coproc_join_result_free(&res);
     coproc_column_free(lc);
     coproc_column_free(rc);
     free(left);
     free(right);
     free(want);
-    free(got);
 }
 
 static void join_device(coproc_runtime *r, int device, const char *p, void *user)

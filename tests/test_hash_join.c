@@ -66,19 +66,12 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
     uint32_t *gl = malloc((m ? m : 1) * 4), *gr = malloc((m ? m : 1) * 4);
     assert_ok(rt, coproc_column_download(res.left, gl, m));
     assert_ok(rt, coproc_column_download(res.right, gr, m));
-    test_pair *got = malloc((m ? m : 1) * sizeof *got);
-    for (size_t i = 0; i < m; i++)
-        got[i] = (test_pair){gl[i], gr[i]};
-    qsort(got, m, sizeof *got, test_cmp_pair);
-    for (size_t i = 0; i < m; i++)
-        if (got[i].l != want[i].l || got[i].r != want[i].r)
-            fail_msg("%s: pair %zu is (%u, %u), want (%u, %u)", where, i, got[i].l, got[i].r,
-                     want[i].l, want[i].r);
+    test_check_pairs(gl, gr, m, want, where);
     coproc_join_result_free(&res);
     assert_null(res.left);
     coproc_column_free(lc);
     coproc_column_free(rc);
-    free(left); free(right); free(want); free(gl); free(gr); free(got);
+    free(left); free(right); free(want); free(gl); free(gr);
 }
 
 static void run_device(coproc_runtime *rt, int dev, const char *path, void *user)

@@ -88,28 +88,6 @@ static void fill(coproc_type t, void *data, size_t n, int mode, test_rng *r)
 }
 
 
-/* Stable reference permutation: a merge sort of positions. */
-static void ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm)
-{
-    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < n; i++)
-        perm[i] = (uint32_t)i;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi)
-                tmp[o++] = test_sort_cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
-            while (a < mid)
-                tmp[o++] = perm[a++];
-            while (b < hi)
-                tmp[o++] = perm[b++];
-        }
-        memcpy(perm, tmp, n * sizeof *perm);
-    }
-    free(tmp);
-}
-
 /* Sorted key i must equal input key ref[i] bit for bit, except that a NaN
  * may come back as any NaN (NaNs are canonicalised). */
 static void check_keys(coproc_type t, const void *in, const uint32_t *ref, const void *got,
@@ -170,7 +148,7 @@ static void run_case(case_ctx *c, coproc_type t, size_t n, int mode, test_rng *r
     void *keys = malloc((n ? n : 1) * w), *got = malloc((n ? n : 1) * 8);
     uint32_t *ref = malloc((n ? n : 1) * 4), *perm = malloc((n ? n : 1) * 4);
     fill(t, keys, n, mode, rng);
-    ref_argsort(t, keys, n, ref);
+    test_ref_argsort(t, keys, n, ref);
     char ctx[200];
     snprintf(ctx, sizeof ctx, "%s %s n=%zu %s", c->path, coproc_type_name(t), n, mode_name[mode]);
 

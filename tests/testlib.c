@@ -168,3 +168,38 @@ int test_sort_cmp_keys(coproc_type t, const void *d, size_t a, size_t b)
         return (signbit(y) != 0) - (signbit(x) != 0);
     return x < y ? -1 : x > y;
 }
+
+void test_check_pairs(const uint32_t *gl, const uint32_t *gr, size_t m, const test_pair *want,
+                      const char *ctx)
+{
+    test_pair *got = malloc((m ? m : 1) * sizeof *got);
+    for (size_t i = 0; i < m; i++)
+        got[i] = (test_pair){gl[i], gr[i]};
+    qsort(got, m, sizeof *got, test_cmp_pair);
+    for (size_t i = 0; i < m; i++)
+        if (got[i].l != want[i].l || got[i].r != want[i].r)
+            fail_msg("%s: pair %zu is (%u, %u), want (%u, %u)", ctx, i, got[i].l, got[i].r,
+                     want[i].l, want[i].r);
+    free(got);
+}
+
+void test_ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm)
+{
+    uint32_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, o = lo;
+            while (a < mid && b < hi)
+                tmp[o++] = test_sort_cmp_keys(t, d, perm[b], perm[a]) < 0 ? perm[b++] : perm[a++];
+            while (a < mid)
+                tmp[o++] = perm[a++];
+            while (b < hi)
+                tmp[o++] = perm[b++];
+        }
+        memcpy(perm, tmp, n * sizeof *perm);
+    }
+    free(tmp);
+}

@@ -70,9 +70,18 @@ int test_cmp_pair(const void *a, const void *b);
 test_pair *test_join_reference(size_t ks, const void *left, size_t nl, const void *right,
                                size_t nr, size_t *count);
 
+/* Check a join's pairs (gl[i], gr[i]), i < m, in any order, against want (sorted
+ * by test_cmp_pair, m pairs); fails the test naming `ctx` and the first wrong pair. */
+void test_check_pairs(const uint32_t *gl, const uint32_t *gr, size_t m, const test_pair *want,
+                      const char *ctx);
+
 /* The order coproc_sort promises, written as plainly as possible:
  * -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, NaNs equal; <0, 0, >0. */
 int test_sort_cmp_keys(coproc_type t, const void *d, size_t a, size_t b);
+
+/* The stable permutation that sorts d's n keys of type t in that order (a
+ * bottom-up merge sort of positions), into perm[0..n-1]. */
+void test_ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm);
 
 /* Make a fresh empty directory under $TMPDIR; returns a malloc'd path. */
 char *test_temp_dir(const char *tag);
