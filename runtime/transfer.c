@@ -104,113 +104,126 @@ static int use_staging(coproc__device *dev, size_t bytes, int pinned)
            bytes > COPROC__STAGING_BYTES / 4;
 }
 
+/* dev's staging buffers, locked and ready, when this copy should use them;
+ * NULL to copy directly (also when another copy holds them right now). */
+static coproc__staging *staging_take(coproc__device *dev, size_t bytes, int pinned)
+{
+    coproc__staging *s = dev->staging;
+    if (!use_staging(dev, bytes, pinned) || pthread_mutex_trylock(&s->lock) != 0)
+        return NULL;
+    if (staging_ready(dev, s))
+        return s;
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* Fill one pinned buffer while the bus drains the other; waits for the end. */
+static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, size_t dst_off,
+                           const void *src, size_t bytes)
+{
+    cl_int err = CL_SUCCESS;
+    cl_event pending[2] = {NULL, NULL};
+    size_t done = 0;
+    for (int k = 0; done < bytes && err == CL_SUCCESS; k ^= 1) {
+        size_t n = bytes - done < COPROC__STAGING_BYTES ? bytes - done : COPROC__STAGING_BYTES;
+        if (pending[k]) {
+            err = clWaitForEvents(1, &pending[k]);
+            clReleaseEvent(pending[k]);
+            pending[k] = NULL;
+            if (err != CL_SUCCESS)
+                break;
+        }
+        coproc__memcpy_parallel(s->ptr[k], (const char *)src + done, n);
+        err = clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off + done, n, s->ptr[k], 0, NULL,
+                                   &pending[k]);
+        done += n;
+    }
+    for (int k = 0; k < 2; k++)
+        if (pending[k]) {
+            cl_int e = clWaitForEvents(1, &pending[k]);
+            err = err == CL_SUCCESS ? e : err;
+            clReleaseEvent(pending[k]);
+        }
+    return err;
+}
+
+/* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
+static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_mem src,
+                          size_t src_off, size_t bytes)
+{
+    cl_int err = CL_SUCCESS;
+    cl_event pending[2] = {NULL, NULL};
+    size_t off[2] = {0, 0}, len[2] = {0, 0}, issued = 0;
+    int head = 0, count = 0; /* head: the older read in flight */
+    while ((issued < bytes || count > 0) && err == CL_SUCCESS) {
+        while (issued < bytes && count < 2 && err == CL_SUCCESS) {
+            int b = (head + count) % 2;
+            size_t n = bytes - issued < COPROC__STAGING_BYTES ? bytes - issued
+                                                              : COPROC__STAGING_BYTES;
+            err = clEnqueueReadBuffer(q, src, CL_FALSE, src_off + issued, n, s->ptr[b], 0, NULL,
+                                      &pending[b]);
+            off[b] = issued;
+            len[b] = n;
+            issued += n;
+            count++;
+        }
+        if (err != CL_SUCCESS)
+            break;
+        err = clWaitForEvents(1, &pending[head]);
+        clReleaseEvent(pending[head]);
+        pending[head] = NULL;
+        if (err == CL_SUCCESS)
+            coproc__memcpy_parallel((char *)dst + off[head], s->ptr[head], len[head]);
+        head ^= 1;
+        count--;
+    }
+    for (int i = 0; i < 2; i++)
+        if (pending[i]) {
+            clWaitForEvents(1, &pending[i]);
+            clReleaseEvent(pending[i]);
+        }
+    return err;
+}
+
+/* The status of a finished copy; a successful one is counted. */
+static coproc_status counted(coproc_runtime *rt, coproc__device *dev, cl_int err, size_t bytes,
+                             int to_device)
+{
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "copying %zu bytes %s device %d", bytes,
+                               to_device ? "to" : "from", dev->index);
+    atomic_fetch_add(to_device ? &dev->bytes_h2d : &dev->bytes_d2h, bytes);
+    return COPROC_OK;
+}
+
 coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, cl_mem dst,
                           size_t dst_off, const void *src, size_t bytes, int src_pinned)
 {
-    if (!q)
-        q = dev->queue;
     if (bytes == 0)
         return COPROC_OK;
-    cl_int err = CL_SUCCESS;
-    coproc__staging *s = dev->staging;
-    if (use_staging(dev, bytes, src_pinned) && pthread_mutex_trylock(&s->lock) == 0) {
-        if (staging_ready(dev, s)) {
-            /* Fill one pinned buffer while the bus drains the other. */
-            cl_event pending[2] = {NULL, NULL};
-            size_t done = 0;
-            for (int k = 0; done < bytes && err == CL_SUCCESS; k ^= 1) {
-                size_t n = bytes - done < COPROC__STAGING_BYTES ? bytes - done
-                                                                : COPROC__STAGING_BYTES;
-                if (pending[k]) {
-                    err = clWaitForEvents(1, &pending[k]);
-                    clReleaseEvent(pending[k]);
-                    pending[k] = NULL;
-                    if (err != CL_SUCCESS)
-                        break;
-                }
-                coproc__memcpy_parallel(s->ptr[k], (const char *)src + done, n);
-                err = clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off + done, n, s->ptr[k], 0,
-                                           NULL, &pending[k]);
-                done += n;
-            }
-            for (int k = 0; k < 2; k++)
-                if (pending[k]) {
-                    cl_int e = clWaitForEvents(1, &pending[k]);
-                    err = err == CL_SUCCESS ? e : err;
-                    clReleaseEvent(pending[k]);
-                }
-            pthread_mutex_unlock(&s->lock);
-            if (err != CL_SUCCESS)
-                return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes,
-                                       dev->index);
-            atomic_fetch_add(&dev->bytes_h2d, bytes);
-            return COPROC_OK;
-        }
+    if (!q)
+        q = dev->queue;
+    coproc__staging *s = staging_take(dev, bytes, src_pinned);
+    cl_int err = s ? staged_write(s, q, dst, dst_off, src, bytes)
+                   : clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, NULL);
+    if (s)
         pthread_mutex_unlock(&s->lock);
-    }
-    err = clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes, dev->index);
-    atomic_fetch_add(&dev->bytes_h2d, bytes);
-    return COPROC_OK;
+    return counted(rt, dev, err, bytes, 1);
 }
 
 coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, void *dst,
                           cl_mem src, size_t src_off, size_t bytes, int dst_pinned)
 {
-    if (!q)
-        q = dev->queue;
     if (bytes == 0)
         return COPROC_OK;
-    cl_int err = CL_SUCCESS;
-    coproc__staging *s = dev->staging;
-    if (use_staging(dev, bytes, dst_pinned) && pthread_mutex_trylock(&s->lock) == 0) {
-        if (staging_ready(dev, s)) {
-            /* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
-            cl_event pending[2] = {NULL, NULL};
-            size_t off[2] = {0, 0}, len[2] = {0, 0}, issued = 0;
-            int head = 0, count = 0; /* head: the older read in flight */
-            while ((issued < bytes || count > 0) && err == CL_SUCCESS) {
-                while (issued < bytes && count < 2 && err == CL_SUCCESS) {
-                    int b = (head + count) % 2;
-                    size_t n = bytes - issued < COPROC__STAGING_BYTES ? bytes - issued
-                                                                      : COPROC__STAGING_BYTES;
-                    err = clEnqueueReadBuffer(q, src, CL_FALSE, src_off + issued, n, s->ptr[b], 0,
-                                              NULL, &pending[b]);
-                    off[b] = issued;
-                    len[b] = n;
-                    issued += n;
-                    count++;
-                }
-                if (err != CL_SUCCESS)
-                    break;
-                err = clWaitForEvents(1, &pending[head]);
-                clReleaseEvent(pending[head]);
-                pending[head] = NULL;
-                if (err == CL_SUCCESS)
-                    coproc__memcpy_parallel((char *)dst + off[head], s->ptr[head], len[head]);
-                head ^= 1;
-                count--;
-            }
-            for (int i = 0; i < 2; i++)
-                if (pending[i]) {
-                    clWaitForEvents(1, &pending[i]);
-                    clReleaseEvent(pending[i]);
-                }
-            pthread_mutex_unlock(&s->lock);
-            if (err != CL_SUCCESS)
-                return coproc__fail_cl(rt, err, "copying %zu bytes from device %d", bytes,
-                                       dev->index);
-            atomic_fetch_add(&dev->bytes_d2h, bytes);
-            return COPROC_OK;
-        }
+    if (!q)
+        q = dev->queue;
+    coproc__staging *s = staging_take(dev, bytes, dst_pinned);
+    cl_int err = s ? staged_read(s, q, dst, src, src_off, bytes)
+                   : clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
+    if (s)
         pthread_mutex_unlock(&s->lock);
-    }
-    err = clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return coproc__fail_cl(rt, err, "copying %zu bytes from device %d", bytes, dev->index);
-    atomic_fetch_add(&dev->bytes_d2h, bytes);
-    return COPROC_OK;
+    return counted(rt, dev, err, bytes, 0);
 }
 
 coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_command_queue q,
@@ -222,8 +235,5 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
     *done = NULL;
     cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
                        : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
-    if (err != CL_SUCCESS)
-        return coproc__fail_cl(rt, err, "copying %zu bytes to device %d", bytes, dev->index);
-    atomic_fetch_add(&dev->bytes_h2d, bytes);
-    return COPROC_OK;
+    return counted(rt, dev, err, bytes, 1);
 }
