@@ -527,8 +527,7 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
         coproc_result_free(out); /* a part made before the failure */
         memset(out, 0, sizeof *out);
         out->device = dev->index;
-        coproc__residency_make_room(dev, dev->budget_bytes);
-        coproc__pool_drain(&dev->pool);
+        coproc__residency_make_room(dev, dev->budget_bytes); /* drains the pool too */
         if (attempt == 1)
             return stream_within(rt, dev, op, stream_budget / 2, out);
     }

@@ -48,7 +48,7 @@ static int evict_for(coproc__device *dev, uint64_t bytes, cl_mem **victims, size
 {
     coproc__residency *r = dev->residency;
     uint64_t budget = dev->budget_bytes;
-    if (r->used + r->reserved + bytes > budget)
+    if (r->used + r->reserved + coproc__pool_held(&dev->pool) + bytes > budget)
         coproc__pool_drain(&dev->pool);
     while (r->used + r->reserved + coproc__pool_held(&dev->pool) + bytes > budget) {
         size_t best = r->n;
