@@ -231,10 +231,36 @@ static void test_submit_errors(void **state)
     coproc_close(rt);
 }
 
+/* Placement options out of range are refused at open, with no runtime made. */
+static void test_bad_placement_options(void **state)
+{
+    coproc_options o;
+    coproc_runtime *rt = (coproc_runtime *)1;
+    coproc_options_init(&o);
+    o.policy = COPROC_POLICY_FIXED + 1;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_open(&o, &rt));
+    assert_null(rt);
+    coproc_options_init(&o);
+    o.queue_depth = -1;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_open(&o, &rt));
+    assert_null(rt);
+    /* stats of a device that is not there */
+    rt = open_with(0, 0);
+    coproc_device_stats ds = {.struct_size = sizeof ds};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_device_stats_get(rt, 5, &ds));
+    assert_non_null(strstr(coproc_errmsg(rt), "out of range"));
+    ds.struct_size = 0;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_device_stats_get(rt, 0, &ds));
+    assert_status(COPROC_NULL_POINTER, coproc_device_stats_get(rt, 0, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_wait(NULL, NULL));
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_errors),
+        cmocka_unit_test(test_bad_placement_options),
         cmocka_unit_test(test_threads_zero_copy),
         cmocka_unit_test(test_back_pressure_copying),
     };
