@@ -476,6 +476,17 @@ double coproc__model_extrapolation(const coproc__model *m, const double *x)
     return f;
 }
 
+int coproc__model_last(const coproc__model *m, double *x, double *seconds)
+{
+    if (m->ring_len < 1)
+        return -1;
+    int slot = ring_slot(m, m->ring_len - 1);
+    for (int j = 0; j < m->features; j++)
+        x[j] = m->x[slot][j];
+    *seconds = m->y[slot];
+    return 0;
+}
+
 /* Quantiles interpolate between order statistics (see quantile_sorted). */
 void coproc__model_error(const coproc__model *m, double *median, double *p90)
 {

@@ -76,6 +76,10 @@ double coproc__model_predict(const coproc__model *m, const double *x);
  * x/hi or lo/x (e.g. 4 = four times beyond the largest size seen). */
 double coproc__model_extrapolation(const coproc__model *m, const double *x);
 
+/* The latest observation: its features into x (m->features of them) and its
+ * seconds; -1 when there is none. */
+int coproc__model_last(const coproc__model *m, double *x, double *seconds);
+
 /* Median and 90th percentile of the recent relative errors; both -1 when none. */
 void coproc__model_error(const coproc__model *m, double *median, double *p90);
 

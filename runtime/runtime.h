@@ -28,6 +28,8 @@ struct coproc_runtime {
     atomic_uint_fast64_t program_cache_writes;
     atomic_uint_fast64_t next_column_id; /* host columns' ids (residency keys) */
 
+    uint64_t cpu_cache_bytes;  /* the CPUs' largest data caches, all together (hwloc); 0
+                                  unknown - calibration evicts them before timing a copy */
     int policy;                /* coproc_policy, after COPROC_POLICY */
     int fixed_device;
     int queue_depth;

@@ -22,6 +22,23 @@ static void fill_sets(hwloc_topology_t topo, hwloc_const_cpuset_t cpuset,
     (void)topo;
 }
 
+/* Bytes of the outermost level of data caches, summed over its instances. */
+static uint64_t largest_caches(hwloc_topology_t topo)
+{
+    static const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
+                                              HWLOC_OBJ_L1CACHE};
+    for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+        uint64_t sum = 0;
+        hwloc_obj_t o = NULL;
+        while ((o = hwloc_get_next_obj_by_type(topo, levels[l], o)))
+            if (o->attr && o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION)
+                sum += o->attr->cache.size;
+        if (sum)
+            return sum;
+    }
+    return 0;
+}
+
 void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int count)
 {
     hwloc_topology_t topo;
@@ -37,6 +54,7 @@ void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int
         return;
     }
     hwloc_obj_t root = hwloc_get_root_obj(topo);
+    rt->cpu_cache_bytes = largest_caches(topo);
     for (int i = 0; i < count; i++) {
         coproc_device_info *info = &found[i].info;
         unsigned domain, bus, dev, func;

@@ -11,6 +11,7 @@
  * trouble fields stay unknown (-1, "") and a warning is logged.
  */
 void coproc__topology_place(coproc_runtime *rt, coproc__found_device *found, int count);
+/* It also sets rt->cpu_cache_bytes (0 when hwloc cannot tell). */
 
 /* Bind the calling thread (a device's feeder) to the cores near device d, when
  * the device sits on one NUMA node; a no-op for devices that span the machine. */

@@ -538,6 +538,27 @@ static void test_json_malformed(void **state)
     json_decref(good);
 }
 
+/* The latest observation reads back as it went in, after the ring wraps too;
+ * none before the first, and an ignored one does not count. */
+static void test_last_observation(void **state)
+{
+    (void)state;
+    coproc__model m;
+    coproc__model_init(&m, 2);
+    double x[2], t;
+    assert_int_equal(coproc__model_last(&m, x, &t), -1);
+    for (int i = 1; i <= COPROC__MODEL_RING + 7; i++) {
+        double xi[2] = {1000.0 * i, 3.0 * i};
+        coproc__model_observe(&m, xi, 1e-3 * i);
+        assert_int_equal(coproc__model_last(&m, x, &t), 0);
+        assert_true(x[0] == xi[0] && x[1] == xi[1] && t == 1e-3 * i);
+    }
+    double bad[2] = {NAN, 1};
+    coproc__model_observe(&m, bad, 5.0);
+    assert_int_equal(coproc__model_last(&m, x, &t), 0);
+    assert_true(t == 1e-3 * (COPROC__MODEL_RING + 7));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_too_few_points),
         cmocka_unit_test(test_extrapolation),
         cmocka_unit_test(test_error_stats),
+        cmocka_unit_test(test_last_observation),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_malformed),
         cmocka_unit_test(test_bend),

@@ -1,6 +1,14 @@
 /* bus.c - host<->device transfers: a size sweep from pinned and from pageable
  * host memory in each direction, each fitted to t = latency + bytes /
- * bandwidth, and both directions at once on two queues. */
+ * bandwidth, and both directions at once on two queues.
+ *
+ * On a host-memory device (PoCL) a transfer is a memcpy, 2-3x faster when
+ * its bytes sit in the CPU's last-level cache than when they come from
+ * memory, and which of the two a timed copy gets depends on what ran just
+ * before it. Every timed copy there starts after a read through twice the
+ * machine's largest caches, so the profile describes one state - a column
+ * that is not in the cache, the usual case for data worth a device - and the
+ * check measures that same state. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,14 +56,57 @@ static void pinned_free(coproc__calib *c, pinned_buf *p)
     p->ptr = NULL;
 }
 
+/* What evicts the CPU caches before a timed copy: NULL bytes where the
+ * device's copies do not run through them (a GPU's DMA). */
+typedef struct evictor {
+    unsigned char *bytes;
+    size_t size;
+    volatile uint64_t sink; /* keeps the reads */
+} evictor;
+
+static coproc_status evictor_init(coproc_runtime *rt, const coproc__device *dev, evictor *e)
+{
+    e->bytes = NULL;
+    e->size = 0;
+    e->sink = 0;
+    if (!dev->info.host_unified_memory)
+        return COPROC_OK;
+    /* twice the caches (they are not strictly LRU); 64 MiB when hwloc cannot tell */
+    uint64_t size = rt->cpu_cache_bytes ? 2 * rt->cpu_cache_bytes : 64 * (uint64_t)MiB;
+    if (size > 1024 * (uint64_t)MiB)
+        size = 1024 * (uint64_t)MiB;
+    if (!(e->bytes = malloc((size_t)size)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "calibration: out of host memory "
+                            "for a cache-evicting buffer of %llu bytes", (unsigned long long)size);
+    memset(e->bytes, 3, (size_t)size);
+    e->size = (size_t)size;
+    return COPROC_OK;
+}
+
+static void evict(evictor *e)
+{
+    uint64_t sum = 0;
+    for (size_t o = 0; o < e->size; o += 64)
+        sum += e->bytes[o];
+    e->sink += sum;
+}
+
+static void evictor_free(evictor *e)
+{
+    free(e->bytes);
+    e->bytes = NULL;
+}
+
 /* Seconds of one blocking transfer of `bytes` between host and dbuf: the
  * device's own time for the command (OpenCL profiling, START to END), which is
  * what the bus is busy for and what the runtime's transfers cost beyond a
  * command's launch; the wall clock around it where the driver gives none. */
-static coproc_status transfer_once(coproc__calib *c, int to_device, cl_mem dbuf, void *host,
-                                   size_t bytes, double *seconds)
+static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_device,
+                                   cl_mem dbuf, void *host, size_t bytes, double *seconds)
 {
     cl_command_queue q = c->dev->queue;
+    if (ev_cache->bytes)
+        evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
     cl_int err = to_device ? clEnqueueWriteBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, &ev)
@@ -100,20 +151,31 @@ static int transfer_reps(int full)
     return full ? 9 : 7;
 }
 
-coproc_status coproc__calib_transfer_typical(coproc__calib *c, int to_device, cl_mem dbuf,
-                                             void *host, const size_t *sizes, int n, int reps,
-                                             double *seconds)
+/*
+ * Typical seconds of a blocking transfer of each of sizes[0..n-1] (n <=
+ * COPROC__SWEEP_MAX) host->device (to_device 1) or back, between host and
+ * dbuf: a warm-up round over all sizes, then rounds in a new random order
+ * each, so that drift falls on every size alike: `reps` runs of each size,
+ * three times as many up to 8 MiB (at most TRANSFER_REPS_MAX); seconds[i] is
+ * the median of size i's runs. Each run is the command's device time
+ * (profiling START to END), the wall clock where the driver gives none.
+ * Calibration and coproc__check_transfers both measure with it.
+ */
+#define TRANSFER_REPS_MAX 27
+static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, int to_device,
+                                      cl_mem dbuf, void *host, const size_t *sizes, int n,
+                                      int reps, double *seconds)
 {
     if (n <= 0 || n > COPROC__SWEEP_MAX || reps < 1)
         return coproc__fail(c->rt, COPROC_INTERNAL, "calibration: bad transfer sample");
-    double t[COPROC__SWEEP_MAX][COPROC__TRANSFER_REPS_MAX];
+    double t[COPROC__SWEEP_MAX][TRANSFER_REPS_MAX];
     int order[COPROC__SWEEP_MAX], runs[COPROC__SWEEP_MAX], rounds = reps;
     /* Up to 8 MiB a transfer is cheap and its time, on a CPU device, swings
      * between an in-cache and an out-of-cache mode: three times the runs there. */
     for (int i = 0; i < n; i++) {
         runs[i] = sizes[i] <= 8 * MiB ? 3 * reps : reps;
-        if (runs[i] > COPROC__TRANSFER_REPS_MAX)
-            runs[i] = COPROC__TRANSFER_REPS_MAX;
+        if (runs[i] > TRANSFER_REPS_MAX)
+            runs[i] = TRANSFER_REPS_MAX;
         if (runs[i] > rounds)
             rounds = runs[i];
     }
@@ -132,7 +194,8 @@ coproc_status coproc__calib_transfer_typical(coproc__calib *c, int to_device, cl
             if (r >= runs[order[i]])
                 continue;
             double s;
-            coproc_status st = transfer_once(c, to_device, dbuf, host, sizes[order[i]], &s);
+            coproc_status st =
+                transfer_once(c, ev_cache, to_device, dbuf, host, sizes[order[i]], &s);
             if (st != COPROC_OK)
                 return st;
             if (r >= 0)
@@ -254,7 +317,10 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     pinned_buf a = {NULL, NULL}, b = {NULL, NULL};
     cl_mem d1 = NULL, d2 = NULL;
     unsigned char *pageable = NULL;
-    coproc_status s = pinned_new(c, top, &a);
+    evictor ev_cache;
+    coproc_status s = evictor_init(c->rt, c->dev, &ev_cache);
+    if (s == COPROC_OK)
+        s = pinned_new(c, top, &a);
     if (s == COPROC_OK)
         s = pinned_new(c, top, &b);
     if (s == COPROC_OK)
@@ -295,8 +361,8 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
         char size[32];
         coproc__calib_size_name((double)top, size, sizeof size);
         coproc__calib_progress(c, "bus %s, %d sizes up to %s", names[f], count, size);
-        s = coproc__calib_transfer_typical(c, to_device, to_device ? d1 : d2, host, sizes,
-                                           count, reps, fit->seconds);
+        s = transfer_typical(c, &ev_cache, to_device, to_device ? d1 : d2, host, sizes, count,
+                             reps, fit->seconds);
         if (s != COPROC_OK)
             goto done;
         for (int i = 0; i < count; i++)
@@ -313,6 +379,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     coproc__calib_progress(c, "bus both directions %s", size);
     s = both_directions(c, d1, d2, &a, &b, top, &p->both_directions_bytes_per_s);
 done:
+    evictor_free(&ev_cache);
     pinned_free(c, &a);
     pinned_free(c, &b);
     if (d1)
@@ -353,7 +420,10 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     pinned_buf a = {NULL, NULL};
     cl_mem d = NULL;
     unsigned char *pageable = NULL;
-    coproc_status s = coproc__buffer_new(rt, dev, (size_t)hi, &d);
+    evictor ev_cache;
+    coproc_status s = evictor_init(rt, dev, &ev_cache);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, (size_t)hi, &d);
     if (s == COPROC_OK && pinned)
         s = pinned_new(&c, (size_t)hi, &a);
     if (s == COPROC_OK && !pinned) {
@@ -373,8 +443,8 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     }
     void *host = pinned ? a.ptr : pageable;
     for (int dir = 0; dir < 2 && s == COPROC_OK; dir++) {
-        s = coproc__calib_transfer_typical(&c, dir == 0, d, host, sizes, points,
-                                           transfer_reps(p->full), out->measured[dir]);
+        s = transfer_typical(&c, &ev_cache, dir == 0, d, host, sizes, points,
+                             transfer_reps(p->full), out->measured[dir]);
         for (int i = 0; i < points && s == COPROC_OK; i++) {
             out->bytes[dir][i] = (double)sizes[i];
             out->predicted[dir][i] =
@@ -383,6 +453,7 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     }
     if (s == COPROC_OK)
         out->points = points;
+    evictor_free(&ev_cache);
     pinned_free(&c, &a);
     if (d)
         clReleaseMemObject(d);

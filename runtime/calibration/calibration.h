@@ -43,23 +43,6 @@ coproc_status coproc__calib_build(coproc__calib *c, coproc__profile *p);
 /* Every operator kind over a few sizes and shapes, seeding and fitting p->ops. */
 coproc_status coproc__calib_operators(coproc__calib *c, coproc__profile *p);
 
-/* Most repetitions coproc__calib_transfer_typical takes per size. */
-#define COPROC__TRANSFER_REPS_MAX 27
-
-/*
- * Typical seconds of a blocking transfer of each of sizes[0..n-1] (n <=
- * COPROC__SWEEP_MAX) host->device (to_device 1) or back, between host and
- * dbuf: a warm-up round over all sizes, then rounds in a new random order
- * each, so that drift falls on every size alike: `reps` runs of each size,
- * three times as many up to 8 MiB (at most COPROC__TRANSFER_REPS_MAX);
- * seconds[i] is the median of size i's runs. Each run is
- * the command's device time (profiling START to END), the wall clock where the
- * driver gives none. Calibration and coproc__check_transfers both use it.
- */
-coproc_status coproc__calib_transfer_typical(coproc__calib *c, int to_device, cl_mem dbuf,
-                                             void *host, const size_t *sizes, int n, int reps,
-                                             double *seconds);
-
 /* What coproc__check_transfers measured: per direction (0 host->device,
  * 1 device->host) the sizes, their typical time and the profile's prediction. */
 #define COPROC__CHECK_MAX 24
@@ -74,8 +57,8 @@ typedef struct coproc__transfer_check {
  * Check p's transfer predictions on dev: `points` (<= COPROC__CHECK_MAX) sizes
  * drawn log-uniformly (seed) between 1 MiB and the largest size of p's sweep,
  * multiples of 4 KiB but none a sweep size, each way, from pinned (pinned 1)
- * or pageable memory, measured as calibration measured p
- * (coproc__calib_transfer_typical, as many runs as p's pass took) and
+ * or pageable memory, measured as calibration measured p (as many runs as
+ * p's pass took, from the same cache state) and
  * predicted by coproc__profile_transfer_time.
  */
 coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
