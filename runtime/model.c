@@ -13,6 +13,9 @@
 #define MAD_FLOOR 1e-3   /* relative residuals this close count as agreeing */
 #define MAD_SIGMA 1.4826 /* MAD -> standard deviation for normal noise */
 #define OUTLIER_SIGMAS 3.0
+#define SHIFT_WINDOW 32    /* observations since the last fit that can show a shift */
+#define SHIFT_RATIO 0.10   /* their median off the fit by more than this */
+#define SHIFT_SIDE 0.75    /* with at least this share of them on that side */
 
 void coproc__model_init(coproc__model *m, int features)
 {
@@ -415,6 +418,48 @@ int coproc__model_fit(coproc__model *m)
 }
 
 /*
+ * The device got faster or slower as a whole (another process took a share of
+ * it, a clock changed, a VM moved): the latest observations since the last fit
+ * that lie inside its range - at least SHIFT_WINDOW, at most twice that - sit
+ * mostly on one side of it, by a median factor beyond 1 +- SHIFT_RATIO. Then
+ * the observations before them are
+ * scaled by that factor: they keep the shape they show (sizes, a bend) and
+ * take the new level, so the refit that follows tracks the shift at once
+ * instead of waiting until new observations outnumber old ones in the ring.
+ * Returns 1 when it scaled.
+ */
+static int follow_shift(coproc__model *m)
+{
+    if (!m->fitted || m->since_refit < SHIFT_WINDOW)
+        return 0;
+    /* the latest observations inside the fitted range: beyond it a miss is
+     * the fit's extrapolation, not the device */
+    double r[2 * SHIFT_WINDOW];
+    int w = 0, above = 0, oldest = m->ring_len;
+    for (int i = m->ring_len - 1; i >= m->ring_len - m->since_refit && i >= 0 &&
+                                  w < 2 * SHIFT_WINDOW; i--) {
+        int s = ring_slot(m, i);
+        if (coproc__model_extrapolation(m, m->x[s]) > 1)
+            continue;
+        double p = coproc__model_predict(m, m->x[s]);
+        if (!(p > 0) || !isfinite(p))
+            return 0;
+        r[w] = m->y[s] / p;
+        above += r[w++] > 1;
+        oldest = i;
+    }
+    if (w < SHIFT_WINDOW)
+        return 0;
+    double f = median_of(r, w);
+    int side = f > 1 ? above : w - above;
+    if (!(fabs(f - 1) > SHIFT_RATIO) || side < SHIFT_SIDE * w)
+        return 0;
+    for (int i = 0; i < oldest; i++)
+        m->y[ring_slot(m, i)] *= f;
+    return 1;
+}
+
+/*
  * An unfitted model fits on the very observation that gives it features + 1
  * distinct points, so one seeded by a short calibration sweep predicts at once;
  * after that it refits every COPROC__MODEL_REFIT_EVERY observations. Zero
@@ -443,8 +488,11 @@ void coproc__model_observe(coproc__model *m, const double *x, double seconds)
     m->observations++;
     m->since_refit++;
     /* a failed fit keeps the old one (if any) and tries again a full period
-     * later; an unfitted model tries on every observation regardless */
-    if ((!m->fitted || m->since_refit >= COPROC__MODEL_REFIT_EVERY) && coproc__model_fit(m) != 0)
+     * later; an unfitted model tries on every observation regardless. A shift
+     * is looked for every SHIFT_WINDOW observations and before each refit. */
+    int due = !m->fitted || m->since_refit >= COPROC__MODEL_REFIT_EVERY;
+    int shifted = m->fitted && (due || m->since_refit % SHIFT_WINDOW == 0) && follow_shift(m);
+    if ((due || shifted) && coproc__model_fit(m) != 0)
         m->since_refit = 0;
 }
 

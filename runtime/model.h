@@ -48,6 +48,11 @@ void coproc__model_init(coproc__model *m, int features);
  * Record that an operator with features x took `seconds`. If a fit exists, its
  * relative error on this observation goes into the error ring first. Every
  * COPROC__MODEL_REFIT_EVERY observations the model is refitted over the ring.
+ * Sooner when the device's speed shifted as a whole: when, every 32
+ * observations, the last 32-64 inside the fitted range lie mostly (3 in 4) on
+ * one side of the fit by a median factor beyond 1 +- 10 %, the older ones in
+ * the ring are scaled by that factor (their shape kept, the level moved) and
+ * the model is refitted at once.
  * Non-finite or negative seconds are ignored.
  */
 void coproc__model_observe(coproc__model *m, const double *x, double seconds);

@@ -538,6 +538,36 @@ static void test_json_malformed(void **state)
     json_decref(good);
 }
 
+static double t_linear_slow(double n)
+{
+    return 1.5 * t_linear(n);
+}
+
+/* The device turns 1.5x slower for good: within SHIFT_WINDOW (32) new
+ * observations the model predicts the new level across the sizes it knows,
+ * without waiting for the next regular refit; noise alone (5 %, symmetric)
+ * never looks like a shift - the refits keep their cadence. */
+static void test_follows_shift(void **state)
+{
+    (void)state;
+    coproc__model m, steady;
+    test_rng r = {7}, r2 = {7};
+    coproc__model_init(&m, 1);
+    coproc__model_init(&steady, 1);
+    feed(&m, t_linear, 10, 29, 10, 0.05, &r); /* 200 observations */
+    feed(&steady, t_linear, 10, 29, 10, 0.05, &r2);
+    assert_int_equal(coproc__model_fit(&m), 0); /* the next regular refit is 100 away */
+    assert_int_equal(coproc__model_fit(&steady), 0);
+    uint64_t before = m.refits;
+    assert_int_equal(steady.refits, before);
+    feed(&m, t_linear_slow, 12, 27, 2, 0.05, &r); /* 32 observations, 1.5x slower */
+    assert_int_equal(m.refits, before + 1);
+    for (double n = 0x1p11; n <= 0x1p29; n *= 4)
+        assert_near(coproc__model_predict(&m, &n), t_linear_slow(n), 0.06);
+    feed(&steady, t_linear, 12, 27, 2, 0.05, &r2);
+    assert_int_equal(steady.refits, before);
+}
+
 /* The latest observation reads back as it went in, after the ring wraps too;
  * none before the first, and an ignored one does not count. */
 static void test_last_observation(void **state)
@@ -575,6 +605,7 @@ int main(void)
         cmocka_unit_test(test_extrapolation),
         cmocka_unit_test(test_error_stats),
         cmocka_unit_test(test_last_observation),
+        cmocka_unit_test(test_follows_shift),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_malformed),
         cmocka_unit_test(test_bend),

@@ -151,63 +151,74 @@ static int transfer_reps(int full)
     return full ? 9 : 7;
 }
 
-/*
- * Typical seconds of a blocking transfer of each of sizes[0..n-1] (n <=
- * COPROC__SWEEP_MAX) host->device (to_device 1) or back, between host and
- * dbuf: a warm-up round over all sizes, then rounds in a new random order
- * each, so that drift falls on every size alike: `reps` runs of each size,
- * three times as many up to 8 MiB (at most TRANSFER_REPS_MAX); seconds[i] is
- * the median of size i's runs. Each run is the command's device time
- * (profiling START to END), the wall clock where the driver gives none.
- * Calibration and coproc__check_transfers both measure with it.
- */
+/* One timed transfer: which way, between which buffers, how many bytes. */
+typedef struct xfer_case {
+    int to_device;
+    cl_mem dbuf;
+    void *host;
+    size_t bytes;
+} xfer_case;
+
+#define CASES_MAX (4 * COPROC__SWEEP_MAX)
 #define TRANSFER_REPS_MAX 27
-static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, int to_device,
-                                      cl_mem dbuf, void *host, const size_t *sizes, int n,
-                                      int reps, double *seconds)
+
+/*
+ * Typical seconds of each of the n cases (n <= CASES_MAX): a warm-up round
+ * over all, then rounds over all in a new random order each, so that drift -
+ * the machine's load, a slow start - falls on every size, direction and kind
+ * of host memory alike rather than on whichever was measured first: `reps`
+ * runs of each case, three times as many up to 8 MiB where no cache eviction
+ * precedes them (at most TRANSFER_REPS_MAX); seconds[i] is the median of case i's runs. Each run is
+ * the command's device time (profiling START to END), the wall clock where
+ * the driver gives none. Calibration and coproc__check_transfers both measure
+ * with it.
+ */
+static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const xfer_case *cs,
+                                      int n, int reps, double *seconds)
 {
-    if (n <= 0 || n > COPROC__SWEEP_MAX || reps < 1)
+    if (n <= 0 || n > CASES_MAX || reps < 1)
         return coproc__fail(c->rt, COPROC_INTERNAL, "calibration: bad transfer sample");
-    double t[COPROC__SWEEP_MAX][TRANSFER_REPS_MAX];
-    int order[COPROC__SWEEP_MAX], runs[COPROC__SWEEP_MAX], rounds = reps;
-    /* Up to 8 MiB a transfer is cheap and its time, on a CPU device, swings
-     * between an in-cache and an out-of-cache mode: three times the runs there. */
+    double (*t)[TRANSFER_REPS_MAX] = malloc((size_t)n * sizeof *t);
+    if (!t)
+        return coproc__fail(c->rt, COPROC_HOST_OUT_OF_MEMORY, "calibration: out of host memory");
+    int order[CASES_MAX], runs[CASES_MAX], rounds = reps;
+    /* Up to 8 MiB a transfer is cheap and its time jitters most: three times
+     * the runs there - except after a cache eviction, which costs more than
+     * such a copy and leaves far less jitter to average out. */
     for (int i = 0; i < n; i++) {
-        runs[i] = sizes[i] <= 8 * MiB ? 3 * reps : reps;
+        runs[i] = cs[i].bytes <= 8 * MiB && !ev_cache->bytes ? 3 * reps : reps;
         if (runs[i] > TRANSFER_REPS_MAX)
             runs[i] = TRANSFER_REPS_MAX;
         if (runs[i] > rounds)
             rounds = runs[i];
     }
-    uint64_t seed = 0x5eed ^ (uint64_t)n ^ ((uint64_t)to_device << 32);
+    uint64_t seed = 0x5eed ^ (uint64_t)n;
     for (int i = 0; i < n; i++)
         order[i] = i;
-    for (int r = -1; r < rounds; r++) {
-        /* a fresh order each round: drift and a neighbour's cache footprint
-         * fall on every size alike */
+    coproc_status st = COPROC_OK;
+    for (int r = -1; r < rounds && st == COPROC_OK; r++) {
         for (int i = n - 1; i > 0; i--) {
             int j = (int)(mix(&seed) % (uint64_t)(i + 1)), x = order[i];
             order[i] = order[j];
             order[j] = x;
         }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && st == COPROC_OK; i++) {
+            const xfer_case *k = &cs[order[i]];
             if (r >= runs[order[i]])
                 continue;
-            double s;
-            coproc_status st =
-                transfer_once(c, ev_cache, to_device, dbuf, host, sizes[order[i]], &s);
-            if (st != COPROC_OK)
-                return st;
-            if (r >= 0)
-                t[order[i]][r] = s;
+            double sec;
+            st = transfer_once(c, ev_cache, k->to_device, k->dbuf, k->host, k->bytes, &sec);
+            if (st == COPROC_OK && r >= 0)
+                t[order[i]][r] = sec;
         }
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && st == COPROC_OK; i++) {
         int m = runs[i];
         qsort(t[i], (size_t)m, sizeof t[i][0], cmp_double);
         seconds[i] = m % 2 ? t[i][m / 2] : 0.5 * (t[i][m / 2 - 1] + t[i][m / 2]);
     }
-    return COPROC_OK;
+    free(t);
+    return st;
 }
 
 int coproc__fit_transfer(coproc__transfer_fit *f)
@@ -350,23 +361,29 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
                                      &p->d2h_pageable};
     static const char *const names[4] = {"h2d pinned", "d2h pinned", "h2d pageable",
                                          "d2h pageable"};
-    /* Each kind: a warm-up round over all sizes, then `reps` rounds, each
-     * in a new order; each size's median is its point (a typical transfer). */
-    int reps = transfer_reps(c->full);
+    /* All four kinds at every size in one set of rounds (transfer_typical). */
+    char size[32];
+    coproc__calib_size_name((double)top, size, sizeof size);
+    coproc__calib_progress(c, "bus: 4 kinds x %d sizes up to %s", count, size);
+    xfer_case cases[CASES_MAX];
+    double seconds[CASES_MAX];
+    for (int f = 0; f < 4; f++) {
+        int to_device = f % 2 == 0, is_pinned = f < 2;
+        for (int i = 0; i < count; i++)
+            cases[f * count + i] = (xfer_case){
+                to_device, to_device ? d1 : d2,
+                is_pinned ? (to_device ? a.ptr : b.ptr) : (void *)pageable, sizes[i]};
+    }
+    s = transfer_typical(c, &ev_cache, cases, 4 * count, transfer_reps(c->full), seconds);
+    if (s != COPROC_OK)
+        goto done;
     for (int f = 0; f < 4; f++) {
         coproc__transfer_fit *fit = fits[f];
         memset(fit, 0, sizeof *fit);
-        int to_device = f % 2 == 0, is_pinned = f < 2;
-        void *host = is_pinned ? (to_device ? a.ptr : b.ptr) : pageable;
-        char size[32];
-        coproc__calib_size_name((double)top, size, sizeof size);
-        coproc__calib_progress(c, "bus %s, %d sizes up to %s", names[f], count, size);
-        s = transfer_typical(c, &ev_cache, to_device, to_device ? d1 : d2, host, sizes, count,
-                             reps, fit->seconds);
-        if (s != COPROC_OK)
-            goto done;
-        for (int i = 0; i < count; i++)
+        for (int i = 0; i < count; i++) {
             fit->bytes[i] = (double)sizes[i];
+            fit->seconds[i] = seconds[f * count + i];
+        }
         fit->points = count;
         if (coproc__fit_transfer(fit) != 0) {
             s = coproc__fail(c->rt, COPROC_INTERNAL, "calibration: the %s transfer times of "
@@ -374,8 +391,6 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
             goto done;
         }
     }
-    char size[32];
-    coproc__calib_size_name((double)top, size, sizeof size);
     coproc__calib_progress(c, "bus both directions %s", size);
     s = both_directions(c, d1, d2, &a, &b, top, &p->both_directions_bytes_per_s);
 done:
@@ -442,14 +457,20 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
             s = coproc__fail_cl(rt, err, "transfer check: clEnqueueFillBuffer");
     }
     void *host = pinned ? a.ptr : pageable;
-    for (int dir = 0; dir < 2 && s == COPROC_OK; dir++) {
-        s = transfer_typical(&c, &ev_cache, dir == 0, d, host, sizes, points,
-                             transfer_reps(p->full), out->measured[dir]);
-        for (int i = 0; i < points && s == COPROC_OK; i++) {
-            out->bytes[dir][i] = (double)sizes[i];
-            out->predicted[dir][i] =
-                coproc__profile_transfer_time(p, dir == 0, pinned, (double)sizes[i]);
-        }
+    if (s == COPROC_OK) { /* both directions in one set of rounds */
+        xfer_case cases[2 * COPROC__CHECK_MAX];
+        double seconds[2 * COPROC__CHECK_MAX];
+        for (int dir = 0; dir < 2; dir++)
+            for (int i = 0; i < points; i++)
+                cases[dir * points + i] = (xfer_case){dir == 0, d, host, sizes[i]};
+        s = transfer_typical(&c, &ev_cache, cases, 2 * points, transfer_reps(p->full), seconds);
+        for (int dir = 0; dir < 2 && s == COPROC_OK; dir++)
+            for (int i = 0; i < points; i++) {
+                out->bytes[dir][i] = (double)sizes[i];
+                out->measured[dir][i] = seconds[dir * points + i];
+                out->predicted[dir][i] =
+                    coproc__profile_transfer_time(p, dir == 0, pinned, (double)sizes[i]);
+            }
     }
     if (s == COPROC_OK)
         out->points = points;
