@@ -168,10 +168,10 @@ typedef struct xfer_case {
  * the machine's load, a slow start - falls on every size, direction and kind
  * of host memory alike rather than on whichever was measured first: `reps`
  * runs of each case, three times as many up to 8 MiB where no cache eviction
- * precedes them (at most TRANSFER_REPS_MAX); seconds[i] is the median of case i's runs. Each run is
- * the command's device time (profiling START to END), the wall clock where
- * the driver gives none. Calibration and coproc__check_transfers both measure
- * with it.
+ * precedes them (at most TRANSFER_REPS_MAX); seconds[i] is the median of case
+ * i's runs. Each run is the command's device time (profiling START to END),
+ * the wall clock where the driver gives none. Calibration and
+ * coproc__check_transfers both measure with it.
  */
 static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const xfer_case *cs,
                                       int n, int reps, double *seconds)
