@@ -10,7 +10,11 @@
 
 #include <CL/cl.h>
 
-#define COPROC__POOL_SLOTS 8
+/* Buffers the pool holds at most (within its byte budget). Reuse needs an exact
+ * size, so a workload cycling through more output sizes than slots misses
+ * every time: with 8, coproc-calibrate --check's batches of 10 sizes made
+ * some scans fault in fresh pages on every run (up to 12x their fastest run). */
+#define COPROC__POOL_SLOTS 32
 #define COPROC__POOL_MIN_BYTES ((size_t)1 << 20) /* smaller buffers are cheap to allocate */
 
 typedef struct coproc__pool {
