@@ -147,7 +147,7 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
                 "end, none swept;\ntypical (median) device time against the prediction\n"
                 "%10s  %12s %12s %7s  %12s %12s %7s\n", i, kind, r.points, "MiB",
                 "h2d us", "predicted", "error", "d2h us", "predicted", "error");
-        double err[2 * COPROC__CHECK_MAX];
+        double err[2 * COPROC__CHECK_MAX], interp[2 * COPROC__CHECK_MAX];
         int n = 0;
         json_t *pts = json_array();
         int order[COPROC__CHECK_MAX];
@@ -164,6 +164,7 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
             double e[2];
             for (int d = 0; d < 2; d++) {
                 e[d] = fabs(r.predicted[d][k] - r.measured[d][k]) / r.measured[d][k];
+                interp[n] = fabs(r.interpolated[d][k] - r.measured[d][k]) / r.measured[d][k];
                 err[n++] = e[d];
             }
             fprintf(out, "%10.2f  %12.1f %12.1f %6.1f%%  %12.1f %12.1f %6.1f%%\n",
@@ -177,10 +178,18 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
         }
         double med = coproc_check_quantile(err, n, 0.5);
         double p90 = coproc_check_quantile(err, n, 0.9);
-        fprintf(out, "%s, both directions: median error %.1f %%, p90 %.1f %%\n\n", kind,
-                med * 100, p90 * 100);
-        json_object_set_new(j, kind, json_pack("{s:f, s:f, s:o}", "median_rel_error", med,
-                                               "p90_rel_error", p90, "points", pts));
+        double imed = coproc_check_quantile(interp, n, 0.5);
+        double ip90 = coproc_check_quantile(interp, n, 0.9);
+        fprintf(out, "%s, both directions: median error %.1f %%, p90 %.1f %%\n"
+                "  the sweep's sizes from 1 MiB measured again: now / at calibration %.3f h2d, "
+                "%.3f d2h (drift);\n  predicted from those instead (interpolation alone): "
+                "median error %.1f %%, p90 %.1f %%\n\n", kind, med * 100, p90 * 100,
+                r.drift[0], r.drift[1], imed * 100, ip90 * 100);
+        json_object_set_new(j, kind,
+                            json_pack("{s:f, s:f, s:[f, f], s:f, s:f, s:o}", "median_rel_error",
+                                      med, "p90_rel_error", p90, "drift", r.drift[0],
+                                      r.drift[1], "interpolation_median_rel_error", imed,
+                                      "interpolation_p90_rel_error", ip90, "points", pts));
     }
     return j;
 }

@@ -137,6 +137,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static uint64_t mix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -457,20 +463,55 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
             s = coproc__fail_cl(rt, err, "transfer check: clEnqueueFillBuffer");
     }
     void *host = pinned ? a.ptr : pageable;
-    if (s == COPROC_OK) { /* both directions in one set of rounds */
-        xfer_case cases[2 * COPROC__CHECK_MAX];
-        double seconds[2 * COPROC__CHECK_MAX];
-        for (int dir = 0; dir < 2; dir++)
+    /* Both directions in one set of rounds: the check's sizes, then the
+     * sweep's from 1 MiB up (swept[]), measured again. */
+    const coproc__transfer_fit *fits[2] = {f, pinned ? &p->d2h_pinned : &p->d2h_pageable};
+    int swept[COPROC__SWEEP_MAX], nswept = 0;
+    for (int j = 0; j < f->points; j++)
+        if (f->bytes[j] >= lo && fits[1]->bytes[j] == f->bytes[j])
+            swept[nswept++] = j;
+    int per_dir = points + nswept;
+    if (s == COPROC_OK) {
+        xfer_case cases[2 * (COPROC__CHECK_MAX + COPROC__SWEEP_MAX)];
+        double seconds[2 * (COPROC__CHECK_MAX + COPROC__SWEEP_MAX)];
+        for (int dir = 0; dir < 2; dir++) {
             for (int i = 0; i < points; i++)
-                cases[dir * points + i] = (xfer_case){dir == 0, d, host, sizes[i]};
-        s = transfer_typical(&c, &ev_cache, cases, 2 * points, transfer_reps(p->full), seconds);
-        for (int dir = 0; dir < 2 && s == COPROC_OK; dir++)
+                cases[dir * per_dir + i] = (xfer_case){dir == 0, d, host, sizes[i]};
+            for (int i = 0; i < nswept; i++)
+                cases[dir * per_dir + points + i] =
+                    (xfer_case){dir == 0, d, host, (size_t)f->bytes[swept[i]]};
+        }
+        /* three times calibration's runs: the check's own noise stays small
+         * next to the error it reports */
+        s = transfer_typical(&c, &ev_cache, cases, 2 * per_dir, 3 * transfer_reps(p->full),
+                             seconds);
+        /* the profile with the points from 1 MiB up measured now (a copy: the
+         * models in it make it too large for the stack) */
+        coproc__profile *now = s == COPROC_OK ? malloc(sizeof *now) : NULL;
+        if (s == COPROC_OK && !now)
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "transfer check: out of memory");
+        for (int dir = 0; dir < 2 && s == COPROC_OK; dir++) {
+            *now = *p;
+            coproc__transfer_fit *nf =
+                dir == 0 ? (pinned ? &now->h2d_pinned : &now->h2d_pageable)
+                         : (pinned ? &now->d2h_pinned : &now->d2h_pageable);
+            double ratio[COPROC__SWEEP_MAX];
+            for (int i = 0; i < nswept; i++) {
+                double t = seconds[dir * per_dir + points + i];
+                ratio[i] = t / fits[dir]->seconds[swept[i]];
+                nf->seconds[swept[i]] = t;
+            }
+            out->drift[dir] = nswept ? median(ratio, nswept) : 1;
             for (int i = 0; i < points; i++) {
                 out->bytes[dir][i] = (double)sizes[i];
-                out->measured[dir][i] = seconds[dir * points + i];
+                out->measured[dir][i] = seconds[dir * per_dir + i];
                 out->predicted[dir][i] =
                     coproc__profile_transfer_time(p, dir == 0, pinned, (double)sizes[i]);
+                out->interpolated[dir][i] =
+                    coproc__profile_transfer_time(now, dir == 0, pinned, (double)sizes[i]);
             }
+        }
+        free(now);
     }
     if (s == COPROC_OK)
         out->points = points;

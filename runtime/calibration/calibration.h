@@ -51,14 +51,22 @@ typedef struct coproc__transfer_check {
     double bytes[2][COPROC__CHECK_MAX];
     double measured[2][COPROC__CHECK_MAX];
     double predicted[2][COPROC__CHECK_MAX];
+    /* The sweep's own sizes from 1 MiB up, measured again in the same rounds:
+     * drift[d] is the median of measured now / measured at calibration (the
+     * machine's change since, not the model's error), and `interpolated` the
+     * prediction from those re-measured points instead of the profile's (the
+     * interpolation's error alone). */
+    double drift[2];
+    double interpolated[2][COPROC__CHECK_MAX];
 } coproc__transfer_check;
 
 /*
  * Check p's transfer predictions on dev: `points` (<= COPROC__CHECK_MAX) sizes
  * drawn log-uniformly (seed) between 1 MiB and the largest size of p's sweep,
  * multiples of 4 KiB but none a sweep size, each way, from pinned (pinned 1)
- * or pageable memory, measured as calibration measured p (as many runs as
- * p's pass took, from the same cache state) and
+ * or pageable memory, measured as calibration measured p (three times the
+ * runs p's pass took, from the same cache state) - in the same rounds as the
+ * sweep's sizes from 1 MiB up, measured again to tell drift (see above) - and
  * predicted by coproc__profile_transfer_time.
  */
 coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
