@@ -467,8 +467,9 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
      * sweep's from 1 MiB up (swept[]), measured again. */
     const coproc__transfer_fit *fits[2] = {f, pinned ? &p->d2h_pinned : &p->d2h_pageable};
     int swept[COPROC__SWEEP_MAX], nswept = 0;
-    for (int j = 0; j < f->points; j++)
-        if (f->bytes[j] >= lo && fits[1]->bytes[j] == f->bytes[j])
+    for (int j = 0; j < f->points && j < COPROC__SWEEP_MAX; j++)
+        if (f->bytes[j] >= lo && fits[1]->bytes[j] == f->bytes[j] && f->seconds[j] > 0 &&
+            fits[1]->seconds[j] > 0)
             swept[nswept++] = j;
     int per_dir = points + nswept;
     if (s == COPROC_OK) {
