@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibration/calibration.h"
 #include "cost.h"
 #include "model.h"
 #include "profile.h"
@@ -14,14 +15,6 @@
 #define WARM_GROUPS 20  /* the first 140 runs teach the model, unscored */
 #define BATCH 10        /* sizes run interleaved; divides GROUPS and WARM_GROUPS */
 #define MAX_ROWS ((size_t)1 << 23)
-
-static uint64_t next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -194,7 +187,7 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
     }
     uint64_t seed = 7 + (uint64_t)(min_log2 * 100);
     for (size_t r = 0; r < MAX_ROWS; r++) {
-        uint64_t v = next(&seed);
+        uint64_t v = coproc__splitmix64(&seed);
         a[r] = (int32_t)(uint32_t)v;
         keys[r] = (uint32_t)(v >> 32);
     }
@@ -236,8 +229,8 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
             coproc_status s = COPROC_OK;
             for (int b = 0; b < BATCH && s == COPROC_OK; b++) {
                 /* log-uniform sizes, never a power of two */
-                n[b] = (size_t)exp2(MIN_LOG2 + (MAX_LOG2 - MIN_LOG2) *
-                                                   (double)(next(&seed) % 10000) / 10000.0);
+                double u = (double)(coproc__splitmix64(&seed) % 10000);
+                n[b] = (size_t)exp2(MIN_LOG2 + (MAX_LOG2 - MIN_LOG2) * u / 10000.0);
                 n[b] |= 1;
                 if (n[b] > MAX_ROWS)
                     n[b] = MAX_ROWS - 1;
@@ -248,7 +241,8 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                 order[b] = b;
             for (int r = 0; s == COPROC_OK && r < REPS; r++) {
                 for (int b = BATCH - 1; b > 0; b--) {
-                    int j = (int)(next(&seed) % (uint64_t)(b + 1)), o = order[b];
+                    int j = (int)(coproc__splitmix64(&seed) % (uint64_t)(b + 1));
+                    int o = order[b];
                     order[b] = order[j];
                     order[j] = o;
                 }

@@ -143,14 +143,6 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Runs of each size (three times as many up to 8 MiB): full and quick pass. */
 static int transfer_reps(int full)
 {
@@ -204,7 +196,7 @@ static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const
     coproc_status st = COPROC_OK;
     for (int r = -1; r < rounds && st == COPROC_OK; r++) {
         for (int i = n - 1; i > 0; i--) {
-            int j = (int)(mix(&seed) % (uint64_t)(i + 1)), x = order[i];
+            int j = (int)(coproc__splitmix64(&seed) % (uint64_t)(i + 1)), x = order[i];
             order[i] = order[j];
             order[j] = x;
         }
@@ -219,9 +211,7 @@ static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const
         }
     }
     for (int i = 0; i < n && st == COPROC_OK; i++) {
-        int m = runs[i];
-        qsort(t[i], (size_t)m, sizeof t[i][0], cmp_double);
-        seconds[i] = m % 2 ? t[i][m / 2] : 0.5 * (t[i][m / 2 - 1] + t[i][m / 2]);
+        seconds[i] = median(t[i], runs[i]);
     }
     free(t);
     return st;
@@ -426,7 +416,7 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     size_t sizes[COPROC__CHECK_MAX];
     for (int i = 0; i < points; i++) {
         for (;;) {
-            double u = (double)(mix(&seed) >> 11) * 0x1p-53;
+            double u = (double)(coproc__splitmix64(&seed) >> 11) * 0x1p-53;
             size_t b = (size_t)(4 * KiB * floor(lo * pow(hi / lo, u) / (4 * KiB)));
             int swept = b < (size_t)lo;
             for (int j = 0; j < f->points && !swept; j++)

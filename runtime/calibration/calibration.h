@@ -19,6 +19,16 @@ typedef struct coproc__calib {
     size_t max_bytes;             /* largest buffer a pass may allocate */
 } coproc__calib;
 
+/* The next of a deterministic pseudo-random sequence (splitmix64) from state
+ * *s: the shuffles and sizes of the calibration passes and of --check. */
+static inline uint64_t coproc__splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* Report progress: printf-style, to the callback if there is one. */
 void coproc__calib_progress(const coproc__calib *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -63,14 +63,6 @@ static void inputs_free(op_inputs *in)
     }
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static coproc_status upload(op_ctx *o, coproc_type t, const void *host, size_t n,
                             coproc_column **out)
 {
@@ -319,7 +311,7 @@ coproc_status coproc__calib_operators(coproc__calib *c, coproc__profile *p)
     }
     uint64_t seed = 42;
     for (size_t i = 0; i < o.n_max; i++)
-        o.rnd[i] = (uint32_t)splitmix(&seed);
+        o.rnd[i] = (uint32_t)coproc__splitmix64(&seed);
 
     coproc_status s = COPROC_OK;
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
