@@ -147,7 +147,8 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
                 "end, none swept;\ntypical (median) device time against the prediction\n"
                 "%10s  %12s %12s %7s  %12s %12s %7s\n", i, kind, r.points, "MiB",
                 "h2d us", "predicted", "error", "d2h us", "predicted", "error");
-        double err[2 * COPROC__CHECK_MAX], interp[2 * COPROC__CHECK_MAX];
+        double err[2 * COPROC__CHECK_MAX], interp[2 * COPROC__CHECK_MAX],
+            live[2 * COPROC__CHECK_MAX];
         int n = 0;
         json_t *pts = json_array();
         int order[COPROC__CHECK_MAX];
@@ -165,31 +166,42 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
             for (int d = 0; d < 2; d++) {
                 e[d] = fabs(r.predicted[d][k] - r.measured[d][k]) / r.measured[d][k];
                 interp[n] = fabs(r.interpolated[d][k] - r.measured[d][k]) / r.measured[d][k];
+                live[n] = fabs(r.live[d][k] - r.measured[d][k]) / r.measured[d][k];
                 err[n++] = e[d];
             }
             fprintf(out, "%10.2f  %12.1f %12.1f %6.1f%%  %12.1f %12.1f %6.1f%%\n",
                     r.bytes[0][k] / 1048576.0, r.measured[0][k] * 1e6, r.predicted[0][k] * 1e6,
                     e[0] * 100, r.measured[1][k] * 1e6, r.predicted[1][k] * 1e6, e[1] * 100);
-            json_array_append_new(pts, json_pack("{s:f, s:f, s:f, s:f, s:f}", "bytes",
-                                                 r.bytes[0][k], "h2d_seconds", r.measured[0][k],
-                                                 "h2d_predicted", r.predicted[0][k],
-                                                 "d2h_seconds", r.measured[1][k],
-                                                 "d2h_predicted", r.predicted[1][k]));
+            json_array_append_new(
+                pts, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "bytes", r.bytes[0][k],
+                               "h2d_seconds", r.measured[0][k], "h2d_predicted",
+                               r.predicted[0][k], "h2d_live", r.live[0][k], "d2h_seconds",
+                               r.measured[1][k], "d2h_predicted", r.predicted[1][k], "d2h_live",
+                               r.live[1][k]));
         }
         double med = coproc_check_quantile(err, n, 0.5);
         double p90 = coproc_check_quantile(err, n, 0.9);
         double imed = coproc_check_quantile(interp, n, 0.5);
         double ip90 = coproc_check_quantile(interp, n, 0.9);
+        double lmed = coproc_check_quantile(live, n, 0.5);
+        double lp90 = coproc_check_quantile(live, n, 0.9);
         fprintf(out, "%s, both directions: median error %.1f %%, p90 %.1f %%\n"
                 "  the sweep's sizes from 1 MiB measured again: now / at calibration %.3f h2d, "
                 "%.3f d2h (drift);\n  predicted from those instead (interpolation alone): "
-                "median error %.1f %%, p90 %.1f %%\n\n", kind, med * 100, p90 * 100,
-                r.drift[0], r.drift[1], imed * 100, ip90 * 100);
-        json_object_set_new(j, kind,
-                            json_pack("{s:f, s:f, s:[f, f], s:f, s:f, s:o}", "median_rel_error",
-                                      med, "p90_rel_error", p90, "drift", r.drift[0],
-                                      r.drift[1], "interpolation_median_rel_error", imed,
-                                      "interpolation_p90_rel_error", ip90, "points", pts));
+                "median error %.1f %%, p90 %.1f %%\n"
+                "  the runtime's own prediction, its level learned from the sweep sizes' copies "
+                "as they ran\n  (never from the sizes scored): median error %.1f %%, p90 %.1f %%; "
+                "level at the end %.3f h2d, %.3f d2h\n\n",
+                kind, med * 100, p90 * 100, r.drift[0], r.drift[1], imed * 100, ip90 * 100,
+                lmed * 100, lp90 * 100, r.level[0], r.level[1]);
+        json_object_set_new(
+            j, kind,
+            json_pack("{s:f, s:f, s:[f, f], s:f, s:f, s:f, s:f, s:[f, f], s:o}",
+                      "median_rel_error", med, "p90_rel_error", p90, "drift", r.drift[0],
+                      r.drift[1], "interpolation_median_rel_error", imed,
+                      "interpolation_p90_rel_error", ip90, "live_median_rel_error", lmed,
+                      "live_p90_rel_error", lp90, "level", r.level[0], r.level[1], "points",
+                      pts));
     }
     return j;
 }
@@ -309,12 +321,13 @@ int main(int argc, char **argv)
         if (check) {
             FILE *out = json ? stderr : stdout;
             double load0 = load_average();
-            json_t *r = check_transfers(rt, i, p, out);
-            /* the operators run on the runtime's models: this profile's */
+            /* the runtime predicts from this profile: its transfer level
+             * (learned during the transfer check) and its operator models */
             coproc__device *dev = &rt->devices[i];
             pthread_mutex_lock(&dev->model_lock);
             *dev->profile = *p;
             pthread_mutex_unlock(&dev->model_lock);
+            json_t *r = check_transfers(rt, i, p, out);
             FILE *points = points_path ? fopen(points_path, i ? "a" : "w") : NULL;
             if (points_path && !points)
                 perror(points_path);

@@ -249,6 +249,13 @@ typedef struct coproc_device_stats {
     double mean_rel_error;       /* |estimate - measured| / measured, mean; -1 if none */
     int queued;                  /* operators waiting in its ready queue now */
     uint64_t cache_prefetches;   /* copies made ahead, while the operator before computed */
+    /* How the runtime's own blocking copies of 1 MiB and more ran lately
+     * against the calibrated profile: measured / predicted time, the median of
+     * the latest 16 (1 until 3 are seen, or without a profile). Transfer
+     * predictions are scaled by it. [0] host -> device, [1] device -> host;
+     * then [0] pageable, [1] pinned host memory. */
+    double transfer_level[2][2];
+    uint64_t transfers_timed;    /* copies that taught it, all four kinds together */
 } coproc_device_stats;
 
 COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,

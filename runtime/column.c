@@ -7,6 +7,7 @@
 
 #include "residency.h"
 #include "runtime.h"
+#include "transfer.h"
 
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
                                  cl_mem *out)
@@ -143,13 +144,12 @@ coproc_status coproc_column_upload(coproc_runtime *rt, int device, coproc_type t
     coproc_status s = coproc_column_alloc(rt, device, t, n, &col);
     if (s != COPROC_OK)
         return s;
-    if (n > 0) {
-        cl_int err = clEnqueueWriteBuffer(col->dev->queue, col->mem, CL_TRUE, 0,
-                                          n * coproc_type_size(t), host, 0, NULL, NULL);
-        if (err != CL_SUCCESS) {
-            coproc_column_free(col);
-            return coproc__fail_cl(rt, err, "uploading %zu rows to device %d", n, device);
-        }
+    /* through transfer.c: counted, staged where that pays, and timed to keep
+     * the device's transfer level current */
+    if (n > 0 && (s = coproc__h2d(rt, col->dev, NULL, col->mem, 0, host,
+                                  n * coproc_type_size(t), 0)) != COPROC_OK) {
+        coproc_column_free(col);
+        return s;
     }
     *out = col;
     return COPROC_OK;
@@ -271,13 +271,8 @@ coproc_status coproc_column_download(const coproc_column *col, void *host, size_
         memcpy(host, col->host, col->length * coproc_type_size(col->type));
         return COPROC_OK;
     }
-    cl_int err = clEnqueueReadBuffer(col->dev->queue, col->mem, CL_TRUE, 0,
-                                     col->length * coproc_type_size(col->type), host, 0, NULL,
-                                     NULL);
-    if (err != CL_SUCCESS)
-        return coproc__fail_cl(rt, err, "downloading %zu rows from device %d", col->length,
-                               col->dev->index);
-    return COPROC_OK;
+    return coproc__d2h(rt, col->dev, NULL, host, col->mem, 0,
+                       col->length * coproc_type_size(col->type), 0);
 }
 
 size_t coproc_column_length(const coproc_column *col) { return col ? col->length : 0; }

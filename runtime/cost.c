@@ -71,9 +71,9 @@ double coproc__predict_cost(coproc__device *dev, coproc__op_kind k, const double
     double compute = coproc__model_predict(&dev->profile->ops[k], x);
     double move = 0;
     if (in_bytes > 0)
-        move += coproc__profile_transfer_time(dev->profile, 1, 0, in_bytes);
+        move += coproc__profile_transfer_now(dev->profile, 1, 0, in_bytes);
     if (out_bytes > 0)
-        move += coproc__profile_transfer_time(dev->profile, 0, 0, out_bytes);
+        move += coproc__profile_transfer_now(dev->profile, 0, 0, out_bytes);
     pthread_mutex_unlock(&dev->model_lock);
     if (compute < 0)
         return -1;

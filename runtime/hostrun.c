@@ -211,7 +211,7 @@ static double move_time(coproc__device *dev, int to_device, double bytes)
     if (bytes <= 0)
         return 0;
     pthread_mutex_lock(&dev->model_lock);
-    double t = coproc__profile_transfer_time(dev->profile, to_device, 1, bytes);
+    double t = coproc__profile_transfer_now(dev->profile, to_device, 1, bytes);
     pthread_mutex_unlock(&dev->model_lock);
     return t >= 0 ? t : 20e-6 + bytes / 8e9; /* uncalibrated: a modest PCIe guess */
 }

@@ -392,3 +392,19 @@ double coproc__profile_transfer_time(const coproc__profile *p, int to_device, in
         return f->latency_s + bytes / f->bytes_per_s;
     return t1 + (bytes - x1) * (t1 - t0) / (x1 - x0);
 }
+
+double coproc__profile_transfer_now(const coproc__profile *p, int to_device, int pinned,
+                                    double bytes)
+{
+    double t = coproc__profile_transfer_time(p, to_device, pinned, bytes);
+    return t > 0 ? t * coproc__drift_factor(&p->drift[to_device != 0][pinned != 0]) : t;
+}
+
+void coproc__profile_transfer_observe(coproc__profile *p, int to_device, int pinned,
+                                      double bytes, double seconds)
+{
+    if (!(bytes >= COPROC__DRIFT_MIN_BYTES))
+        return;
+    coproc__drift_observe(&p->drift[to_device != 0][pinned != 0], seconds,
+                          coproc__profile_transfer_time(p, to_device, pinned, bytes));
+}

@@ -7,6 +7,7 @@
 
 #include "device.h"
 #include "model.h"
+#include "transfer_drift.h"
 
 #define COPROC__PROFILE_SCHEMA "coproc.profile"
 /* 2: transfer points are medians of profiling-event device times over a
@@ -60,6 +61,10 @@ typedef struct coproc__profile {
     double build_source_s;         /* building one program from source */
     double build_cached_s;         /* the same from the binary cache */
     coproc__model ops[COPROC__OP_KIND_COUNT];
+    /* How the runtime's own copies run against the transfer fits above,
+     * [to_device][pinned]; not saved: starts empty (factor 1) with every
+     * profile made or loaded. */
+    coproc__transfer_drift drift[2][2];
 } coproc__profile;
 
 /* An empty profile for dev (fingerprint set, models empty with the right feature counts). */
@@ -113,5 +118,17 @@ coproc_status coproc__calibrate_device(coproc_runtime *rt, coproc__device *dev, 
  * bytes <= 0; negative when the direction was never calibrated. */
 double coproc__profile_transfer_time(const coproc__profile *p, int to_device, int pinned,
                                      double bytes);
+
+/* The runtime's prediction for the same copy now: coproc__profile_transfer_time
+ * scaled by the level its latest copies ran at (p->drift, transfer_drift.h).
+ * Same sign conventions. */
+double coproc__profile_transfer_now(const coproc__profile *p, int to_device, int pinned,
+                                    double bytes);
+
+/* Feed a copy the runtime made of `bytes` (from or to pinned host memory or
+ * not) that took `seconds` into p->drift; copies below
+ * COPROC__DRIFT_MIN_BYTES, and directions never calibrated, are ignored. */
+void coproc__profile_transfer_observe(coproc__profile *p, int to_device, int pinned,
+                                      double bytes, double seconds);
 
 #endif

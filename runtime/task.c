@@ -448,6 +448,15 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
     s.resident_bytes = r->used;
     pthread_mutex_unlock(&r->lock);
     s.budget_bytes = dev->budget_bytes;
+    pthread_mutex_lock(&dev->model_lock);
+    for (int d = 0; d < 2; d++)
+        for (int pinned = 0; pinned < 2; pinned++) {
+            /* the profile keeps [to_device][pinned]: direction 0 is to the device */
+            const coproc__transfer_drift *dr = &dev->profile->drift[d == 0][pinned];
+            s.transfer_level[d][pinned] = coproc__drift_factor(dr);
+            s.transfers_timed += dr->seen;
+        }
+    pthread_mutex_unlock(&dev->model_lock);
     s.mean_rel_error = -1;
     pthread_mutex_lock(&rt->tasks_lock);
     coproc__tasks *ts = rt->tasks;

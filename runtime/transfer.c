@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bandwidth.h"
+#include "profile.h"
 #include "runtime.h"
 
 typedef struct copy_part {
@@ -185,6 +187,31 @@ static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_
     return err;
 }
 
+/* A blocking copy just made teaches dev's transfer level (transfer_drift.h):
+ * its time is the command's device time, as calibration measured it, where
+ * the driver gives one (a direct copy, ev), else the wall clock (a staged copy:
+ * what copying from pageable memory costs here). Releases ev. */
+static void learn(coproc__device *dev, int to_device, int pinned, size_t bytes, cl_int err,
+                  cl_event ev, double wall)
+{
+    double seconds = wall;
+    cl_ulong t0 = 0, t1 = 0;
+    if (ev && err == CL_SUCCESS &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+            CL_SUCCESS &&
+        t1 > t0 && (double)(t1 - t0) * 1e-9 <= wall)
+        seconds = (double)(t1 - t0) * 1e-9;
+    if (ev)
+        clReleaseEvent(ev);
+    if (err != CL_SUCCESS || (double)bytes < COPROC__DRIFT_MIN_BYTES)
+        return;
+    pthread_mutex_lock(&dev->model_lock);
+    coproc__profile_transfer_observe(dev->profile, to_device, pinned, (double)bytes, seconds);
+    pthread_mutex_unlock(&dev->model_lock);
+}
+
 /* The status of a finished copy; a successful one is counted. */
 static coproc_status counted(coproc_runtime *rt, coproc__device *dev, cl_int err, size_t bytes,
                              int to_device)
@@ -204,10 +231,15 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     if (!q)
         q = dev->queue;
     coproc__staging *s = staging_take(dev, bytes, src_pinned);
+    cl_event ev = NULL;
+    cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
+    double t0 = coproc__now();
     cl_int err = s ? staged_write(s, q, dst, dst_off, src, bytes)
-                   : clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, NULL);
+                   : clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, timed);
+    double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
+    learn(dev, 1, src_pinned, bytes, err, ev, wall);
     return counted(rt, dev, err, bytes, 1);
 }
 
@@ -219,10 +251,15 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     if (!q)
         q = dev->queue;
     coproc__staging *s = staging_take(dev, bytes, dst_pinned);
+    cl_event ev = NULL;
+    cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
+    double t0 = coproc__now();
     cl_int err = s ? staged_read(s, q, dst, src, src_off, bytes)
-                   : clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, NULL);
+                   : clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, timed);
+    double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
+    learn(dev, 0, dst_pinned, bytes, err, ev, wall);
     return counted(rt, dev, err, bytes, 0);
 }
 

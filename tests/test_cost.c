@@ -1,6 +1,7 @@
 /* test_cost.c - every operator run feeds its device's cost model: counts,
  * refits, error statistics through coproc_model_stats, and refined models
  * saved with coproc_profile_save come back in the next runtime. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,38 @@ static coproc_runtime *open_in(const char *dir, coproc_calibration cal)
     return rt;
 }
 
+/* Uploads and downloads of 1 MiB and more teach device 0's transfer level
+ * when it has a profile (calibrated); smaller ones, or no profile, do not. */
+static void check_transfer_level(coproc_runtime *rt, int calibrated)
+{
+    enum { BIG = 1 << 19, SMALL = 1 << 12 }; /* rows of 4 bytes: 2 MiB, 16 KiB */
+    int32_t *x = calloc(BIG, sizeof *x);
+    assert_non_null(x);
+    coproc_device_stats before = {.struct_size = sizeof before}, after = before;
+    assert_ok(rt, coproc_device_stats_get(rt, 0, &before));
+    for (int r = 0; r < 4; r++) {
+        coproc_column *big = NULL, *small = NULL;
+        assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, x, BIG, &big));
+        assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, x, SMALL, &small));
+        assert_ok(rt, coproc_column_download(big, x, BIG));
+        coproc_column_free(big);
+        coproc_column_free(small);
+    }
+    assert_ok(rt, coproc_device_stats_get(rt, 0, &after));
+    /* every copy is counted, timed or not */
+    assert_true(after.bytes_h2d - before.bytes_h2d == 4 * (uint64_t)(BIG + SMALL) * 4);
+    assert_true(after.bytes_d2h - before.bytes_d2h == 4 * (uint64_t)BIG * 4);
+    assert_int_equal(after.transfers_timed - before.transfers_timed, calibrated ? 8 : 0);
+    for (int d = 0; d < 2; d++)
+        for (int pinned = 0; pinned < 2; pinned++) {
+            double level = after.transfer_level[d][pinned];
+            assert_true(isfinite(level) && level > 0);
+            if (!calibrated || pinned)
+                assert_true(level == 1); /* nothing taught it */
+        }
+    free(x);
+}
+
 static void test_runs_feed_models(void **state)
 {
     (void)state;
@@ -35,10 +68,12 @@ static void test_runs_feed_models(void **state)
     assert_false(m.fitted);
     /* Nothing calibrated, nothing saved: a profile without measurements would be refused. */
     assert_ok(rt, coproc_profile_save(rt));
+    check_transfer_level(rt, 0);
     coproc_close(rt);
 
     /* The quick calibration seeds the models. */
     rt = open_in(dir, COPROC_CALIBRATION_AUTO);
+    check_transfer_level(rt, 1);
     assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
     assert_true(m.fitted);
     uint64_t seeded = m.observations;

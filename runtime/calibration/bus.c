@@ -149,16 +149,41 @@ static int transfer_reps(int full)
     return full ? 9 : 7;
 }
 
-/* One timed transfer: which way, between which buffers, how many bytes. */
+/* What the check does with a transfer besides timing it (calibration: none). */
+enum { XFER_TIME = 0, XFER_TEACH, XFER_SCORE };
+
+/* One timed transfer: which way, between which buffers, how many bytes; for
+ * the check, whether host is pinned and its role: XFER_TEACH feeds the device's
+ * transfer level as the runtime's own copies do (transfer_drift.h), XFER_SCORE
+ * records the runtime's prediction before each run. */
 typedef struct xfer_case {
     int to_device;
     cl_mem dbuf;
     void *host;
     size_t bytes;
+    int pinned, role;
 } xfer_case;
 
 #define CASES_MAX (4 * COPROC__SWEEP_MAX)
 #define TRANSFER_REPS_MAX 27
+
+/* The runtime's prediction for case k now (dev's profile and its level). */
+static double live_prediction(coproc__device *dev, const xfer_case *k)
+{
+    pthread_mutex_lock(&dev->model_lock);
+    double t = coproc__profile_transfer_now(dev->profile, k->to_device, k->pinned,
+                                            (double)k->bytes);
+    pthread_mutex_unlock(&dev->model_lock);
+    return t;
+}
+
+static void teach(coproc__device *dev, const xfer_case *k, double seconds)
+{
+    pthread_mutex_lock(&dev->model_lock);
+    coproc__profile_transfer_observe(dev->profile, k->to_device, k->pinned, (double)k->bytes,
+                                     seconds);
+    pthread_mutex_unlock(&dev->model_lock);
+}
 
 /*
  * Typical seconds of each of the n cases (n <= CASES_MAX): a warm-up round
@@ -169,16 +194,23 @@ typedef struct xfer_case {
  * precedes them (at most TRANSFER_REPS_MAX); seconds[i] is the median of case
  * i's runs. Each run is the command's device time (profiling START to END),
  * the wall clock where the driver gives none. Calibration and
- * coproc__check_transfers both measure with it.
+ * coproc__check_transfers both measure with it. XFER_TEACH cases teach the
+ * device's level after every run (warm-up included); for XFER_SCORE cases
+ * live[i] (when live is not NULL) is the median of the runtime's predictions
+ * made just before each of their runs.
  */
 static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const xfer_case *cs,
-                                      int n, int reps, double *seconds)
+                                      int n, int reps, double *seconds, double *live)
 {
     if (n <= 0 || n > CASES_MAX || reps < 1)
         return coproc__fail(c->rt, COPROC_INTERNAL, "calibration: bad transfer sample");
     double (*t)[TRANSFER_REPS_MAX] = malloc((size_t)n * sizeof *t);
-    if (!t)
+    double (*lp)[TRANSFER_REPS_MAX] = malloc((size_t)n * sizeof *lp);
+    if (!t || !lp) {
+        free(t);
+        free(lp);
         return coproc__fail(c->rt, COPROC_HOST_OUT_OF_MEMORY, "calibration: out of host memory");
+    }
     int order[CASES_MAX], runs[CASES_MAX], rounds = reps;
     /* Up to 8 MiB a transfer is cheap and its time jitters most: three times
      * the runs there - except after a cache eviction, which costs more than
@@ -204,16 +236,23 @@ static coproc_status transfer_typical(coproc__calib *c, evictor *ev_cache, const
             const xfer_case *k = &cs[order[i]];
             if (r >= runs[order[i]])
                 continue;
-            double sec;
+            double sec, pred = k->role == XFER_SCORE ? live_prediction(c->dev, k) : -1;
             st = transfer_once(c, ev_cache, k->to_device, k->dbuf, k->host, k->bytes, &sec);
-            if (st == COPROC_OK && r >= 0)
+            if (st == COPROC_OK && r >= 0) {
                 t[order[i]][r] = sec;
+                lp[order[i]][r] = pred;
+            }
+            if (st == COPROC_OK && k->role == XFER_TEACH)
+                teach(c->dev, k, sec);
         }
     }
     for (int i = 0; i < n && st == COPROC_OK; i++) {
         seconds[i] = median(t[i], runs[i]);
+        if (live)
+            live[i] = median(lp[i], runs[i]);
     }
     free(t);
+    free(lp);
     return st;
 }
 
@@ -368,9 +407,10 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
         for (int i = 0; i < count; i++)
             cases[f * count + i] = (xfer_case){
                 to_device, to_device ? d1 : d2,
-                is_pinned ? (to_device ? a.ptr : b.ptr) : (void *)pageable, sizes[i]};
+                is_pinned ? (to_device ? a.ptr : b.ptr) : (void *)pageable, sizes[i],
+                is_pinned, XFER_TIME};
     }
-    s = transfer_typical(c, &ev_cache, cases, 4 * count, transfer_reps(c->full), seconds);
+    s = transfer_typical(c, &ev_cache, cases, 4 * count, transfer_reps(c->full), seconds, NULL);
     if (s != COPROC_OK)
         goto done;
     for (int f = 0; f < 4; f++) {
@@ -465,17 +505,20 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     if (s == COPROC_OK) {
         xfer_case cases[2 * (COPROC__CHECK_MAX + COPROC__SWEEP_MAX)];
         double seconds[2 * (COPROC__CHECK_MAX + COPROC__SWEEP_MAX)];
+        double live[2 * (COPROC__CHECK_MAX + COPROC__SWEEP_MAX)];
         for (int dir = 0; dir < 2; dir++) {
             for (int i = 0; i < points; i++)
-                cases[dir * per_dir + i] = (xfer_case){dir == 0, d, host, sizes[i]};
+                cases[dir * per_dir + i] =
+                    (xfer_case){dir == 0, d, host, sizes[i], pinned, XFER_SCORE};
             for (int i = 0; i < nswept; i++)
-                cases[dir * per_dir + points + i] =
-                    (xfer_case){dir == 0, d, host, (size_t)f->bytes[swept[i]]};
+                cases[dir * per_dir + points + i] = (xfer_case){
+                    dir == 0, d, host, (size_t)f->bytes[swept[i]], pinned, XFER_TEACH};
         }
         /* three times calibration's runs: the check's own noise stays small
-         * next to the error it reports */
+         * next to the error it reports. Only the sweep's sizes teach the
+         * runtime's level: the sizes scored never fit anything. */
         s = transfer_typical(&c, &ev_cache, cases, 2 * per_dir, 3 * transfer_reps(p->full),
-                             seconds);
+                             seconds, live);
         /* the profile with the points from 1 MiB up measured now (a copy: the
          * models in it make it too large for the stack) */
         coproc__profile *now = s == COPROC_OK ? malloc(sizeof *now) : NULL;
@@ -500,7 +543,11 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
                     coproc__profile_transfer_time(p, dir == 0, pinned, (double)sizes[i]);
                 out->interpolated[dir][i] =
                     coproc__profile_transfer_time(now, dir == 0, pinned, (double)sizes[i]);
+                out->live[dir][i] = live[dir * per_dir + i];
             }
+            pthread_mutex_lock(&dev->model_lock);
+            out->level[dir] = coproc__drift_factor(&dev->profile->drift[dir == 0][pinned != 0]);
+            pthread_mutex_unlock(&dev->model_lock);
         }
         free(now);
     }

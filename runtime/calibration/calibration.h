@@ -68,6 +68,12 @@ typedef struct coproc__transfer_check {
      * interpolation's error alone). */
     double drift[2];
     double interpolated[2][COPROC__CHECK_MAX];
+    /* The runtime's own prediction (coproc__profile_transfer_now on the
+     * device's profile) made before each run, median per size, while the
+     * sweep sizes' runs taught it the level (transfer_drift.h) as the
+     * runtime's copies do; level[d] is that level at the end. */
+    double live[2][COPROC__CHECK_MAX];
+    double level[2];
 } coproc__transfer_check;
 
 /*
@@ -77,7 +83,8 @@ typedef struct coproc__transfer_check {
  * or pageable memory, measured as calibration measured p (three times the
  * runs p's pass took, from the same cache state) - in the same rounds as the
  * sweep's sizes from 1 MiB up, measured again to tell drift (see above) - and
- * predicted by coproc__profile_transfer_time.
+ * predicted by coproc__profile_transfer_time from p, and by the runtime from
+ * dev's profile as those sweep-size runs teach it (see live above).
  */
 coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
                                       const coproc__profile *p, int pinned, int points,
