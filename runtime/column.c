@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hugemem.h"
 #include "residency.h"
 #include "runtime.h"
 #include "transfer.h"
@@ -24,11 +23,8 @@ coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t
         bytes = coproc__pool_round(bytes);
     if ((*out = coproc__pool_take(&dev->pool, bytes)))
         return COPROC_OK;
-    cl_int err = CL_SUCCESS;
-    if (bytes >= COPROC__HUGEMEM_MIN_BYTES && coproc__hugemem_applies(dev))
-        *out = coproc__hugemem_buffer(dev, bytes, &err);
-    if (!*out)
-        *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    cl_int err;
+    *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (!*out)
         return coproc__fail_cl(rt, err, "clCreateBuffer(%zu bytes) on device %d", bytes,
                                dev->index);
