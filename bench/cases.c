@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "baseline.h"
-#include "column.h"
-#include "device.h"
+#include "data/column.h"
+#include "backend/opencl/device.h"
 
 static uint64_t mix(uint64_t *s)
 {

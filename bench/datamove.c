@@ -26,8 +26,8 @@
 
 #include "coproc.h"
 #include "coproc/opencl.h"
-#include "runtime.h"
-#include "transfer.h"
+#include "core/runtime.h"
+#include "backend/opencl/transfer.h"
 
 #define MiB ((uint64_t)1 << 20)
 #define GiB ((uint64_t)1 << 30)

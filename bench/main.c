@@ -12,9 +12,9 @@
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "bandwidth.h"
+#include "cost/bandwidth.h"
 #include "cases.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 #define BENCH_SCHEMA "coproc.bench"
 #define BENCH_SCHEMA_VERSION 1

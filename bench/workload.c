@@ -17,9 +17,9 @@
 
 #include <jansson.h>
 
-#include "oracle.h"
-#include "scheduler.h"
-#include "sim.h"
+#include "sched/oracle.h"
+#include "sched/scheduler.h"
+#include "sched/sim.h"
 #include "workload.h"
 
 static void usage(FILE *f)

@@ -26,9 +26,9 @@
 #include <jansson.h>
 
 #include "coproc.h"
-#include "hostrun.h"   /* the estimate coproc_submit makes */
-#include "runtime.h"
-#include "scheduler.h"
+#include "exec/hostrun.h"   /* the estimate coproc_submit makes */
+#include "core/runtime.h"
+#include "sched/scheduler.h"
 
 #define MAXDEV 16
 #define RETAIN_CAP ((uint64_t)1 << 30) /* result bytes kept for checking after the run */

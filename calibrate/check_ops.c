@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibration/calibration.h"
-#include "cost.h"
-#include "model.h"
-#include "profile.h"
+#include "cost/calibration/calibration.h"
+#include "cost/cost.h"
+#include "cost/model.h"
+#include "cost/profile.h"
 
 #define REPS 7          /* runs per size; their median is compared */
 #define GROUPS 60       /* sizes per operator */

@@ -9,15 +9,15 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "bandwidth.h"
-#include "calibration/calibration.h"
+#include "cost/bandwidth.h"
+#include "cost/calibration/calibration.h"
 #include "coproc.h"
 #include "check_ops.h"
 #include "device_list.h"
 #include "plot.h"
-#include "profile.h"
+#include "cost/profile.h"
 #include "report.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 #define CALIBRATION_SCHEMA "coproc.calibration"
 #define CALIBRATION_VERSION 1

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "core/cache.h"
 #include "report.h"
 
 static const char *const transfer_files[4] = {"h2d_pinned", "d2h_pinned", "h2d_pageable",

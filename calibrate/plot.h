@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "coproc.h"
-#include "profile.h"
+#include "cost/profile.h"
 
 /*
  * Write into dir (created if missing), for device `index`:

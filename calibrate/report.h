@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "coproc.h"
-#include "profile.h"
+#include "cost/profile.h"
 
 /* Feature j of kind k: its name ("input bytes", "output rows") and whether it
  * counts bytes (its coefficient then reads as a bandwidth). */

@@ -9,7 +9,7 @@
 #include "testlib.h"
 
 #include "coproc/arrow.h"
-#include "column.h" /* col->mem, to prove the zero-copy path */
+#include "data/column.h" /* col->mem, to prove the zero-copy path */
 
 /* ---- a tiny Arrow producer whose release callbacks count their calls */
 

@@ -12,8 +12,8 @@
 
 #include "testlib.h"
 
-#include "hostops.h"
-#include "runtime.h"
+#include "exec/hostops.h"
+#include "core/runtime.h"
 
 #define BUDGET ((size_t)256 << 10)
 

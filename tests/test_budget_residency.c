@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "hostrun.h" /* the estimate placement uses */
-#include "runtime.h" /* test_out_of_memory_streams shrinks a device's allocation limit */
+#include "exec/hostrun.h" /* the estimate placement uses */
+#include "core/runtime.h" /* test_out_of_memory_streams shrinks a device's allocation limit */
 
 static coproc_runtime *open_with(uint64_t budget, int disable_zero_copy)
 {

@@ -4,8 +4,8 @@
 
 #include <CL/cl.h>
 
-#include "program.h"
-#include "runtime.h"
+#include "backend/opencl/program.h"
+#include "core/runtime.h"
 #include "testlib.h"
 
 static void test_broken_kernel(void **state)

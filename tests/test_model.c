@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "cost/model.h"
 #include "testlib.h"
 
 static double uniform(test_rng *r)

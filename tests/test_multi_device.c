@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "runtime.h" /* to shrink one device's budget */
+#include "core/runtime.h" /* to shrink one device's budget */
 
 static coproc_runtime *open_two(int policy, int fixed_device)
 {

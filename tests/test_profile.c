@@ -12,9 +12,9 @@
 
 #include "testlib.h"
 
-#include "cache.h"
-#include "profile.h"
-#include "runtime.h"
+#include "core/cache.h"
+#include "cost/profile.h"
+#include "core/runtime.h"
 
 #define FINGERPRINT "Test Platform|OpenCL 1.2|Test Device|1.0|OpenCL 1.2||coproc-test"
 

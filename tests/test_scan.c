@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "column.h"
-#include "primitives.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "ops/primitives.h"
+#include "core/runtime.h"
 #include "testlib.h"
 
 /* Integer-valued floats keep every contiguous partial sum exact (far below

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "cost/profile.h"
 #include "testlib.h"
 
 static void test_factor(void **state)

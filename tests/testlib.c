@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 coproc_runtime *test_open(const char *devices)
 {

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "program.h"
-#include "ops.h"
-#include "reduce_fold.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "ops/reduce_fold.h"
+#include "core/runtime.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
 

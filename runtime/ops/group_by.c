@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "primitives.h"
-#include "program.h"
-#include "ops.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "ops/primitives.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "core/runtime.h"
 
 /* Value classes: how values are aggregated (kernel name suffixes). */
 enum { VC_NONE, VC_V32, VC_V64, VC_F32, VC_F64 };

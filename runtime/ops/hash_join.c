@@ -4,12 +4,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "primitives.h"
-#include "program.h"
-#include "ops.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "ops/primitives.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "core/runtime.h"
 
 /* Launch `kname` of cl/hash_join.cl over n rows with the arguments already in a. */
 static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *a, size_t n,

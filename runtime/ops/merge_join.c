@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "primitives.h"
-#include "program.h"
-#include "ops.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "ops/primitives.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "core/runtime.h"
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
 

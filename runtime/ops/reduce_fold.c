@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "reduce_fold.h"
+#include "ops/reduce_fold.h"
 
 static int is_float(coproc_type t) { return t == COPROC_FLOAT32 || t == COPROC_FLOAT64; }
 static int is_signed(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }

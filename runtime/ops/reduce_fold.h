@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "device.h"
+#include "backend/opencl/device.h"
 
 /* Bytes of one partial as the kernels write it (sums: 8, or 4 for float32
  * sums on devices without fp64; min/max: the element size). */

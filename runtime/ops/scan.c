@@ -5,12 +5,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "primitives.h"
-#include "program.h"
-#include "ops.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "ops/primitives.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "core/runtime.h"
 
 /* The elements of one scan as cl/scan.cl's kernels see them. */
 typedef struct scan_plan {

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "column.h"
-#include "launch.h"
-#include "program.h"
-#include "ops.h"
-#include "runtime.h"
+#include "data/column.h"
+#include "backend/opencl/launch.h"
+#include "backend/opencl/program.h"
+#include "ops/ops.h"
+#include "core/runtime.h"
 
 /* Mirrors of cl/sort.cl. */
 #define SORT_ENC_IN 1u

@@ -1,0 +1,85 @@
+/* device.h - one OpenCL device as the runtime holds it, and discovery. */
+#ifndef COPROC_DEVICE_H
+#define COPROC_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <CL/cl.h>
+
+#include "coproc.h"
+#include "backend/opencl/memory.h"
+
+typedef struct coproc_runtime coproc_runtime;
+typedef struct coproc__profile coproc__profile;
+
+/* Upper bound on embedded kernel programs (cl/ files). */
+#define COPROC__MAX_PROGRAMS 64
+
+typedef struct coproc__device {
+    coproc_device_info info;
+    int index;                    /* index in the runtime */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;
+    cl_command_queue queue;       /* in-order, profiling enabled: kernels */
+    cl_command_queue copy_queue;  /* in-order, profiling enabled: copies that overlap the
+                                     kernels on `queue` (streaming operators) */
+    char fingerprint[768];        /* platform, device, driver, PCI id, coproc version */
+    char build_options[256];      /* -D flags that tune kernels for this device */
+    int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
+
+    pthread_mutex_t program_lock; /* guards programs[] */
+    cl_program programs[COPROC__MAX_PROGRAMS];
+    atomic_uint_fast64_t programs_made; /* built or loaded: an operator's run that made one
+                                           is not a sample of its cost (cost.c) */
+
+    coproc__pool pool;            /* freed large buffers for reuse */
+
+    /* Device memory that operators over host columns may use (residency cache
+     * plus working memory), and whether host columns are used in place on a
+     * host-unified device (no copy) - see coproc_options. */
+    uint64_t budget_bytes;
+    int zero_copy;
+    struct coproc__residency *residency; /* owned; see residency.h */
+    struct coproc__staging *staging;     /* owned; pinned staging buffers (transfer.h) */
+    /* Bytes moved between host and device, each way (transfer.h counts them). */
+    atomic_uint_fast64_t bytes_h2d, bytes_d2h;
+
+    pthread_mutex_t model_lock;   /* guards profile's models */
+    coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */
+    int profile_source;           /* 0 empty, 1 loaded from cache, 2 calibrated now */
+    /* Nonzero while calibration runs operators: they seed the models
+     * themselves, so the public entry points must not observe them twice. */
+    volatile int observe_off;
+} coproc__device;
+
+/* A device as discovery finds it, before selection. */
+typedef struct coproc__found_device {
+    coproc_device_info info;
+    cl_platform_id platform;
+    cl_device_id id;
+} coproc__found_device;
+
+/*
+ * Enumerate every OpenCL platform and device. *out is malloc'd (caller frees).
+ * NO_PLATFORM when the loader finds no platform; DRIVER_ERROR when every
+ * platform fails; a platform that fails while others work is skipped with a
+ * warning. Finding zero devices is not an error here.
+ */
+coproc_status coproc__discover(coproc_runtime *rt, coproc__found_device **out, int *count);
+
+/* Keep the devices that `spec` selects (see coproc_options.devices): keep[i] = 0/1. */
+coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
+                                     const coproc__found_device *found, int count, int *keep);
+
+/* Create context and queue, compute fingerprint and build options. */
+coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
+                                  const coproc__found_device *found, int index);
+void coproc__device_release(coproc__device *dev);
+
+/* Choose the kernel access pattern (1: CPU contiguous chunks, 0: GPU strided,
+ * coalesced) - set from the device type at init. Tests call it to run the GPU
+ * path on PoCL; only valid before any program is built on dev. */
+void coproc__device_set_path(coproc__device *dev, int cpu_path);
+
+#endif

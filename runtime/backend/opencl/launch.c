@@ -1,0 +1,43 @@
+/* launch.c - launch geometry and kernel enqueue with error mapping. */
+#include "backend/opencl/launch.h"
+
+#include "core/runtime.h"
+
+#define CPU_GROUPS_PER_UNIT 4
+#define CPU_MIN_CHUNK 4096
+#define GPU_DEFAULT_LOCAL 256
+#define GPU_GROUPS_PER_UNIT 8
+
+coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_t local)
+{
+    coproc__geometry g;
+    size_t units = dev->info.compute_units ? dev->info.compute_units : 1;
+    if (dev->cpu_path) {
+        size_t groups = units * CPU_GROUPS_PER_UNIT;
+        size_t by_size = (n + CPU_MIN_CHUNK - 1) / CPU_MIN_CHUNK;
+        g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;
+        g.local = local ? local : 1;
+    } else {
+        g.local = local ? local : GPU_DEFAULT_LOCAL;
+        if (g.local > dev->info.max_work_group_size)
+            g.local = dev->info.max_work_group_size;
+        size_t groups = units * GPU_GROUPS_PER_UNIT;
+        size_t by_size = (n + g.local - 1) / g.local;
+        g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;
+    }
+    g.global = g.groups * g.local;
+    return g;
+}
+
+coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const coproc__args *a,
+                             const coproc__geometry *g, const char *what)
+{
+    if (a->err != CL_SUCCESS)
+        return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
+    cl_int err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0,
+                                        NULL, NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "%s: clEnqueueNDRangeKernel on device %d (%s)", what,
+                               dev->index, dev->info.name);
+    return COPROC_OK;
+}

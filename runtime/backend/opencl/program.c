@@ -1,0 +1,181 @@
+/* program.c - build embedded kernels once per device, cache binaries on disk. */
+#include "backend/opencl/program.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cache.h"
+#include "backend/opencl/cl_error.h"
+#include "core/runtime.h"
+
+/* Cache file: magic, key (what it was built from), hash of the binary, binary.
+ * The hash is checked before the driver sees the bytes: some drivers abort on
+ * a damaged binary instead of returning an error. */
+#define BINARY_MAGIC "COPROCBIN2\n"
+#define BINARY_MAGIC_LEN 11
+#define BINARY_HEADER_LEN (BINARY_MAGIC_LEN + 16)
+
+static const coproc__cl_source *find_source(const char *name)
+{
+    for (int i = 0; coproc__cl_sources[i].name; i++)
+        if (strcmp(coproc__cl_sources[i].name, name) == 0)
+            return &coproc__cl_sources[i];
+    return NULL;
+}
+
+static void cache_path(coproc_runtime *rt, const char *name, uint64_t key, char *out, size_t size)
+{
+    snprintf(out, size, "%s/kernels/%s-%016" PRIx64 ".bin", rt->cache_dir, name, key);
+}
+
+/* Try the binary cache; 1 and *out on a hit, 0 on a miss (absent, foreign or stale). */
+static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path, uint64_t key,
+                       cl_program *out)
+{
+    unsigned char *data = NULL;
+    size_t len = 0;
+    if (coproc__read_file(path, &data, &len) != 0)
+        return 0;
+    int hit = 0;
+    if (len > BINARY_HEADER_LEN && memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) == 0) {
+        uint64_t stored, sum;
+        memcpy(&stored, data + BINARY_MAGIC_LEN, 8);
+        memcpy(&sum, data + BINARY_MAGIC_LEN + 8, 8);
+        const unsigned char *bin = data + BINARY_HEADER_LEN;
+        size_t binlen = len - BINARY_HEADER_LEN;
+        if (stored == key && sum == coproc__hash(COPROC__FNV_SEED, bin, binlen)) {
+            cl_int status = CL_SUCCESS, err;
+            cl_program p = clCreateProgramWithBinary(dev->context, 1, &dev->id, &binlen, &bin,
+                                                     &status, &err);
+            if (p && err == CL_SUCCESS && status == CL_SUCCESS &&
+                clBuildProgram(p, 1, &dev->id, dev->build_options, NULL, NULL) == CL_SUCCESS) {
+                *out = p;
+                hit = 1;
+            } else if (p) {
+                clReleaseProgram(p);
+            }
+        }
+    }
+    if (!hit)
+        coproc__log(rt, COPROC_LOG_INFO, "kernel cache entry %s unusable; rebuilding", path);
+    free(data);
+    return hit;
+}
+
+static void store_cached(coproc_runtime *rt, coproc__device *dev, cl_program p, const char *path,
+                         uint64_t key)
+{
+    size_t binlen = 0;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof binlen, &binlen, NULL) != CL_SUCCESS ||
+        binlen == 0)
+        return;
+    unsigned char *buf = malloc(BINARY_HEADER_LEN + binlen);
+    if (!buf)
+        return;
+    memcpy(buf, BINARY_MAGIC, BINARY_MAGIC_LEN);
+    memcpy(buf + BINARY_MAGIC_LEN, &key, 8);
+    unsigned char *bin = buf + BINARY_HEADER_LEN;
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
+        uint64_t sum = coproc__hash(COPROC__FNV_SEED, bin, binlen);
+        memcpy(buf + BINARY_MAGIC_LEN + 8, &sum, 8);
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/kernels", rt->cache_dir);
+        if (coproc__mkdirs(dir) == 0 &&
+            coproc__write_file_atomic(path, buf, BINARY_HEADER_LEN + binlen) == 0)
+            atomic_fetch_add(&rt->program_cache_writes, 1);
+        else
+            coproc__log(rt, COPROC_LOG_WARN, "could not write kernel cache file %s", path);
+    }
+    free(buf);
+}
+
+coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                    const char *source, size_t length, cl_program *out)
+{
+    *out = NULL;
+    const coproc__cl_source *prelude = find_source(COPROC__PRELUDE_NAME);
+    const char *parts[2] = {prelude ? prelude->source : "", source};
+    size_t lens[2] = {prelude ? prelude->length : 0, length};
+    char options[400];
+    snprintf(options, sizeof options, "-cl-std=CL1.2 %s", dev->build_options);
+
+    uint64_t key = coproc__hash_str(COPROC__FNV_SEED, dev->fingerprint);
+    key = coproc__hash_str(key, options);
+    key = coproc__hash(key, parts[0], lens[0]);
+    key = coproc__hash(key, parts[1], lens[1]);
+    char path[1400] = "";
+    int use_cache = rt->cache_dir[0] && !rt->disable_binary_cache;
+    if (use_cache) {
+        cache_path(rt, name, key, path, sizeof path);
+        if (load_cached(rt, dev, path, key, out)) {
+            atomic_fetch_add(&rt->programs_from_cache, 1);
+            atomic_fetch_add(&dev->programs_made, 1);
+            return COPROC_OK;
+        }
+    }
+
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(dev->context, 2, parts, lens, &err);
+    if (!p)
+        return coproc__fail_cl(rt, err, "clCreateProgramWithSource(%s)", name);
+    err = clBuildProgram(p, 1, &dev->id, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        size_t loglen = 0;
+        char *log = NULL;
+        clGetProgramBuildInfo(p, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
+        if (loglen && (log = malloc(loglen + 1))) {
+            if (clGetProgramBuildInfo(p, dev->id, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) !=
+                CL_SUCCESS)
+                loglen = 0;
+            log[loglen] = '\0';
+        }
+        coproc_status s = coproc__fail(
+            rt, COPROC_BUILD_FAILED, "kernel program '%s' failed to build on device %d (%s): %s "
+            "(%d); build log:\n%s", name, dev->index, dev->info.name,
+            coproc__cl_error_name(err), err, log && *log ? log : "(empty)");
+        free(log);
+        clReleaseProgram(p);
+        return s;
+    }
+    atomic_fetch_add(&rt->programs_built, 1);
+    atomic_fetch_add(&dev->programs_made, 1);
+    if (use_cache)
+        store_cached(rt, dev, p, path, key);
+    *out = p;
+    return COPROC_OK;
+}
+
+coproc_status coproc__program_get(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                  cl_program *out)
+{
+    const coproc__cl_source *src = find_source(name);
+    if (!src || strcmp(name, COPROC__PRELUDE_NAME) == 0)
+        return coproc__fail(rt, COPROC_INTERNAL, "no embedded kernel program '%s'", name);
+    int slot = (int)(src - coproc__cl_sources);
+    if (slot >= COPROC__MAX_PROGRAMS)
+        return coproc__fail(rt, COPROC_INTERNAL, "too many kernel programs; raise "
+                                                 "COPROC__MAX_PROGRAMS");
+    coproc_status s = COPROC_OK;
+    pthread_mutex_lock(&dev->program_lock);
+    if (!dev->programs[slot])
+        s = coproc__program_build(rt, dev, name, src->source, src->length, &dev->programs[slot]);
+    *out = dev->programs[slot];
+    pthread_mutex_unlock(&dev->program_lock);
+    return s;
+}
+
+coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
+                                    const char *kernel, cl_kernel *out)
+{
+    cl_program p;
+    coproc_status s = coproc__program_get(rt, dev, program, &p);
+    if (s != COPROC_OK)
+        return s;
+    cl_int err;
+    *out = clCreateKernel(p, kernel, &err);
+    if (!*out)
+        return coproc__fail_cl(rt, err, "clCreateKernel(%s/%s)", program, kernel);
+    return COPROC_OK;
+}

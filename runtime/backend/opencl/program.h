@@ -1,0 +1,42 @@
+/* program.h - embedded kernel sources, building per device, the binary cache. */
+#ifndef COPROC_PROGRAM_H
+#define COPROC_PROGRAM_H
+
+#include <stddef.h>
+
+#include "backend/opencl/device.h"
+
+/* One cl/<name>.cl file, embedded at build time by cmake/embed_cl.cmake. */
+typedef struct coproc__cl_source {
+    const char *name;   /* base name, "reduce" for cl/reduce.cl */
+    const char *source;
+    size_t length;
+} coproc__cl_source;
+
+extern const coproc__cl_source coproc__cl_sources[]; /* ends with a NULL name */
+extern const int coproc__cl_source_count;
+
+/* cl/prelude.cl is not a program of its own: it is prepended to every other one. */
+#define COPROC__PRELUDE_NAME "prelude"
+
+/*
+ * The built program cl/<name>.cl for dev, built on first use (once per device
+ * per runtime, thread-safe) from the on-disk binary cache when it holds a
+ * binary for this device fingerprint, source and options, else from source.
+ * The program stays owned by the device. BUILD_FAILED carries the build log.
+ */
+coproc_status coproc__program_get(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                  cl_program *out);
+
+/*
+ * Build `source` (prelude prepended) for dev, through the binary cache.
+ * *out is owned by the caller. `name` labels messages and cache files.
+ */
+coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                    const char *source, size_t length, cl_program *out);
+
+/* A new kernel object (caller releases) for kernel `kernel` of program `program`. */
+coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
+                                    const char *kernel, cl_kernel *out);
+
+#endif

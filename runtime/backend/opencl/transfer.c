@@ -1,0 +1,276 @@
+/* transfer.c - host<->device copies, counted per device, pageable memory
+ * staged through pinned buffers. */
+#include "backend/opencl/transfer.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "cost/bandwidth.h"
+#include "cost/profile.h"
+#include "core/runtime.h"
+
+typedef struct copy_part {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_part;
+
+static void *copy_part_main(void *arg)
+{
+    copy_part *p = arg;
+    memcpy(p->dst, p->src, p->bytes);
+    return NULL;
+}
+
+void coproc__memcpy_parallel(void *dst, const void *src, size_t bytes)
+{
+    enum { MAX_PARTS = 8 };
+    const size_t min_part = (size_t)2 << 20; /* below this a thread costs more than it saves */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t parts = bytes / min_part;
+    if (parts > MAX_PARTS)
+        parts = MAX_PARTS;
+    if (cores > 0 && parts > (size_t)cores)
+        parts = (size_t)cores;
+    if (parts < 2) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    copy_part part[MAX_PARTS];
+    pthread_t th[MAX_PARTS];
+    int started[MAX_PARTS] = {0};
+    size_t each = (bytes / parts + 63) & ~(size_t)63;
+    for (size_t i = 0, off = 0; i < parts; i++, off += each) {
+        size_t n = off >= bytes ? 0 : (bytes - off < each ? bytes - off : each);
+        part[i] = (copy_part){(char *)dst + off, (const char *)src + off, n};
+        if (i > 0 && n > 0)
+            started[i] = pthread_create(&th[i], NULL, copy_part_main, &part[i]) == 0;
+    }
+    copy_part_main(&part[0]);
+    for (size_t i = 1; i < parts; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            copy_part_main(&part[i]); /* no thread: copy it here */
+    }
+}
+
+void coproc__staging_init(coproc__staging *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+}
+
+void coproc__staging_release(coproc__device *dev, coproc__staging *s)
+{
+    for (int i = 0; i < 2; i++) {
+        if (s->mem[i] && s->ptr[i])
+            clEnqueueUnmapMemObject(dev->queue, s->mem[i], s->ptr[i], 0, NULL, NULL);
+    }
+    if (dev->queue)
+        clFinish(dev->queue);
+    for (int i = 0; i < 2; i++)
+        if (s->mem[i])
+            clReleaseMemObject(s->mem[i]);
+    pthread_mutex_destroy(&s->lock);
+}
+
+/* Create the two pinned buffers on first use; 0 when staging is unavailable. */
+static int staging_ready(coproc__device *dev, coproc__staging *s)
+{
+    if (s->ready)
+        return s->ready > 0;
+    s->ready = -1;
+    for (int i = 0; i < 2; i++) {
+        cl_int err;
+        s->mem[i] = clCreateBuffer(dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                   COPROC__STAGING_BYTES, NULL, &err);
+        if (!s->mem[i])
+            return 0;
+        s->ptr[i] = clEnqueueMapBuffer(dev->queue, s->mem[i], CL_TRUE,
+                                       CL_MAP_READ | CL_MAP_WRITE, 0, COPROC__STAGING_BYTES, 0,
+                                       NULL, NULL, &err);
+        if (!s->ptr[i])
+            return 0;
+    }
+    s->ready = 1;
+    return 1;
+}
+
+/* Staging pays only where the device has its own memory and the copy is
+ * large (a host-unified device with zero-copy off stages too, as a GPU would:
+ * that is how the tests run this path on PoCL). */
+static int use_staging(coproc__device *dev, size_t bytes, int pinned)
+{
+    return !pinned && !(dev->zero_copy && dev->info.host_unified_memory) && dev->staging &&
+           bytes > COPROC__STAGING_BYTES / 4;
+}
+
+/* dev's staging buffers, locked and ready, when this copy should use them;
+ * NULL to copy directly (also when another copy holds them right now). */
+static coproc__staging *staging_take(coproc__device *dev, size_t bytes, int pinned)
+{
+    coproc__staging *s = dev->staging;
+    if (!use_staging(dev, bytes, pinned) || pthread_mutex_trylock(&s->lock) != 0)
+        return NULL;
+    if (staging_ready(dev, s))
+        return s;
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* Fill one pinned buffer while the bus drains the other; waits for the end. */
+static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, size_t dst_off,
+                           const void *src, size_t bytes)
+{
+    cl_int err = CL_SUCCESS;
+    cl_event pending[2] = {NULL, NULL};
+    size_t done = 0;
+    for (int k = 0; done < bytes && err == CL_SUCCESS; k ^= 1) {
+        size_t n = bytes - done < COPROC__STAGING_BYTES ? bytes - done : COPROC__STAGING_BYTES;
+        if (pending[k]) {
+            err = clWaitForEvents(1, &pending[k]);
+            clReleaseEvent(pending[k]);
+            pending[k] = NULL;
+            if (err != CL_SUCCESS)
+                break;
+        }
+        coproc__memcpy_parallel(s->ptr[k], (const char *)src + done, n);
+        err = clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off + done, n, s->ptr[k], 0, NULL,
+                                   &pending[k]);
+        done += n;
+    }
+    for (int k = 0; k < 2; k++)
+        if (pending[k]) {
+            cl_int e = clWaitForEvents(1, &pending[k]);
+            err = err == CL_SUCCESS ? e : err;
+            clReleaseEvent(pending[k]);
+        }
+    return err;
+}
+
+/* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
+static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_mem src,
+                          size_t src_off, size_t bytes)
+{
+    cl_int err = CL_SUCCESS;
+    cl_event pending[2] = {NULL, NULL};
+    size_t off[2] = {0, 0}, len[2] = {0, 0}, issued = 0;
+    int head = 0, count = 0; /* head: the older read in flight */
+    while ((issued < bytes || count > 0) && err == CL_SUCCESS) {
+        while (issued < bytes && count < 2 && err == CL_SUCCESS) {
+            int b = (head + count) % 2;
+            size_t n = bytes - issued < COPROC__STAGING_BYTES ? bytes - issued
+                                                              : COPROC__STAGING_BYTES;
+            err = clEnqueueReadBuffer(q, src, CL_FALSE, src_off + issued, n, s->ptr[b], 0, NULL,
+                                      &pending[b]);
+            off[b] = issued;
+            len[b] = n;
+            issued += n;
+            count++;
+        }
+        if (err != CL_SUCCESS)
+            break;
+        err = clWaitForEvents(1, &pending[head]);
+        clReleaseEvent(pending[head]);
+        pending[head] = NULL;
+        if (err == CL_SUCCESS)
+            coproc__memcpy_parallel((char *)dst + off[head], s->ptr[head], len[head]);
+        head ^= 1;
+        count--;
+    }
+    for (int i = 0; i < 2; i++)
+        if (pending[i]) {
+            clWaitForEvents(1, &pending[i]);
+            clReleaseEvent(pending[i]);
+        }
+    return err;
+}
+
+/* A blocking copy just made teaches dev's transfer level (transfer_drift.h):
+ * its time is the command's device time, as calibration measured it, where
+ * the driver gives one (a direct copy, ev), else the wall clock (a staged copy:
+ * what copying from pageable memory costs here). Releases ev. */
+static void learn(coproc__device *dev, int to_device, int pinned, size_t bytes, cl_int err,
+                  cl_event ev, double wall)
+{
+    double seconds = wall;
+    cl_ulong t0 = 0, t1 = 0;
+    if (ev && err == CL_SUCCESS &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+            CL_SUCCESS &&
+        t1 > t0 && (double)(t1 - t0) * 1e-9 <= wall)
+        seconds = (double)(t1 - t0) * 1e-9;
+    if (ev)
+        clReleaseEvent(ev);
+    if (err != CL_SUCCESS || (double)bytes < COPROC__DRIFT_MIN_BYTES)
+        return;
+    pthread_mutex_lock(&dev->model_lock);
+    coproc__profile_transfer_observe(dev->profile, to_device, pinned, (double)bytes, seconds);
+    pthread_mutex_unlock(&dev->model_lock);
+}
+
+/* The status of a finished copy; a successful one is counted. */
+static coproc_status counted(coproc_runtime *rt, coproc__device *dev, cl_int err, size_t bytes,
+                             int to_device)
+{
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "copying %zu bytes %s device %d", bytes,
+                               to_device ? "to" : "from", dev->index);
+    atomic_fetch_add(to_device ? &dev->bytes_h2d : &dev->bytes_d2h, bytes);
+    return COPROC_OK;
+}
+
+coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, cl_mem dst,
+                          size_t dst_off, const void *src, size_t bytes, int src_pinned)
+{
+    if (bytes == 0)
+        return COPROC_OK;
+    if (!q)
+        q = dev->queue;
+    coproc__staging *s = staging_take(dev, bytes, src_pinned);
+    cl_event ev = NULL;
+    cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
+    double t0 = coproc__now();
+    cl_int err = s ? staged_write(s, q, dst, dst_off, src, bytes)
+                   : clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, timed);
+    double wall = coproc__now() - t0;
+    if (s)
+        pthread_mutex_unlock(&s->lock);
+    learn(dev, 1, src_pinned, bytes, err, ev, wall);
+    return counted(rt, dev, err, bytes, 1);
+}
+
+coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_queue q, void *dst,
+                          cl_mem src, size_t src_off, size_t bytes, int dst_pinned)
+{
+    if (bytes == 0)
+        return COPROC_OK;
+    if (!q)
+        q = dev->queue;
+    coproc__staging *s = staging_take(dev, bytes, dst_pinned);
+    cl_event ev = NULL;
+    cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
+    double t0 = coproc__now();
+    cl_int err = s ? staged_read(s, q, dst, src, src_off, bytes)
+                   : clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, timed);
+    double wall = coproc__now() - t0;
+    if (s)
+        pthread_mutex_unlock(&s->lock);
+    learn(dev, 0, dst_pinned, bytes, err, ev, wall);
+    return counted(rt, dev, err, bytes, 0);
+}
+
+coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_command_queue q,
+                                cl_mem dst, size_t dst_off, const void *src, size_t bytes,
+                                cl_event *done)
+{
+    if (!q)
+        q = dev->copy_queue ? dev->copy_queue : dev->queue;
+    *done = NULL;
+    cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
+                       : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
+    return counted(rt, dev, err, bytes, 1);
+}

@@ -1,0 +1,388 @@
+/* runtime.c - open and close a runtime, options, errors, log, counters. */
+#include "core/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include "core/cache.h"
+#include "backend/opencl/cl_error.h"
+#include "cost/profile.h"
+#include "sched/scheduler.h"
+#include "sched/task.h"
+#include "backend/opencl/topology.h"
+
+void coproc_options_init(coproc_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->struct_size = sizeof *opts;
+    opts->log_level = COPROC_LOG_WARN;
+}
+
+static void vset_error(coproc_runtime *rt, const char *fmt, va_list ap)
+{
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->err_lock);
+    vsnprintf(rt->errmsg, sizeof rt->errmsg, fmt, ap);
+    pthread_mutex_unlock(&rt->err_lock);
+}
+
+coproc_status coproc__fail(coproc_runtime *rt, coproc_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset_error(rt, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+coproc_status coproc__status_from_cl(int cl_err)
+{
+    switch (cl_err) {
+    case CL_SUCCESS: return COPROC_OK;
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    case CL_OUT_OF_RESOURCES:
+    case CL_INVALID_BUFFER_SIZE: return COPROC_DEVICE_OUT_OF_MEMORY;
+    case CL_OUT_OF_HOST_MEMORY: return COPROC_HOST_OUT_OF_MEMORY;
+    case CL_DEVICE_NOT_AVAILABLE:
+    case CL_DEVICE_NOT_FOUND:
+    case CL_INVALID_DEVICE:
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: return COPROC_DEVICE_LOST;
+    case CL_BUILD_PROGRAM_FAILURE:
+    case CL_COMPILER_NOT_AVAILABLE: return COPROC_BUILD_FAILED;
+    case CL_PLATFORM_NOT_FOUND_KHR: return COPROC_NO_PLATFORM;
+    default: return COPROC_DRIVER_ERROR;
+    }
+}
+
+coproc_status coproc__fail_cl(coproc_runtime *rt, int cl_err, const char *fmt, ...)
+{
+    if (rt) {
+        char what[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        coproc__fail(rt, COPROC_OK, "%s: %s (%d)", what, coproc__cl_error_name(cl_err), cl_err);
+    }
+    return coproc__status_from_cl(cl_err);
+}
+
+void coproc__log(coproc_runtime *rt, coproc_log_level level, const char *fmt, ...)
+{
+    if (rt && level > rt->log_level)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rt && rt->log) {
+        rt->log(rt->log_user, level, msg);
+        return;
+    }
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    fprintf(stderr, "coproc: %s: %s\n", names[level], msg);
+}
+
+void coproc__errmsg_copy(coproc_runtime *rt, char *buf, size_t size)
+{
+    pthread_mutex_lock(&rt->err_lock);
+    snprintf(buf, size, "%s", rt->errmsg);
+    pthread_mutex_unlock(&rt->err_lock);
+}
+
+const char *coproc_errmsg(const coproc_runtime *rt)
+{
+    if (!rt)
+        return "no runtime (NULL handle)";
+    return rt->errmsg;
+}
+
+coproc__device *coproc__device_at(coproc_runtime *rt, int i)
+{
+    if (i < 0 || i >= rt->device_count) {
+        coproc__fail(rt, COPROC_INVALID_ARGUMENT, "device index %d out of range (%d devices)", i,
+                     rt->device_count);
+        return NULL;
+    }
+    return &rt->devices[i];
+}
+
+/* Turn the discovered devices the selection keeps into runtime devices. */
+static coproc_status init_devices(coproc_runtime *rt, coproc__found_device *found, int count,
+                                  const int *keep)
+{
+    int wanted = 0;
+    for (int i = 0; i < count; i++)
+        wanted += keep[i];
+    if (wanted == 0)
+        return COPROC_OK;
+    rt->devices = calloc((size_t)wanted, sizeof *rt->devices);
+    if (!rt->devices)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    for (int i = 0; i < count; i++) {
+        if (!keep[i])
+            continue;
+        coproc__device *dev = &rt->devices[rt->device_count];
+        coproc_status s = coproc__device_init(rt, dev, &found[i], rt->device_count);
+        if (s == COPROC_OK && !(dev->profile = malloc(sizeof *dev->profile)))
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        if (s == COPROC_OK)
+            coproc__profile_init(dev->profile, dev);
+        if (s != COPROC_OK) {
+            coproc__log(rt, COPROC_LOG_WARN, "device %s skipped: %s", found[i].info.name,
+                        rt->errmsg);
+            coproc__device_release(dev);
+            continue;
+        }
+        rt->device_count++;
+    }
+    /* same_hardware_as holds a discovered index; make it a runtime index. */
+    for (int i = 0; i < rt->device_count; i++) {
+        int other = rt->devices[i].info.same_hardware_as;
+        rt->devices[i].info.same_hardware_as = -1;
+        for (int j = 0; other >= 0 && j < rt->device_count; j++)
+            if (rt->devices[j].info.discovered_index == other)
+                rt->devices[i].info.same_hardware_as = j;
+    }
+    return COPROC_OK;
+}
+
+static void calibration_progress(void *user, const char *what)
+{
+    coproc_runtime *rt = user;
+    coproc__log(rt, COPROC_LOG_DEBUG, "calibrating: %s", what);
+}
+
+/* Give each device its profile: the cached one, else a fresh calibration.
+ * Calibration trouble only costs the models their seed; it never fails open. */
+static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
+{
+    if (mode == COPROC_CALIBRATION_OFF)
+        return;
+    for (int i = 0; i < rt->device_count; i++) {
+        coproc__device *dev = &rt->devices[i];
+        if (mode == COPROC_CALIBRATION_AUTO) {
+            coproc_status s = coproc__profile_load(rt, dev, dev->profile);
+            if (s == COPROC_OK) {
+                dev->profile_source = 1;
+                continue;
+            }
+            if (s == COPROC_CORRUPT_PROFILE)
+                coproc__log(rt, COPROC_LOG_WARN, "device %d: ignoring its profile (%s); "
+                            "recalibrating", i, rt->errmsg);
+            coproc__profile_init(dev->profile, dev);
+        }
+        coproc__log(rt, COPROC_LOG_INFO, "device %d (%s): %s calibration", i, dev->info.name,
+                    mode == COPROC_CALIBRATION_FULL ? "full" : "quick");
+        coproc_status s = coproc__calibrate_device(rt, dev, mode == COPROC_CALIBRATION_FULL,
+                                                   calibration_progress, rt, dev->profile);
+        if (s != COPROC_OK) {
+            coproc__log(rt, COPROC_LOG_WARN, "device %d: calibration failed (%s); its cost "
+                        "models will learn from runs only", i, rt->errmsg);
+            coproc__profile_init(dev->profile, dev);
+            continue;
+        }
+        dev->profile_source = 2;
+        if (coproc__profile_save(rt, dev, dev->profile) != COPROC_OK)
+            coproc__log(rt, COPROC_LOG_WARN, "device %d: could not save its profile: %s", i,
+                        rt->errmsg);
+    }
+    rt->errmsg[0] = '\0';
+}
+
+/* "123", "64K", "512M", "2G" -> bytes; 0 on a bad string. */
+static uint64_t parse_bytes(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end == '\0' ? (uint64_t)v : 0;
+}
+
+/* Budget, zero-copy and placement options, with their environment overrides. */
+static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
+{
+    uint64_t budget = o->device_budget_bytes;
+    const char *env = getenv("COPROC_BUDGET");
+    if (env && *env) {
+        uint64_t b = parse_bytes(env);
+        if (b)
+            budget = b;
+        else
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored (bytes, or with K/M/G)", env);
+    }
+    for (int i = 0; i < rt->device_count; i++) {
+        if (budget)
+            rt->devices[i].budget_bytes = budget;
+        rt->devices[i].zero_copy = !o->disable_zero_copy;
+    }
+    rt->policy = o->policy;
+    rt->fixed_device = o->fixed_device;
+    rt->queue_depth = o->queue_depth > 0 ? o->queue_depth : 100;
+    env = getenv("COPROC_POLICY");
+    if (env && *env) {
+        char name[32];
+        snprintf(name, sizeof name, "%s", env);
+        char *colon = strchr(name, ':');
+        if (colon) {
+            *colon = '\0';
+            rt->fixed_device = atoi(colon + 1);
+        }
+        int p = coproc__policy_parse(name);
+        if (p >= 0)
+            rt->policy = p;
+        else
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored (wtar, srt, rr, tbo, pbo, "
+                        "static, fixed[:device])", env);
+    }
+}
+
+static int parse_calibration(const char *s, coproc_calibration *out)
+{
+    if (strcmp(s, "auto") == 0) *out = COPROC_CALIBRATION_AUTO;
+    else if (strcmp(s, "off") == 0) *out = COPROC_CALIBRATION_OFF;
+    else if (strcmp(s, "full") == 0) *out = COPROC_CALIBRATION_FULL;
+    else return -1;
+    return 0;
+}
+
+coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
+{
+    if (!out)
+        return COPROC_NULL_POINTER;
+    *out = NULL;
+    coproc_options o;
+    coproc_options_init(&o);
+    if (opts) {
+        if (opts->struct_size < offsetof(coproc_options, devices) + sizeof(opts->devices) ||
+            opts->struct_size > sizeof o)
+            return COPROC_INVALID_ARGUMENT; /* not initialised with coproc_options_init */
+        memcpy(&o, opts, opts->struct_size);
+        if ((unsigned)o.log_level > COPROC_LOG_DEBUG ||
+            (unsigned)o.calibration > COPROC_CALIBRATION_FULL ||
+            (unsigned)o.policy > COPROC_POLICY_FIXED || o.queue_depth < 0)
+            return COPROC_INVALID_ARGUMENT;
+    }
+
+    coproc_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return COPROC_HOST_OUT_OF_MEMORY;
+    pthread_mutex_init(&rt->err_lock, NULL);
+    pthread_mutex_init(&rt->tasks_lock, NULL);
+    pthread_mutex_init(&rt->seen_lock, NULL);
+    rt->seen_selectivity = 0.5;
+    rt->seen_pairs_per_row = 1;
+    rt->seen_groups = 1024;
+    rt->log = o.log;
+    rt->log_user = o.log_user;
+    rt->log_level = o.log_level;
+    rt->disable_binary_cache = o.disable_binary_cache;
+    *out = rt;
+
+    const char *env_cache = getenv("COPROC_CACHE_DIR");
+    const char *cache = env_cache && *env_cache ? env_cache : o.cache_dir;
+    if (coproc__cache_dir_resolve(cache, rt->cache_dir, sizeof rt->cache_dir) != 0) {
+        coproc__log(rt, COPROC_LOG_WARN, "no usable cache directory (%s); kernels will be "
+                    "compiled in every process", cache ? cache : "$HOME unset");
+        rt->cache_dir[0] = '\0';
+    }
+
+    coproc__found_device *found = NULL;
+    int count = 0;
+    coproc_status s = coproc__discover(rt, &found, &count);
+    if (s != COPROC_OK)
+        return s;
+    int *keep = calloc(count ? (size_t)count : 1, sizeof *keep);
+    if (!keep) {
+        free(found);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    const char *env_devices = getenv("COPROC_DEVICES");
+    const char *spec = env_devices && *env_devices ? env_devices : o.devices;
+    s = coproc__select_devices(rt, spec, found, count, keep);
+    if (s == COPROC_OK) {
+        coproc__topology_place(rt, found, count);
+        s = init_devices(rt, found, count, keep);
+    }
+    free(keep);
+    free(found);
+    if (s != COPROC_OK)
+        return s;
+    if (rt->device_count == 0) {
+        if (count == 0)
+            return coproc__fail(rt, COPROC_NO_DEVICE,
+                                "OpenCL platforms are installed but report no usable device; for "
+                                "the CPU install pocl-opencl-icd, for a GPU its vendor's OpenCL "
+                                "driver (check with `clinfo`)");
+        return coproc__fail(rt, COPROC_NO_DEVICE, "no device matches the selection \"%s\" "
+                            "(%d device(s) found; see `coproc-calibrate --list`)",
+                            spec ? spec : "all", count);
+    }
+    apply_placement_options(rt, &o);
+    const char *env_cal = getenv("COPROC_CALIBRATE");
+    if (env_cal && *env_cal && parse_calibration(env_cal, &o.calibration) != 0)
+        coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",
+                    env_cal);
+    load_profiles(rt, o.calibration);
+    rt->errmsg[0] = '\0';
+    return COPROC_OK;
+}
+
+void coproc_close(coproc_runtime *rt)
+{
+    if (!rt)
+        return;
+    coproc__tasks_stop(rt);
+    for (int i = 0; i < rt->device_count; i++)
+        coproc__device_release(&rt->devices[i]);
+    free(rt->devices);
+    pthread_mutex_destroy(&rt->err_lock);
+    pthread_mutex_destroy(&rt->tasks_lock);
+    pthread_mutex_destroy(&rt->seen_lock);
+    free(rt);
+}
+
+int coproc_device_count(const coproc_runtime *rt)
+{
+    return rt ? rt->device_count : 0;
+}
+
+coproc_status coproc_device_info_get(const coproc_runtime *rt, int i, coproc_device_info *out)
+{
+    if (!rt || !out)
+        return COPROC_NULL_POINTER;
+    if (i < 0 || i >= rt->device_count)
+        return coproc__fail((coproc_runtime *)rt, COPROC_INVALID_ARGUMENT,
+                            "device index %d out of range (%d devices)", i, rt->device_count);
+    *out = rt->devices[i].info;
+    return COPROC_OK;
+}
+
+coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out)
+{
+    if (!rt || !out)
+        return COPROC_NULL_POINTER;
+    if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
+        return COPROC_INVALID_ARGUMENT;
+    coproc_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = out->struct_size;
+    s.programs_built = atomic_load(&((coproc_runtime *)rt)->programs_built);
+    s.programs_from_cache = atomic_load(&((coproc_runtime *)rt)->programs_from_cache);
+    s.program_cache_writes = atomic_load(&((coproc_runtime *)rt)->program_cache_writes);
+    memcpy(out, &s, out->struct_size);
+    return COPROC_OK;
+}

@@ -1,0 +1,139 @@
+/* cost.c - observe operator runs into cost models; predict operator cost. */
+#include "cost/cost.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cost/bandwidth.h"
+#include "cost/model.h"
+#include "core/runtime.h"
+
+void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t)
+{
+    t->start = NULL;
+    t->programs_made = atomic_load(&dev->programs_made);
+    t->wall_start = coproc__now();
+    if (clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &t->start) != CL_SUCCESS)
+        t->start = NULL;
+}
+
+/* Device-timeline seconds between the start marker and a new end marker; <0 if unknown. */
+static double device_seconds(coproc__device *dev, cl_event start)
+{
+    cl_event end = NULL;
+    double seconds = -1;
+    if (!start || clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end) != CL_SUCCESS)
+        return -1;
+    cl_ulong t0 = 0, t1 = 0;
+    if (clWaitForEvents(1, &end) == CL_SUCCESS &&
+        clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+            CL_SUCCESS &&
+        t1 > t0)
+        seconds = (double)(t1 - t0) * 1e-9;
+    clReleaseEvent(end);
+    return seconds;
+}
+
+double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t)
+{
+    double seconds = device_seconds(dev, t->start);
+    double wall = coproc__now() - t->wall_start;
+    /* Markers can collapse to zero on drivers that skip empty commands: the
+     * wall clock is the honest fallback for a synchronous operator. */
+    if (!(seconds > 0) || seconds > wall * 1.5)
+        seconds = wall;
+    if (t->start)
+        clReleaseEvent(t->start);
+    t->start = NULL;
+    return seconds;
+}
+
+void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
+                          const double *x, int ok)
+{
+    if (ok && atomic_load(&dev->programs_made) == t->programs_made) {
+        double seconds = coproc__op_timer_seconds(dev, t);
+        pthread_mutex_lock(&dev->model_lock);
+        coproc__model_observe(&dev->profile->ops[k], x, seconds);
+        pthread_mutex_unlock(&dev->model_lock);
+    }
+    if (t->start)
+        clReleaseEvent(t->start);
+    t->start = NULL;
+}
+
+double coproc__predict_cost(coproc__device *dev, coproc__op_kind k, const double *x,
+                            double in_bytes, double out_bytes)
+{
+    pthread_mutex_lock(&dev->model_lock);
+    double compute = coproc__model_predict(&dev->profile->ops[k], x);
+    double move = 0;
+    if (in_bytes > 0)
+        move += coproc__profile_transfer_now(dev->profile, 1, 0, in_bytes);
+    if (out_bytes > 0)
+        move += coproc__profile_transfer_now(dev->profile, 0, 0, out_bytes);
+    pthread_mutex_unlock(&dev->model_lock);
+    if (compute < 0)
+        return -1;
+    return compute + move;
+}
+
+/* ---- public accessors of the cost models */
+
+_Static_assert((int)COPROC_OP_KIND_COUNT == (int)COPROC__OP_KIND_COUNT,
+               "public and internal operator kinds must match");
+
+const char *coproc_op_kind_name(coproc_op_kind k)
+{
+    return (unsigned)k < COPROC_OP_KIND_COUNT ? coproc__op_kind_name((coproc__op_kind)k)
+                                              : "invalid";
+}
+
+coproc_status coproc_model_stats_get(const coproc_runtime *crt, int device, coproc_op_kind k,
+                                     coproc_model_stats *out)
+{
+    coproc_runtime *rt = (coproc_runtime *)crt;
+    if (!rt || !out)
+        return COPROC_NULL_POINTER;
+    if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_model_stats: bad struct_size");
+    if ((unsigned)k >= COPROC_OP_KIND_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "unknown operator kind %d", (int)k);
+    coproc__device *dev = coproc__device_at(rt, device);
+    if (!dev)
+        return COPROC_INVALID_ARGUMENT;
+    coproc_model_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = out->struct_size;
+    pthread_mutex_lock(&dev->model_lock);
+    const coproc__model *m = &dev->profile->ops[k];
+    s.fitted = m->fitted;
+    s.features = m->features;
+    for (int i = 0; i <= m->features && i < 4; i++)
+        s.coef[i] = m->coef[i];
+    s.observations = m->observations;
+    s.refits = m->refits;
+    coproc__model_error(m, &s.median_rel_error, &s.p90_rel_error);
+    pthread_mutex_unlock(&dev->model_lock);
+    memcpy(out, &s, out->struct_size);
+    return COPROC_OK;
+}
+
+coproc_status coproc_profile_save(coproc_runtime *rt)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    for (int i = 0; i < rt->device_count; i++) {
+        coproc__device *dev = &rt->devices[i];
+        if (dev->profile_source == 0)
+            continue; /* never calibrated: a profile without measurements is not kept */
+        pthread_mutex_lock(&dev->model_lock);
+        coproc_status s = coproc__profile_save(rt, dev, dev->profile);
+        pthread_mutex_unlock(&dev->model_lock);
+        if (s != COPROC_OK)
+            return s;
+    }
+    return COPROC_OK;
+}

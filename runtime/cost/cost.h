@@ -1,0 +1,46 @@
+/* cost.h - what an operator costs on a device: observing runs (OpenCL
+ * profiling markers around each operator) into the device's models, and
+ * predicting a whole operator's cost (moving inputs, computing, moving back). */
+#ifndef COPROC_COST_H
+#define COPROC_COST_H
+
+#include "backend/opencl/device.h"
+#include "cost/profile.h"
+
+/* Brackets one operator on a device's queue. */
+typedef struct coproc__op_timer {
+    cl_event start;   /* marker enqueued before the operator's commands; NULL if none */
+    double wall_start;
+    uint64_t programs_made; /* the device's count at the start */
+} coproc__op_timer;
+
+/* Start timing an operator on dev (never fails: falls back to the wall clock). */
+void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
+
+/*
+ * Stop timing and, when ok is nonzero, feed (features x, seconds) to dev's
+ * model of kind k (thread-safe) - unless a kernel program was built or loaded
+ * on dev meanwhile: that run's time is mostly the build, not the operator.
+ * Seconds span the device timeline from the start marker to an end marker
+ * (OpenCL profiling), else the wall clock. Always releases the timer.
+ */
+void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
+                          const double *x, int ok);
+
+/*
+ * Stop timing and return the seconds coproc__op_timer_end would observe (the
+ * device timeline between the markers, else the wall clock), without feeding
+ * any model; for calibration, which times operators as the runtime does.
+ * Always releases the timer.
+ */
+double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t);
+
+/*
+ * Predicted seconds for an operator of kind k with features x on dev:
+ * moving in_bytes (inputs not yet on dev) host->device, computing, moving
+ * out_bytes device->host. Negative when dev has no model for k yet.
+ */
+double coproc__predict_cost(coproc__device *dev, coproc__op_kind k, const double *x,
+                            double in_bytes, double out_bytes);
+
+#endif

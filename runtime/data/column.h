@@ -1,0 +1,58 @@
+/* column.h - a typed array, as operators see it: either in one device's memory
+ * (dev != NULL, mem) or in host memory (dev == NULL, host), in which case the
+ * residency cache (residency.h) keeps copies of it on devices. */
+#ifndef COPROC_COLUMN_H
+#define COPROC_COLUMN_H
+
+#include "backend/opencl/device.h"
+
+struct coproc_column {
+    coproc_runtime *rt;
+    coproc__device *dev;  /* NULL: a host column */
+    coproc_type type;
+    size_t length;   /* elements */
+    cl_mem mem;      /* device columns: never NULL (an empty column holds a small
+                        placeholder buffer); host columns: NULL */
+    /* Host columns: the rows; borrowed (coproc_column_wrap) or owned (results,
+     * coproc_column_host_alloc). NULL only when length is 0. */
+    void *host;
+    int host_owned;  /* free(host) on free */
+    cl_mem pinned;   /* host lies in this mapped pinned buffer (released on free) */
+    coproc__device *pinned_dev; /* the device whose context made `pinned` */
+    uint64_t id;     /* host columns: unique in the runtime, the residency cache's key */
+    /* mem wraps caller memory (CL_MEM_USE_HOST_PTR): released, never pooled. */
+    int host_wrapped;
+    /* Optional hook called once by coproc_column_free after mem is released,
+     * e.g. to release the Arrow array whose buffer mem wraps. */
+    void (*on_free)(void *ctx);
+    void *on_free_ctx;
+};
+
+/* A new column of `length` elements of type t on dev, uninitialised (internal: no checks on rt). */
+coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                 size_t length, coproc_column **out);
+
+/* A column around an existing buffer of at least length elements; takes
+ * ownership of mem (released on failure too). */
+coproc_status coproc__column_wrap_mem(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                      size_t length, cl_mem mem, coproc_column **out);
+
+/* A column over `length` elements of caller memory at host (CL_MEM_USE_HOST_PTR:
+ * zero-copy on host-unified devices). host must stay valid and unchanged until
+ * the column is freed (set on_free to learn when); length must be > 0. */
+coproc_status coproc__column_wrap_host(coproc_runtime *rt, coproc__device *dev, coproc_type t,
+                                       size_t length, void *host, coproc_column **out);
+
+/* A new device buffer of `bytes` (at least 16 bytes are allocated). */
+coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
+                                 cl_mem *out);
+
+/* A new host column of `length` rows owning malloc'd memory (uninitialised). */
+coproc_status coproc__host_column_new(coproc_runtime *rt, coproc_type t, size_t length,
+                                      coproc_column **out);
+
+/* Check a column argument: non-NULL, of rt, optionally on `dev` (NULL: any). */
+coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
+                                   const coproc__device *dev, const char *what);
+
+#endif

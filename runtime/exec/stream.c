@@ -1,0 +1,905 @@
+/* stream.c - reduce, select, map and group-by over host columns larger than
+ * the device budget. The input flows through two device buffers: while the
+ * operator computes chunk k on dev->queue, chunk k+1 is copied on
+ * dev->copy_queue; once chunk k is done its buffer takes chunk k+2. Each chunk
+ * runs the in-memory operator (runtime/ops/) on a view of its buffer, and the
+ * host combines the chunks' results. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/hostops.h"
+#include "backend/opencl/launch.h"
+#include "ops/ops.h"
+#include "ops/reduce_fold.h"
+#include "core/runtime.h"
+#include "backend/opencl/transfer.h"
+
+#define STREAM_BUFFERS 2                   /* chunks on the device at once */
+#define STREAM_MIN_BUDGET COPROC__STREAM_MIN_BUDGET
+
+/* ---------------------------------------------------------------- the pipeline */
+
+typedef struct stream {
+    coproc_runtime *rt;
+    coproc__device *dev;
+    const coproc_column *in[2];
+    int inputs;
+    size_t n, rows, chunks; /* rows per chunk; n == 0 still runs one empty chunk */
+    int nbuf;
+    cl_mem buf[STREAM_BUFFERS][2];
+    cl_event copied[STREAM_BUFFERS]; /* the last copy into that slot */
+    /* Pinned host buffers a pageable input is staged through on a device with
+     * its own memory (a DMA from pageable memory runs at a fraction of the bus). */
+    cl_mem stage[STREAM_BUFFERS][2];
+    void *stage_ptr[STREAM_BUFFERS][2];
+} stream;
+
+static size_t chunk_start(const stream *st, size_t k) { return k * st->rows; }
+
+static size_t chunk_rows(const stream *st, size_t k)
+{
+    size_t start = chunk_start(st, k);
+    return st->n - start < st->rows ? st->n - start : st->rows;
+}
+
+/* Start copying chunk k into its slot (the slot must be free). */
+static coproc_status stream_copy(stream *st, size_t k)
+{
+    int slot = (int)(k % st->nbuf);
+    size_t start = chunk_start(st, k), rows = chunk_rows(st, k);
+    for (int i = 0; i < st->inputs; i++) {
+        size_t es = coproc_type_size(st->in[i]->type);
+        const char *src = rows ? (const char *)st->in[i]->host + start * es : NULL;
+        if (src && st->stage_ptr[slot][i]) {
+            /* The slot's previous copy finished before its chunk ran: reuse. */
+            coproc__memcpy_parallel(st->stage_ptr[slot][i], src, rows * es);
+            src = st->stage_ptr[slot][i];
+        }
+        cl_event ev = NULL;
+        coproc_status s = coproc__h2d_async(st->rt, st->dev, NULL, st->buf[slot][i], 0, src,
+                                            rows * es, &ev);
+        if (s != COPROC_OK)
+            return s;
+        /* The copy queue is in order: the last copy's event covers the others. */
+        if (st->copied[slot])
+            clReleaseEvent(st->copied[slot]);
+        st->copied[slot] = ev;
+    }
+    /* Submit now, so the copy runs while the caller computes (GPU drivers batch). */
+    cl_command_queue q = st->dev->copy_queue ? st->dev->copy_queue : st->dev->queue;
+    cl_int err = clFlush(q);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(st->rt, err, "streaming to device %d: clFlush", st->dev->index);
+    return COPROC_OK;
+}
+
+/* Allocate the buffers and start copying the first chunks. On failure the
+ * caller still calls stream_close. */
+static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device *dev,
+                                 const coproc_column *a, const coproc_column *b, size_t rows)
+{
+    memset(st, 0, sizeof *st);
+    st->rt = rt;
+    st->dev = dev;
+    st->in[0] = a;
+    st->in[1] = b;
+    st->inputs = b ? 2 : 1;
+    st->n = a->length;
+    st->rows = rows;
+    st->chunks = st->n == 0 ? 1 : (st->n + rows - 1) / rows;
+    st->nbuf = st->chunks < STREAM_BUFFERS ? (int)st->chunks : STREAM_BUFFERS;
+    size_t alloc_rows = st->n < rows ? st->n : rows;
+    coproc__log(rt, COPROC_LOG_DEBUG, "streaming %zu rows in %zu chunks of %zu rows, %d buffers "
+                "on device %d", st->n, st->chunks, rows, st->nbuf, dev->index);
+    for (int s = 0; s < st->nbuf; s++)
+        for (int i = 0; i < st->inputs; i++) {
+            coproc_status r = coproc__buffer_new(rt, dev,
+                                                 alloc_rows * coproc_type_size(st->in[i]->type),
+                                                 &st->buf[s][i]);
+            if (r != COPROC_OK)
+                return r;
+        }
+    int in_place = dev->zero_copy && dev->info.host_unified_memory; /* copies are memcpys */
+    for (int s = 0; s < st->nbuf && !in_place; s++)
+        for (int i = 0; i < st->inputs; i++) {
+            size_t bytes = alloc_rows * coproc_type_size(st->in[i]->type);
+            cl_int err;
+            if (st->in[i]->pinned || bytes == 0)
+                continue;
+            st->stage[s][i] = clCreateBuffer(dev->context,
+                                             CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                                             NULL, &err);
+            if (st->stage[s][i])
+                st->stage_ptr[s][i] = clEnqueueMapBuffer(dev->queue, st->stage[s][i], CL_TRUE,
+                                                         CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                                         NULL, NULL, &err);
+            /* No pinned memory: copy straight from the caller's (slower, still right). */
+        }
+    for (size_t k = 0; k < (size_t)st->nbuf; k++) {
+        coproc_status r = stream_copy(st, k);
+        if (r != COPROC_OK)
+            return r;
+    }
+    return COPROC_OK;
+}
+
+/* Wait until chunk k is on the device; views[i] then show it (views are not freed). */
+static coproc_status stream_wait(stream *st, size_t k, coproc_column views[2])
+{
+    int slot = (int)(k % st->nbuf);
+    if (st->copied[slot]) {
+        cl_int err = clWaitForEvents(1, &st->copied[slot]);
+        clReleaseEvent(st->copied[slot]);
+        st->copied[slot] = NULL;
+        if (err != CL_SUCCESS)
+            return coproc__fail_cl(st->rt, err, "streaming chunk %zu to device %d", k,
+                                   st->dev->index);
+    }
+    for (int i = 0; i < st->inputs; i++)
+        views[i] = (coproc_column){.rt = st->rt, .dev = st->dev, .type = st->in[i]->type,
+                                   .length = chunk_rows(st, k), .mem = st->buf[slot][i]};
+    return COPROC_OK;
+}
+
+/* The operator is done with chunk k: its slot takes chunk k + nbuf. */
+static coproc_status stream_done(stream *st, size_t k)
+{
+    return k + st->nbuf < st->chunks ? stream_copy(st, k + st->nbuf) : COPROC_OK;
+}
+
+static void stream_close(stream *st)
+{
+    if (st->dev)
+        clFinish(st->dev->queue); /* no kernel may still read a buffer the pool hands out */
+    for (int s = 0; s < STREAM_BUFFERS; s++) {
+        if (st->copied[s]) {
+            clWaitForEvents(1, &st->copied[s]); /* never free a buffer under a copy */
+            clReleaseEvent(st->copied[s]);
+        }
+        for (int i = 0; i < 2; i++) {
+            if (st->buf[s][i])
+                coproc__pool_give(&st->dev->pool, st->buf[s][i]);
+            if (st->stage_ptr[s][i])
+                clEnqueueUnmapMemObject(st->dev->queue, st->stage[s][i], st->stage_ptr[s][i], 0,
+                                        NULL, NULL);
+            if (st->stage[s][i])
+                clReleaseMemObject(st->stage[s][i]);
+        }
+    }
+    if (st->dev)
+        clFinish(st->dev->queue); /* the unmaps */
+    memset(st, 0, sizeof *st);
+}
+
+/* ---------------------------------------------------------------- chunk sizes */
+
+/* Device bytes a set of buffers takes, as coproc__buffer_new rounds them. */
+typedef struct cost {
+    size_t total;
+    uint64_t max_alloc;
+    int over; /* some buffer exceeds the largest allocation */
+} cost;
+
+static void cost_add(cost *c, size_t count, size_t bytes)
+{
+    if (bytes > c->max_alloc)
+        c->over = 1;
+    bytes = bytes < 16 ? 16 : coproc__pool_round(bytes);
+    c->total += count * bytes;
+}
+
+static cost cost_init(const coproc__device *dev)
+{
+    return (cost){0, dev->info.max_alloc_bytes, 0};
+}
+
+/* Work-groups of the largest launch: the size of per-group partials. */
+static size_t max_groups(const coproc__device *dev)
+{
+    return coproc__geometry_for(dev, SIZE_MAX / 4, 0).groups;
+}
+
+/* What one streamed operator needs on the device. */
+typedef struct plan {
+    int op;                 /* which operator */
+    coproc_type t[2];       /* the streamed inputs' types */
+    int inputs;
+    int positions;          /* select: positions are written */
+    int has_values;         /* group-by */
+} plan;
+
+enum { OP_REDUCE, OP_SELECT, OP_MAP, OP_GROUP_BY };
+
+/* Bytes of one group-by hash-table slot, as runtime/ops/group_by.c allocates it. */
+static size_t group_by_slot_bytes(coproc_type kt, int has_values, coproc_type vt)
+{
+    size_t b = (coproc_type_size(kt) == 8 ? 12 : 8) + 4; /* key words, count */
+    if (!has_values)
+        return b;
+    int fl = vt == COPROC_FLOAT32 || vt == COPROC_FLOAT64;
+    int hi = vt == COPROC_INT64 || vt == COPROC_UINT64 || vt == COPROC_FLOAT64;
+    b += (fl ? 16 : 8) + 8;                        /* sum words, min, max */
+    b += hi ? 8 : 0;                               /* min, max high words */
+    b += fl ? 8 : 0;                               /* exponent max, NaN flags */
+    return b;
+}
+
+/* Device bytes of the group-by of `rows` rows (all distinct, the worst case):
+ * the largest of its phases, as runtime/ops/group_by.c allocates them. */
+static void group_by_cost(const coproc__device *dev, const plan *p, size_t rows, cost *c)
+{
+    coproc_type kt = p->t[0], vt = p->has_values ? p->t[1] : COPROC_INT32;
+    size_t ks = coproc_type_size(kt), vs = p->has_values ? coproc_type_size(vt) : 0;
+    size_t cap = coproc__next_pow2(2 * rows), g = rows;
+    cost table = cost_init(dev);
+    cost_add(&table, 1, cap * (ks == 8 ? 12 : 8));
+    size_t per_slot = group_by_slot_bytes(kt, p->has_values, vt) - (ks == 8 ? 12 : 8);
+    for (size_t w = 0; w < per_slot / 4; w++)
+        cost_add(&table, 1, cap * 4);
+    cost_add(&table, 2, 16); /* ctl; the sums of flags_to_positions */
+    cost insert = cost_init(dev), number = cost_init(dev), out = cost_init(dev);
+    cost_add(&insert, 1, rows * 4);                  /* row -> slot */
+    cost_add(&number, 1, cap * 4);                   /* occupied flags */
+    cost_add(&number, 1, (max_groups(dev) + 1) * 8); /* their prefix sums */
+    cost_add(&number, 1, g * 4);                     /* positions of the groups */
+    cost_add(&out, 1, g * 4);
+    cost_add(&out, 1, g * ks);                       /* result keys, count, aggregates */
+    cost_add(&out, 1, g * 8);
+    if (p->has_values) {
+        cost_add(&out, 1, g * 8);
+        cost_add(&out, 2, g * vs);
+    }
+    cost_add(&out, 1, g * ks);                       /* keys in group order, ranks */
+    cost_add(&out, 1, g * 4);
+    if (g >= 65536) {                                /* ranks by coproc_argsort */
+        cost_add(&out, 2, g * 4);
+        cost_add(&out, 2, g * ks);
+        cost_add(&out, 1, (size_t)8 * 256 * 4 * max_groups(dev));
+        cost_add(&out, 1, (size_t)8 * 256 * 4);
+    }
+    size_t peak = insert.total;
+    peak = number.total > peak ? number.total : peak;
+    peak = out.total > peak ? out.total : peak;
+    c->total += table.total + peak;
+    c->over |= table.over | insert.over | number.over | out.over;
+}
+
+/* Device bytes of a chunk of `rows` rows with `nbuf` input buffers in flight. */
+static size_t plan_bytes(const coproc__device *dev, const plan *p, size_t rows, int nbuf)
+{
+    cost c = cost_init(dev);
+    for (int i = 0; i < p->inputs; i++)
+        cost_add(&c, (size_t)nbuf, rows * coproc_type_size(p->t[i]));
+    switch (p->op) {
+    case OP_REDUCE:
+        cost_add(&c, 1, max_groups(dev) * 8); /* per-group partials */
+        break;
+    case OP_SELECT:
+        cost_add(&c, 1, (rows + 31) / 32 * 4); /* bitmap */
+        cost_add(&c, 1, max_groups(dev) * 4);  /* per-group counts */
+        if (p->positions)
+            cost_add(&c, 1, rows * 4);         /* at worst every row matches */
+        break;
+    case OP_MAP:
+        cost_add(&c, 1, rows * coproc_type_size(p->t[0]));
+        break;
+    default:
+        group_by_cost(dev, p, rows, &c);
+        break;
+    }
+    return c.over ? SIZE_MAX : c.total;
+}
+
+/* The most rows a chunk may have within budget (at least 1), in *rows. */
+static coproc_status plan_rows(coproc_runtime *rt, const coproc__device *dev, const plan *p,
+                               size_t n, size_t budget, size_t limit, const char *what,
+                               size_t *rows)
+{
+    if (budget < STREAM_MIN_BUDGET)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: a budget of %zu bytes is below "
+                            "the minimum of %zu", what, budget, STREAM_MIN_BUDGET);
+    size_t hi = n > 1 ? n : 1;
+    if (hi > limit)
+        hi = limit;
+    /* One chunk needs one buffer per input; more need STREAM_BUFFERS. */
+    if (plan_bytes(dev, p, hi, 1) <= budget) {
+        *rows = hi;
+        return COPROC_OK;
+    }
+    if (plan_bytes(dev, p, 1, STREAM_BUFFERS) > budget)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: a budget of %zu bytes is too "
+                            "small for this operator on device %d", what, budget, dev->index);
+    size_t lo = 1; /* fits; hi does not */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (plan_bytes(dev, p, mid, STREAM_BUFFERS) <= budget)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *rows = lo;
+    return COPROC_OK;
+}
+
+/* ---------------------------------------------------------------- checks and helpers */
+
+static coproc_status check_host(coproc_runtime *rt, coproc__device *dev, const coproc_column *col,
+                                const char *what)
+{
+    if (!col)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s is NULL", what);
+    if (col->rt != rt)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s belongs to another runtime", what);
+    if (col->dev)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s is a device column; streaming "
+                            "takes host columns", what);
+    if ((unsigned)col->type >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: invalid type %d", what,
+                            (int)col->type);
+    if (col->length > 0 && !col->host)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s has %zu rows but no data", what,
+                            col->length);
+    if (col->type == COPROC_FLOAT64 && !dev->info.has_fp64)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: device %d (%s) has no fp64", what,
+                            dev->index, dev->info.name);
+    return COPROC_OK;
+}
+
+static coproc_status check_common(coproc_runtime *rt, coproc__device *dev, const char *what)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!dev)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: device is NULL", what);
+    return COPROC_OK;
+}
+
+/* Give a host column `length` rows, keeping the first ones (the rest is uninitialised). */
+static coproc_status host_resize(coproc_runtime *rt, coproc_column *col, size_t length)
+{
+    size_t es = coproc_type_size(col->type);
+    if (length == 0) {
+        free(col->host);
+        col->host = NULL;
+        col->length = 0;
+        return COPROC_OK;
+    }
+    void *p = realloc(col->host, length * es);
+    if (!p) {
+        if (length < col->length) { /* a shrink that failed: keep the larger block */
+            col->length = length;
+            return COPROC_OK;
+        }
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory for %zu rows",
+                            length);
+    }
+    col->host = p;
+    col->length = length;
+    return COPROC_OK;
+}
+
+/* Copy a device column (of a chunk's result) into host memory. */
+static coproc_status download(coproc_runtime *rt, coproc__device *dev, const coproc_column *col,
+                              void *dst)
+{
+    return coproc__d2h(rt, dev, NULL, dst, col->mem, 0,
+                       col->length * coproc_type_size(col->type), 0);
+}
+
+/* ---------------------------------------------------------------- reduce */
+
+static void reduce_combine(coproc_reduce_op op, const coproc_scalar *part, coproc_scalar *r,
+                           int first)
+{
+    if (op == COPROC_REDUCE_SUM) {
+        if (r->type == COPROC_FLOAT64)
+            r->v.f64 += part->v.f64;
+        else
+            r->v.u64 += part->v.u64; /* two's complement: signed sums wrap alike */
+        return;
+    }
+    int mn = op == COPROC_REDUCE_MIN;
+    if (first) {
+        r->v = part->v;
+    } else if (r->type == COPROC_INT64) {
+        if (mn ? part->v.i64 < r->v.i64 : part->v.i64 > r->v.i64)
+            r->v.i64 = part->v.i64;
+    } else if (r->type == COPROC_UINT64) {
+        if (mn ? part->v.u64 < r->v.u64 : part->v.u64 > r->v.u64)
+            r->v.u64 = part->v.u64;
+    } else { /* fmin/fmax drop NaN: a chunk of only NaN does not hide the others */
+        r->v.f64 = mn ? fmin(r->v.f64, part->v.f64) : fmax(r->v.f64, part->v.f64);
+    }
+}
+
+coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, coproc_reduce_op op,
+                                    const coproc_column *col, size_t budget, coproc_scalar *out)
+{
+    const char *what = "coproc_reduce (streamed)";
+    coproc_status s = check_common(rt, dev, what);
+    if (s != COPROC_OK)
+        return s;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: out is NULL", what);
+    if ((s = check_host(rt, dev, col, "coproc_reduce: column")) != COPROC_OK)
+        return s;
+    if ((unsigned)op > COPROC_REDUCE_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown op %d", what, (int)op);
+    plan p = {.op = OP_REDUCE, .t = {col->type}, .inputs = 1};
+    size_t rows = 0;
+    if ((s = plan_rows(rt, dev, &p, col->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
+        return s;
+    coproc_scalar r;
+    coproc__reduce_identity(op, col->type, &r);
+    if (op == COPROC_REDUCE_COUNT) { /* no row needs reading */
+        r.v.u64 = r.count = col->length;
+        *out = r;
+        return COPROC_OK;
+    }
+
+    stream st;
+    coproc_column v[2];
+    if ((s = stream_open(&st, rt, dev, col, NULL, rows)) != COPROC_OK)
+        goto fail;
+    for (size_t k = 0; k < st.chunks; k++) {
+        coproc_scalar part;
+        if ((s = stream_wait(&st, k, v)) != COPROC_OK ||
+            (s = coproc__reduce_run(rt, op, &v[0], &part)) != COPROC_OK ||
+            (s = stream_done(&st, k)) != COPROC_OK)
+            goto fail;
+        if (v[0].length > 0)
+            reduce_combine(op, &part, &r, k == 0);
+    }
+    stream_close(&st);
+    r.count = col->length;
+    *out = r;
+    return COPROC_OK;
+fail:
+    stream_close(&st);
+    return s;
+}
+
+/* ---------------------------------------------------------------- select */
+
+coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
+                                    const coproc_filter *f, size_t budget,
+                                    coproc_column **positions, uint64_t *count)
+{
+    const char *what = "coproc_select (streamed)";
+    coproc_status s = check_common(rt, dev, what);
+    if (s != COPROC_OK)
+        return s;
+    if (positions)
+        *positions = NULL;
+    if (!f)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: filter is NULL", what);
+    if ((unsigned)f->logic > COPROC_LOGIC_OR)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown logic %d", what,
+                            (int)f->logic);
+    int two = f->logic != COPROC_LOGIC_NONE;
+    if ((s = check_host(rt, dev, f->first.col, "coproc_select: first predicate's column")) !=
+        COPROC_OK)
+        return s;
+    if (two && (s = check_host(rt, dev, f->second.col,
+                               "coproc_select: second predicate's column")) != COPROC_OK)
+        return s;
+    const coproc_column *a = f->first.col, *b = two ? f->second.col : NULL;
+    if (b && b->length != a->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: the predicates' columns have %zu "
+                            "and %zu rows", what, a->length, b->length);
+    if (a->length > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: %zu rows exceed 32-bit positions", what,
+                            a->length);
+    plan p = {.op = OP_SELECT, .t = {a->type, b ? b->type : a->type}, .inputs = b ? 2 : 1,
+              .positions = positions != NULL};
+    size_t rows = 0;
+    if ((s = plan_rows(rt, dev, &p, a->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
+        return s;
+    if (!positions && !count)
+        return COPROC_OK;
+
+    stream st;
+    coproc_column v[2], *pos = NULL, *part = NULL;
+    size_t total = 0;
+    if (positions &&
+        (s = coproc__host_column_new(rt, COPROC_UINT32, 0, &pos)) != COPROC_OK)
+        return s;
+    if ((s = stream_open(&st, rt, dev, a, b, rows)) != COPROC_OK)
+        goto fail;
+    for (size_t k = 0; k < st.chunks; k++) {
+        if ((s = stream_wait(&st, k, v)) != COPROC_OK)
+            goto fail;
+        coproc_filter fv = *f;
+        fv.first.col = &v[0];
+        if (b)
+            fv.second.col = &v[1];
+        uint64_t matched = 0;
+        if ((s = coproc__select_run(rt, &fv, positions ? &part : NULL, &matched)) != COPROC_OK ||
+            (s = stream_done(&st, k)) != COPROC_OK)
+            goto fail;
+        if (positions && matched > 0) {
+            if (total + matched > pos->length) { /* grow geometrically */
+                size_t want = pos->length * 2 > total + matched ? pos->length * 2
+                                                                : total + matched;
+                if (want > a->length)
+                    want = a->length;
+                if ((s = host_resize(rt, pos, want)) != COPROC_OK)
+                    goto fail;
+            }
+            uint32_t *dst = (uint32_t *)pos->host + total;
+            if ((s = download(rt, dev, part, dst)) != COPROC_OK)
+                goto fail;
+            uint32_t start = (uint32_t)chunk_start(&st, k);
+            for (uint64_t i = 0; i < matched; i++)
+                dst[i] += start;
+        }
+        coproc_column_free(part);
+        part = NULL;
+        total += matched;
+    }
+    stream_close(&st);
+    if (positions) {
+        if ((s = host_resize(rt, pos, total)) != COPROC_OK)
+            goto fail;
+        *positions = pos;
+    }
+    if (count)
+        *count = total;
+    return COPROC_OK;
+fail:
+    stream_close(&st);
+    coproc_column_free(part);
+    coproc_column_free(pos);
+    return s;
+}
+
+/* ---------------------------------------------------------------- map */
+
+coproc_status coproc__stream_map(coproc_runtime *rt, coproc__device *dev, coproc_arith op,
+                                 const coproc_column *a, const coproc_column *b, coproc_value c,
+                                 size_t budget, coproc_column **out)
+{
+    const char *what = b ? "coproc_map (streamed)" : "coproc_map_const (streamed)";
+    coproc_status s = check_common(rt, dev, what);
+    if (s != COPROC_OK)
+        return s;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: out is NULL", what);
+    *out = NULL;
+    if ((s = check_host(rt, dev, a, "coproc_map: a")) != COPROC_OK)
+        return s;
+    if (b && (s = check_host(rt, dev, b, "coproc_map: b")) != COPROC_OK)
+        return s;
+    if (b && a->type != b->type)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: a is %s, b is %s (types must "
+                            "match; coproc_cast one)", what, coproc_type_name(a->type),
+                            coproc_type_name(b->type));
+    if (b && a->length != b->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: a has %zu rows, b %zu", what,
+                            a->length, b->length);
+    plan p = {.op = OP_MAP, .t = {a->type, a->type}, .inputs = b ? 2 : 1};
+    size_t rows = 0;
+    if ((s = plan_rows(rt, dev, &p, a->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
+        return s;
+
+    stream st;
+    coproc_column v[2], *res = NULL, *part = NULL;
+    size_t es = coproc_type_size(a->type);
+    if ((s = coproc__host_column_new(rt, a->type, a->length, &res)) != COPROC_OK)
+        return s;
+    if ((s = stream_open(&st, rt, dev, a, b, rows)) != COPROC_OK)
+        goto fail;
+    for (size_t k = 0; k < st.chunks; k++) {
+        if ((s = stream_wait(&st, k, v)) != COPROC_OK)
+            goto fail;
+        s = b ? coproc__map_run(rt, op, &v[0], &v[1], &part)
+              : coproc__map_const_run(rt, op, &v[0], c, &part);
+        /* The inputs are free once the kernel is done: the next copy starts
+         * before this chunk's result is read back. */
+        if (s != COPROC_OK || (s = stream_done(&st, k)) != COPROC_OK)
+            goto fail;
+        if (v[0].length > 0 &&
+            (s = download(rt, dev, part, (char *)res->host + chunk_start(&st, k) * es)) !=
+                COPROC_OK)
+            goto fail;
+        coproc_column_free(part);
+        part = NULL;
+    }
+    stream_close(&st);
+    *out = res;
+    return COPROC_OK;
+fail:
+    stream_close(&st);
+    coproc_column_free(part);
+    coproc_column_free(res);
+    return s;
+}
+
+/* ---------------------------------------------------------------- group-by */
+
+/* The chunks' results, concatenated: run k is rows [start[k], start[k+1]). */
+typedef struct partials {
+    size_t len, cap;
+    unsigned char *col[5]; /* keys, count, sum, min, max */
+    size_t size[5];        /* element bytes; 0: absent */
+    size_t *start;
+    size_t runs;
+} partials;
+
+static void partials_free(partials *p)
+{
+    for (int i = 0; i < 5; i++)
+        free(p->col[i]);
+    free(p->start);
+    memset(p, 0, sizeof *p);
+}
+
+/* Append one chunk's group-by result (device columns). */
+static coproc_status partials_add(coproc_runtime *rt, coproc__device *dev, partials *p,
+                                  const coproc_group_result *g, size_t chunks)
+{
+    const coproc_column *cols[5] = {g->keys, g->count, g->sum, g->min, g->max};
+    if (!p->start && !(p->start = calloc(chunks + 1, sizeof *p->start)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    if (p->len + g->groups > p->cap) {
+        size_t cap = p->cap * 2 > p->len + g->groups ? p->cap * 2 : p->len + g->groups;
+        for (int i = 0; i < 5; i++) {
+            if (!cols[i])
+                continue;
+            void *m = realloc(p->col[i], cap * coproc_type_size(cols[i]->type));
+            if (!m)
+                return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory for %zu "
+                                    "partial groups", cap);
+            p->col[i] = m;
+        }
+        p->cap = cap;
+    }
+    for (int i = 0; i < 5; i++) {
+        if (!cols[i])
+            continue;
+        p->size[i] = coproc_type_size(cols[i]->type);
+        coproc_status s = download(rt, dev, cols[i], p->col[i] + p->len * p->size[i]);
+        if (s != COPROC_OK)
+            return s;
+    }
+    p->len += g->groups;
+    p->start[++p->runs] = p->len;
+    return COPROC_OK;
+}
+
+/* A key in an order that compares as the key type's values. */
+static uint64_t key_order(coproc_type t, const unsigned char *k)
+{
+    if (coproc_type_size(t) == 4) {
+        uint32_t w;
+        memcpy(&w, k, 4);
+        return t == COPROC_INT32 ? w ^ 0x80000000u : w;
+    }
+    uint64_t w;
+    memcpy(&w, k, 8);
+    return t == COPROC_INT64 ? w ^ 0x8000000000000000ull : w;
+}
+
+/* Fold value v into the aggregate at acc: min (mn) or max of type t. */
+#define FOLD_MINMAX(T, MIN, MAX)                                                           \
+    do {                                                                                   \
+        T x, y;                                                                            \
+        memcpy(&x, acc, sizeof x);                                                         \
+        memcpy(&y, v, sizeof y);                                                           \
+        x = mn ? MIN(x, y) : MAX(x, y);                                                    \
+        memcpy(acc, &x, sizeof x);                                                         \
+    } while (0)
+#define LESSER(x, y) ((y) < (x) ? (y) : (x))
+#define GREATER(x, y) ((y) > (x) ? (y) : (x))
+
+static void fold_minmax(coproc_type t, int mn, unsigned char *acc, const unsigned char *v)
+{
+    switch (t) {
+    case COPROC_INT32: FOLD_MINMAX(int32_t, LESSER, GREATER); break;
+    case COPROC_INT64: FOLD_MINMAX(int64_t, LESSER, GREATER); break;
+    case COPROC_UINT32: FOLD_MINMAX(uint32_t, LESSER, GREATER); break;
+    case COPROC_UINT64: FOLD_MINMAX(uint64_t, LESSER, GREATER); break;
+    /* fmin/fmax drop NaN: NaN only when every value of the group was NaN. */
+    case COPROC_FLOAT32: FOLD_MINMAX(float, fminf, fmaxf); break;
+    default: FOLD_MINMAX(double, fmin, fmax); break;
+    }
+}
+
+static void fold_sum(coproc_type t, unsigned char *acc, const unsigned char *v)
+{
+    if (t == COPROC_FLOAT64) {
+        double x, y;
+        memcpy(&x, acc, 8);
+        memcpy(&y, v, 8);
+        x += y;
+        memcpy(acc, &x, 8);
+    } else if (t == COPROC_FLOAT32) { /* devices without fp64 sum in float */
+        float x, y;
+        memcpy(&x, acc, 4);
+        memcpy(&y, v, 4);
+        x += y;
+        memcpy(acc, &x, 4);
+    } else {
+        uint64_t x, y; /* wrapping, the same bits for signed sums */
+        memcpy(&x, acc, 8);
+        memcpy(&y, v, 8);
+        x += y;
+        memcpy(acc, &x, 8);
+    }
+}
+
+/* Heap of runs ordered by their current key (a min-heap on key_order). */
+typedef struct merge_heap {
+    size_t *run;   /* heap of run indices */
+    size_t *pos;   /* per run: next row */
+    size_t size;
+    const partials *p;
+    coproc_type kt;
+} merge_heap;
+
+static uint64_t heap_key(const merge_heap *h, size_t i)
+{
+    size_t r = h->run[i];
+    return key_order(h->kt, h->p->col[0] + h->pos[r] * h->p->size[0]);
+}
+
+static void heap_down(merge_heap *h, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < h->size && heap_key(h, l) < heap_key(h, m))
+            m = l;
+        if (l + 1 < h->size && heap_key(h, l + 1) < heap_key(h, m))
+            m = l + 1;
+        if (m == i)
+            return;
+        size_t t = h->run[i];
+        h->run[i] = h->run[m];
+        h->run[m] = t;
+        i = m;
+    }
+}
+
+/*
+ * Merge the runs (each ascending by key, keys distinct within a run) into
+ * out's host columns (capacity p->len rows), summing counts and sums and
+ * folding min/max of equal keys; out->groups receives the number of groups.
+ */
+static coproc_status merge_partials(coproc_runtime *rt, const partials *p, coproc_type kt,
+                                    coproc_type sum_t, coproc_type vt, coproc_group_result *out)
+{
+    merge_heap h = {.p = p, .kt = kt};
+    h.run = malloc((p->runs + 1) * sizeof *h.run);
+    h.pos = malloc((p->runs + 1) * sizeof *h.pos);
+    if (!h.run || !h.pos) {
+        free(h.run);
+        free(h.pos);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (size_t r = 0; r < p->runs; r++) {
+        h.pos[r] = p->start[r];
+        if (p->start[r] < p->start[r + 1])
+            h.run[h.size++] = r;
+    }
+    for (size_t i = h.size; i-- > 0;)
+        heap_down(&h, i);
+    coproc_column *dst[5] = {out->keys, out->count, out->sum, out->min, out->max};
+    size_t groups = 0;
+    uint64_t last = 0;
+    while (h.size > 0) {
+        size_t r = h.run[0], row = h.pos[r];
+        uint64_t key = heap_key(&h, 0);
+        int same = groups > 0 && key == last;
+        if (!same)
+            groups++;
+        size_t g = groups - 1;
+        for (int i = 0; i < 5; i++) {
+            if (!dst[i])
+                continue;
+            size_t es = p->size[i];
+            unsigned char *acc = (unsigned char *)dst[i]->host + g * es;
+            const unsigned char *v = p->col[i] + row * es;
+            if (!same || i == 0)
+                memcpy(acc, v, es);
+            else if (i == 1)
+                fold_sum(COPROC_UINT64, acc, v);
+            else if (i == 2)
+                fold_sum(sum_t, acc, v);
+            else
+                fold_minmax(vt, i == 3, acc, v);
+        }
+        last = key;
+        if (++h.pos[r] < p->start[r + 1])
+            heap_down(&h, 0);
+        else if (--h.size > 0) {
+            h.run[0] = h.run[h.size];
+            heap_down(&h, 0);
+        }
+    }
+    free(h.run);
+    free(h.pos);
+    out->groups = groups;
+    return COPROC_OK;
+}
+
+coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc_column *keys, const coproc_column *values,
+                                      int sorted, size_t budget, coproc_group_result *out)
+{
+    const char *what = "coproc_group_by (streamed)";
+    coproc_status s = check_common(rt, dev, what);
+    if (s != COPROC_OK)
+        return s;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: out is NULL", what);
+    memset(out, 0, sizeof *out);
+    if ((s = check_host(rt, dev, keys, "coproc_group_by: keys")) != COPROC_OK)
+        return s;
+    if (values && (s = check_host(rt, dev, values, "coproc_group_by: values")) != COPROC_OK)
+        return s;
+    if (!coproc__is_key_type(keys->type))
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: keys of type %s; keys must be "
+                            "integers", what, coproc_type_name(keys->type));
+    if (values && values->length != keys->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: %zu keys but %zu values", what,
+                            keys->length, values->length);
+    plan p = {.op = OP_GROUP_BY, .t = {keys->type, values ? values->type : keys->type},
+              .inputs = values ? 2 : 1, .has_values = values != NULL};
+    size_t rows = 0;
+    /* The in-memory group-by takes at most 2^32 - 1 rows; tables stay below 2^31 slots. */
+    if ((s = plan_rows(rt, dev, &p, keys->length, budget, (size_t)1 << 30, what, &rows)) !=
+        COPROC_OK)
+        return s;
+    (void)sorted; /* the merge gives ascending keys either way */
+
+    stream st;
+    coproc_column v[2];
+    coproc_group_result part, r;
+    memset(&part, 0, sizeof part);
+    memset(&r, 0, sizeof r);
+    partials pt;
+    memset(&pt, 0, sizeof pt);
+    coproc_type sum_t = COPROC_INT64;
+    if ((s = stream_open(&st, rt, dev, keys, values, rows)) != COPROC_OK)
+        goto fail;
+    for (size_t k = 0; k < st.chunks; k++) {
+        /* Sorted partials merge in one pass on the host. */
+        if ((s = stream_wait(&st, k, v)) != COPROC_OK ||
+            (s = coproc__group_by_run(rt, &v[0], values ? &v[1] : NULL, 1, &part)) !=
+                COPROC_OK ||
+            (s = stream_done(&st, k)) != COPROC_OK ||
+            (s = partials_add(rt, dev, &pt, &part, st.chunks)) != COPROC_OK)
+            goto fail;
+        if (part.sum)
+            sum_t = part.sum->type;
+        coproc_group_result_free(&part);
+    }
+    stream_close(&st);
+
+    if ((s = coproc__host_column_new(rt, keys->type, pt.len, &r.keys)) != COPROC_OK ||
+        (s = coproc__host_column_new(rt, COPROC_UINT64, pt.len, &r.count)) != COPROC_OK)
+        goto fail;
+    if (values &&
+        ((s = coproc__host_column_new(rt, sum_t, pt.len, &r.sum)) != COPROC_OK ||
+         (s = coproc__host_column_new(rt, values->type, pt.len, &r.min)) != COPROC_OK ||
+         (s = coproc__host_column_new(rt, values->type, pt.len, &r.max)) != COPROC_OK))
+        goto fail;
+    if ((s = merge_partials(rt, &pt, keys->type, sum_t, values ? values->type : keys->type,
+                            &r)) != COPROC_OK)
+        goto fail;
+    partials_free(&pt);
+    coproc_column *cols[5] = {r.keys, r.count, r.sum, r.min, r.max};
+    for (int i = 0; i < 5; i++)
+        if (cols[i] && (s = host_resize(rt, cols[i], r.groups)) != COPROC_OK)
+            goto fail;
+    *out = r;
+    return COPROC_OK;
+fail:
+    stream_close(&st);
+    coproc_group_result_free(&part);
+    coproc_group_result_free(&r);
+    partials_free(&pt);
+    return s;
+}

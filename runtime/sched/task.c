@@ -1,0 +1,479 @@
+/* task.c - asynchronous operators: submission, placement, per-device worker
+ * threads with bounded ready queues, waiting; and the per-device statistics.
+ * One scheduler (scheduler.h) per runtime places every task, so its picture of
+ * each device's queued and running work is complete. */
+#include "sched/task.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/bandwidth.h"
+#include "exec/hostrun.h"
+#include "cost/profile.h"
+#include "data/residency.h"
+#include "core/runtime.h"
+#include "sched/scheduler.h"
+#include "backend/opencl/topology.h"
+
+struct coproc_task {
+    coproc_runtime *rt;
+    coproc_op op;
+    coproc__sched_ticket ticket;
+    int tried;                 /* devices that ran out of memory on it (bits) */
+    pthread_mutex_t lock;
+    pthread_cond_t done_cond;
+    int done;
+    coproc_status status;
+    char errmsg[512];
+    coproc_result result;
+};
+
+typedef struct worker {
+    coproc_runtime *rt;
+    struct coproc__tasks *ts;  /* its owner */
+    int device;
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    coproc_task **ring;        /* bounded ready queue */
+    int head, count;
+    int stop;
+    atomic_uint_fast64_t tasks_run, tasks_streamed;
+    /* The prefetcher: copies the next task's inputs on the copy queue while
+     * this task computes. `pending` waits for it, `active` is being copied. */
+    pthread_t prefetcher;
+    int prefetcher_started;
+    pthread_cond_t prefetch_cond;
+    coproc_task *pending, *active;
+} worker;
+
+typedef struct coproc__tasks {
+    coproc__sched sched;
+    double t0;                 /* clock origin */
+    int depth;
+    worker *w;
+} coproc__tasks;
+
+static double clock_now(const coproc__tasks *ts) { return coproc__now() - ts->t0; }
+
+static void finish(coproc_task *t, coproc_status s)
+{
+    pthread_mutex_lock(&t->lock);
+    t->status = s;
+    if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
+        coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
+    t->done = 1;
+    pthread_cond_broadcast(&t->done_cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Run one task on its device. A device out of memory (after its own evict,
+ * retry and streaming) hands the task to the next device that can run it,
+ * here in this thread, so no queue can fill up in a cycle. */
+static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
+{
+    coproc_runtime *rt = w->rt;
+    int d = w->device;
+    coproc_status s;
+    for (;;) {
+        coproc__device *dev = &rt->devices[d];
+        coproc__sched_start(&ts->sched, &t->ticket, clock_now(ts));
+        double t0 = coproc__now();
+        s = coproc__op_run(rt, dev, &t->op, &t->result);
+        double seconds = coproc__now() - t0;
+        coproc__sched_finish(&ts->sched, &t->ticket, clock_now(ts),
+                             s == COPROC_OK ? seconds : -1);
+        if (s == COPROC_OK) {
+            atomic_fetch_add(&ts->w[d].tasks_run, 1);
+            atomic_fetch_add(&ts->w[d].tasks_streamed, t->result.streamed != 0);
+            t->result.seconds = seconds;
+            t->result.estimate_s = t->ticket.estimate;
+            break;
+        }
+        coproc_result_free(&t->result);
+        memset(&t->result, 0, sizeof t->result);
+        t->tried |= 1u << d;
+        if (s != COPROC_DEVICE_OUT_OF_MEMORY || t->op.device >= 0 ||
+            coproc__op_home_device(&t->op) >= 0)
+            break;
+        int next = -1;
+        for (int i = 0; i < rt->device_count && next < 0; i++)
+            if (!(t->tried & (1u << i)) && coproc__op_runs_on(&t->op, &rt->devices[i]))
+                next = i;
+        if (next < 0)
+            break;
+        coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory; running the %s on device %d",
+                    d, coproc_op_kind_name(t->op.kind), next);
+        coproc__sched_task st;
+        memset(&st, 0, sizeof st);
+        st.kind = (int)t->op.kind;
+        st.forced = next;
+        for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
+            st.cost[i] = st.transfer[i] = -1;
+        coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+        d = next;
+    }
+    finish(t, s);
+}
+
+static void *prefetcher_main(void *arg)
+{
+    worker *w = arg;
+    coproc__topology_bind_thread(w->rt, w->device);
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->pending && !w->stop)
+            pthread_cond_wait(&w->prefetch_cond, &w->lock);
+        if (!w->pending)
+            break;
+        w->active = w->pending;
+        w->pending = NULL;
+        pthread_mutex_unlock(&w->lock);
+        coproc__op_prefetch(w->rt, &w->rt->devices[w->device], &w->active->op);
+        pthread_mutex_lock(&w->lock);
+        w->active = NULL;
+        pthread_cond_broadcast(&w->prefetch_cond);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    coproc__tasks *ts = w->ts;
+    coproc__topology_bind_thread(w->rt, w->device);
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        while (w->count == 0 && !w->stop)
+            pthread_cond_wait(&w->not_empty, &w->lock);
+        if (w->count == 0) {
+            pthread_mutex_unlock(&w->lock);
+            return NULL;
+        }
+        coproc_task *t = w->ring[w->head];
+        w->head = (w->head + 1) % ts->depth;
+        w->count--;
+        pthread_cond_signal(&w->not_full);
+        /* The prefetcher must be done with t before t runs: once t finishes
+         * its caller may free the columns the prefetcher would read. */
+        if (w->pending == t)
+            w->pending = NULL;
+        while (w->active == t)
+            pthread_cond_wait(&w->prefetch_cond, &w->lock);
+        if (w->count > 0 && w->prefetcher_started) {
+            w->pending = w->ring[w->head];
+            pthread_cond_broadcast(&w->prefetch_cond);
+        }
+        pthread_mutex_unlock(&w->lock);
+        run_task(ts, w, t);
+    }
+}
+
+/* Put t on device d's ready queue, waiting while it is full (back-pressure). */
+static void enqueue(coproc__tasks *ts, int d, coproc_task *t)
+{
+    worker *w = &ts->w[d];
+    pthread_mutex_lock(&w->lock);
+    while (w->count == ts->depth)
+        pthread_cond_wait(&w->not_full, &w->lock);
+    w->ring[(w->head + w->count) % ts->depth] = t;
+    w->count++;
+    pthread_cond_signal(&w->not_empty);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static coproc__sched_config sched_config(coproc_runtime *rt)
+{
+    int n = rt->device_count < COPROC__SCHED_MAX_DEVICES ? rt->device_count
+                                                         : COPROC__SCHED_MAX_DEVICES;
+    coproc__sched_config c = coproc__sched_defaults(n);
+    c.policy = (coproc__policy)rt->policy;
+    c.fixed_device = rt->fixed_device;
+    /* STATIC: the first CPU and the first GPU, the bus speed as calibrated. */
+    c.static_cpu_device = c.static_gpu_device = -1;
+    for (int i = 0; i < n; i++) {
+        coproc_device_type ty = rt->devices[i].info.type;
+        if (ty == COPROC_DEVICE_CPU && c.static_cpu_device < 0)
+            c.static_cpu_device = i;
+        if (ty == COPROC_DEVICE_GPU && c.static_gpu_device < 0)
+            c.static_gpu_device = i;
+    }
+    if (c.static_cpu_device < 0)
+        c.static_cpu_device = 0;
+    if (c.static_gpu_device < 0)
+        c.static_gpu_device = c.static_cpu_device;
+    double bw = rt->devices[c.static_gpu_device].profile->h2d_pinned.bytes_per_s;
+    c.static_bus_bandwidth = bw > 0 ? bw : 32e9; /* Trueno-DB's constant until calibrated */
+    return c;
+}
+
+/* Start the scheduler and one worker per device, on first use. */
+static void tasks_free(coproc_runtime *rt, coproc__tasks *ts);
+
+/* The runtime's scheduler and workers, started on first use; published in
+ * rt->tasks only once every worker runs. */
+static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
+{
+    pthread_mutex_lock(&rt->tasks_lock);
+    if ((*out = rt->tasks)) {
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return COPROC_OK;
+    }
+    coproc_status s = COPROC_OK;
+    coproc__tasks *ts = calloc(1, sizeof *ts);
+    if (!ts || !(ts->w = calloc((size_t)rt->device_count, sizeof *ts->w))) {
+        free(ts);
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    coproc__sched_config cfg = sched_config(rt);
+    if (coproc__sched_init(&ts->sched, &cfg) != 0) {
+        free(ts->w);
+        free(ts);
+        pthread_mutex_unlock(&rt->tasks_lock);
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "bad scheduler configuration");
+    }
+    ts->t0 = coproc__now();
+    ts->depth = rt->queue_depth;
+    for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
+        worker *w = &ts->w[d];
+        w->rt = rt;
+        w->ts = ts;
+        w->device = d;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->not_empty, NULL);
+        pthread_cond_init(&w->not_full, NULL);
+        pthread_cond_init(&w->prefetch_cond, NULL);
+        if (!(w->ring = calloc((size_t)ts->depth, sizeof *w->ring)))
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        else if (pthread_create(&w->thread, NULL, worker_main, w) != 0)
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "cannot start a worker thread");
+        else
+            w->started = 1;
+        /* Only devices with their own memory have copies to overlap. */
+        coproc__device *dev = &rt->devices[d];
+        if (s == COPROC_OK && !(dev->zero_copy && dev->info.host_unified_memory)) {
+            pthread_mutex_lock(&w->lock);
+            w->prefetcher_started =
+                pthread_create(&w->prefetcher, NULL, prefetcher_main, w) == 0;
+            pthread_mutex_unlock(&w->lock);
+        }
+    }
+    if (s == COPROC_OK)
+        rt->tasks = *out = ts;
+    else
+        tasks_free(rt, ts);
+    pthread_mutex_unlock(&rt->tasks_lock);
+    return s;
+}
+
+void coproc__tasks_stop(coproc_runtime *rt)
+{
+    if (rt->tasks)
+        tasks_free(rt, rt->tasks);
+    rt->tasks = NULL;
+}
+
+/* Stop the workers (they run what is queued first) and free everything. */
+static void tasks_free(coproc_runtime *rt, coproc__tasks *ts)
+{
+    for (int d = 0; d < rt->device_count; d++) {
+        worker *w = &ts->w[d];
+        if (!w->ring && !w->started)
+            continue;
+        pthread_mutex_lock(&w->lock);
+        w->stop = 1;
+        pthread_cond_broadcast(&w->not_empty);
+        pthread_cond_broadcast(&w->prefetch_cond);
+        pthread_mutex_unlock(&w->lock);
+    }
+    for (int d = 0; d < rt->device_count; d++) {
+        worker *w = &ts->w[d];
+        if (w->started)
+            pthread_join(w->thread, NULL);
+        if (w->prefetcher_started)
+            pthread_join(w->prefetcher, NULL);
+        if (w->ring || w->started) {
+            pthread_mutex_destroy(&w->lock);
+            pthread_cond_destroy(&w->not_empty);
+            pthread_cond_destroy(&w->not_full);
+            pthread_cond_destroy(&w->prefetch_cond);
+        }
+        free(w->ring);
+    }
+    coproc__sched_destroy(&ts->sched);
+    free(ts->w);
+    free(ts);
+}
+
+void coproc_op_init(coproc_op *op, coproc_op_kind kind)
+{
+    if (!op)
+        return;
+    memset(op, 0, sizeof *op);
+    op->struct_size = sizeof *op;
+    op->kind = kind;
+    op->device = -1;
+}
+
+coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task **out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!op || !out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_submit: %s is NULL",
+                            op ? "out" : "op");
+    *out = NULL;
+    coproc_status s = coproc__op_check(rt, op);
+    if (s != COPROC_OK)
+        return s;
+    if (rt->device_count > COPROC__SCHED_MAX_DEVICES)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "more than %d devices",
+                            COPROC__SCHED_MAX_DEVICES);
+    coproc__tasks *ts;
+    if ((s = tasks_start(rt, &ts)) != COPROC_OK)
+        return s;
+
+    coproc_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    t->rt = rt;
+    t->op = *op;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->done_cond, NULL);
+
+    coproc__sched_task st;
+    memset(&st, 0, sizeof st);
+    st.kind = (int)op->kind;
+    int home = coproc__op_home_device(op);
+    st.forced = home >= 0 ? home : op->device;
+    st.input_bytes = coproc__op_input_bytes(op);
+    for (int d = 0; d < rt->device_count; d++) {
+        coproc__device *dev = &rt->devices[d];
+        if (!coproc__op_runs_on(op, dev))
+            continue;
+        st.allowed |= 1u << d;
+        st.cost[d] = coproc__op_estimate(dev, op, &st.transfer[d]);
+    }
+    if (!st.allowed) {
+        pthread_mutex_destroy(&t->lock);
+        pthread_cond_destroy(&t->done_cond);
+        free(t);
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_submit: no device can run it "
+                            "(float64 needs fp64)");
+    }
+    int d = coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+    if (d < 0 || d >= rt->device_count) { /* cannot happen with a device allowed; be safe */
+        pthread_mutex_destroy(&t->lock);
+        pthread_cond_destroy(&t->done_cond);
+        free(t);
+        return coproc__fail(rt, COPROC_INTERNAL, "coproc_submit: no device chosen");
+    }
+    enqueue(ts, d, t);
+    *out = t;
+    return COPROC_OK;
+}
+
+int coproc_task_done(const coproc_task *ct)
+{
+    coproc_task *t = (coproc_task *)ct;
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    int done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
+coproc_status coproc_wait(coproc_task *t, coproc_result *out)
+{
+    if (!t)
+        return COPROC_NULL_POINTER;
+    pthread_mutex_lock(&t->lock);
+    while (!t->done)
+        pthread_cond_wait(&t->done_cond, &t->lock);
+    pthread_mutex_unlock(&t->lock);
+    coproc_status s = t->status;
+    if (s != COPROC_OK)
+        coproc__fail(t->rt, s, "%s", t->errmsg);
+    if (out)
+        *out = t->result;
+    else
+        coproc_result_free(&t->result);
+    if (out && s != COPROC_OK)
+        memset(out, 0, sizeof *out);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->done_cond);
+    free(t);
+    return s;
+}
+
+void coproc_result_free(coproc_result *r)
+{
+    if (!r)
+        return;
+    coproc_column_free(r->column);
+    coproc_column_free(r->column2);
+    r->column = r->column2 = NULL;
+    coproc_group_result_free(&r->groups);
+    coproc_join_result_free(&r->join);
+}
+
+coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
+                                      coproc_device_stats *out)
+{
+    coproc_runtime *rt = (coproc_runtime *)crt;
+    if (!rt || !out)
+        return COPROC_NULL_POINTER;
+    if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_device_stats: bad struct_size");
+    coproc__device *dev = coproc__device_at(rt, device);
+    if (!dev)
+        return COPROC_INVALID_ARGUMENT;
+    coproc_device_stats s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = out->struct_size;
+    s.bytes_h2d = atomic_load(&dev->bytes_h2d);
+    s.bytes_d2h = atomic_load(&dev->bytes_d2h);
+    coproc__residency *r = dev->residency;
+    s.cache_hits = atomic_load(&r->hits);
+    s.cache_misses = atomic_load(&r->misses);
+    s.cache_evictions = atomic_load(&r->evictions);
+    s.cache_prefetches = atomic_load(&r->prefetches);
+    pthread_mutex_lock(&r->lock);
+    s.resident_bytes = r->used;
+    pthread_mutex_unlock(&r->lock);
+    s.budget_bytes = dev->budget_bytes;
+    pthread_mutex_lock(&dev->model_lock);
+    for (int d = 0; d < 2; d++)
+        for (int pinned = 0; pinned < 2; pinned++) {
+            /* the profile keeps [to_device][pinned]: direction 0 is to the device */
+            const coproc__transfer_drift *dr = &dev->profile->drift[d == 0][pinned];
+            s.transfer_level[d][pinned] = coproc__drift_factor(dr);
+            s.transfers_timed += dr->seen;
+        }
+    pthread_mutex_unlock(&dev->model_lock);
+    s.mean_rel_error = -1;
+    pthread_mutex_lock(&rt->tasks_lock);
+    coproc__tasks *ts = rt->tasks;
+    if (ts) {
+        worker *w = &ts->w[device];
+        coproc__sched_device_stats ss;
+        coproc__sched_stats(&ts->sched, device, &ss);
+        s.busy_seconds = ss.busy;
+        if (ss.rel_error_n)
+            s.mean_rel_error = ss.rel_error_sum / (double)ss.rel_error_n;
+        pthread_mutex_lock(&w->lock);
+        s.tasks_run = atomic_load(&w->tasks_run);
+        s.tasks_streamed = atomic_load(&w->tasks_streamed);
+        s.queued = w->count;
+        pthread_mutex_unlock(&w->lock);
+    }
+    pthread_mutex_unlock(&rt->tasks_lock);
+    memcpy(out, &s, out->struct_size);
+    return COPROC_OK;
+}
