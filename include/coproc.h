@@ -398,10 +398,18 @@ COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, 
 
 /*
  * Conventions for all operators below:
- * - Inputs are columns of rt; every column an operator takes must live on the
- *   same device (else WRONG_DEVICE), and the operator runs there.
- * - Output columns are new columns on that device, owned by the caller (free
- *   with coproc_column_free); on error no output is written (*out stays NULL).
+ * - Inputs are columns of rt, all on one device or all host columns (else
+ *   WRONG_DEVICE). On device columns the operator runs on their device and its
+ *   output columns are new columns there. On host columns it runs as a task
+ *   (coproc_submit, then coproc_wait) on the device the placement policy picks,
+ *   streamed or partitioned when the inputs exceed that device's budget, and
+ *   its output columns are new host columns. Either way the outputs are owned
+ *   by the caller (free with coproc_column_free); on error no output is
+ *   written (*out stays NULL).
+ * - The operators that write into a column (coproc_sort, coproc_scatter) write
+ *   a host column's own memory (coproc_column_host_alloc or an operator's
+ *   result) and drop its cached copies; a column that wraps caller memory
+ *   (coproc_column_wrap, Arrow imports) is read-only to them (INVALID_ARGUMENT).
  * - Row positions are COPROC_UINT32 columns; operators over more than
  *   UINT32_MAX rows return UNSUPPORTED.
  * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
@@ -590,15 +598,35 @@ COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_colum
 /* ---------------------------------------------------------------- asynchronous operators */
 
 /*
+ * Which call of its kind an operator is: every public operator can be
+ * submitted. The default variant of each kind is the kind's main call.
+ */
+typedef enum coproc_op_variant {
+    COPROC_VARIANT_DEFAULT = 0,
+    COPROC_VARIANT_REDUCE_WHERE,  /* REDUCE: coproc_reduce_where, b = the bitmap */
+    COPROC_VARIANT_SELECT_BITMAP, /* SELECT: coproc_select_bitmap; column = the bitmap */
+    COPROC_VARIANT_CAST,          /* MAP: coproc_cast of a to op.to */
+    COPROC_VARIANT_SCATTER,       /* GATHER: coproc_scatter of a at positions b into a copy
+                                     of dst; column = that copy (dst is not changed) */
+    COPROC_VARIANT_COMPACT,       /* GATHER: coproc_compact of a by the bitmap b */
+    COPROC_VARIANT_ARGSORT,       /* SORT: coproc_argsort; column = the permutation */
+    COPROC_VARIANT_COUNT
+} coproc_op_variant;
+
+/*
  * An operator over host columns (or device columns: it then runs where they
  * live), submitted to run on the device the policy picks. Inputs by kind:
- *   COPROC_OP_REDUCE    a; reduce
- *   COPROC_OP_SELECT    filter (its columns)
- *   COPROC_OP_MAP       a, b (NULL: a op c); arith, c
- *   COPROC_OP_GROUP_BY  a = keys, b = values (may be NULL); sorted
- *   COPROC_OP_SORT      a = keys, b = values (may be NULL); results are sorted copies
- *   COPROC_OP_HASH_JOIN a = left (build side), b = right
- * Other kinds give UNSUPPORTED. Inputs are borrowed until the task is waited on.
+ *   COPROC_OP_REDUCE     a; reduce (REDUCE_WHERE: b = bitmap)
+ *   COPROC_OP_SELECT     filter (its columns)
+ *   COPROC_OP_MAP        a, b (NULL: a op c); arith, c (CAST: a; to)
+ *   COPROC_OP_GATHER     a = src, b = positions (SCATTER: also dst; COMPACT: b = bitmap)
+ *   COPROC_OP_SCAN       a; exclusive
+ *   COPROC_OP_GROUP_BY   a = keys, b = values (may be NULL); sorted
+ *   COPROC_OP_SORT       a = keys, b = values (may be NULL); results are sorted copies
+ *   COPROC_OP_HASH_JOIN  a = left (build side), b = right
+ *   COPROC_OP_MERGE_JOIN a = left, b = right (coproc_sort_merge_join)
+ *   COPROC_OP_SEMI_JOIN  a = probe, b = build
+ * Inputs are borrowed until the task is waited on.
  */
 typedef struct coproc_op {
     size_t struct_size;        /* set by coproc_op_init */
@@ -610,6 +638,10 @@ typedef struct coproc_op {
     coproc_arith arith;
     coproc_value c;
     int sorted;
+    coproc_op_variant variant; /* default COPROC_VARIANT_DEFAULT */
+    coproc_type to;            /* CAST: the output type */
+    int exclusive;             /* SCAN: nonzero for an exclusive scan */
+    const coproc_column *dst;  /* SCATTER: the column scattered into (copied, not changed) */
 } coproc_op;
 
 /* Fill *op with defaults for kind (device -1). */
@@ -619,11 +651,12 @@ COPROC_API void coproc_op_init(coproc_op *op, coproc_op_kind kind);
  * them with coproc_result_free (or take them and set the member to NULL). */
 typedef struct coproc_result {
     coproc_scalar scalar;      /* REDUCE */
-    uint64_t count;            /* SELECT: matches; GROUP_BY: groups; HASH_JOIN: pairs */
-    coproc_column *column;     /* SELECT: positions; MAP: out; SORT: sorted keys */
+    uint64_t count;            /* SELECT, SEMI_JOIN: matches; GROUP_BY: groups; joins: pairs */
+    coproc_column *column;     /* SELECT, SEMI_JOIN: positions (or the bitmap); MAP, GATHER,
+                                  SCAN: out; SORT: sorted keys (ARGSORT: the permutation) */
     coproc_column *column2;    /* SORT: permuted values (NULL without values) */
     coproc_group_result groups;/* GROUP_BY */
-    coproc_join_result join;   /* HASH_JOIN */
+    coproc_join_result join;   /* HASH_JOIN, MERGE_JOIN */
     int device;                /* where it ran */
     int streamed;              /* 1: the inputs exceeded the budget and streamed through */
     double estimate_s;         /* predicted seconds, transfers included; < 0 if none */
