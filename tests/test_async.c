@@ -190,9 +190,14 @@ static void test_submit_errors(void **state)
     op.a = ca;
     op.b = dev; /* host and device inputs mixed */
     assert_status(COPROC_WRONG_DEVICE, coproc_submit(rt, &op, &t));
-    coproc_op_init(&op, COPROC_OP_SCAN);
+    coproc_op_init(&op, COPROC_OP_SCAN); /* every operator is submittable; its variants are not */
     op.a = ca;
-    assert_status(COPROC_UNSUPPORTED, coproc_submit(rt, &op, &t));
+    op.variant = COPROC_VARIANT_CAST;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_submit(rt, &op, &t));
+    assert_null(t);
+    coproc_op_init(&op, COPROC_OP_KIND_COUNT);
+    op.a = ca;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_submit(rt, &op, &t));
     assert_null(t);
     /* a device column runs where it lives; a host column cannot go to a device operator */
     coproc_op_init(&op, COPROC_OP_REDUCE);
@@ -213,18 +218,30 @@ static void test_submit_errors(void **state)
     assert_int_equal(count, 2);
     assert_int_equal(((uint32_t *)coproc_column_host_data(pos))[0], 2);
     coproc_column_free(pos);
-    /* operators without an asynchronous form refuse host columns by name */
+    /* every operator takes host columns: a scan runs as a task too */
     coproc_column *scanned = NULL;
-    assert_status(COPROC_INVALID_ARGUMENT, coproc_scan(rt, ca, 0, &scanned));
-    assert_non_null(strstr(coproc_errmsg(rt), "host column"));
-    /* an error while running comes back from coproc_wait, with a message */
+    assert_ok(rt, coproc_scan(rt, ca, 0, &scanned));
+    assert_int_equal(coproc_column_device(scanned), -1);
+    assert_int_equal(((int64_t *)coproc_column_host_data(scanned))[3], 10);
+    coproc_column_free(scanned);
+    /* a constant that does not fit the column is refused at submit */
     coproc_op_init(&op, COPROC_OP_MAP);
     op.a = ca;
     op.c.i64 = (int64_t)1 << 40; /* does not fit int32 */
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_submit(rt, &op, &t));
+    assert_null(t);
+    /* an error while running comes back from coproc_wait, with a message */
+    uint32_t far[1] = {1000};
+    coproc_column *cpos;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT32, far, 1, &cpos));
+    coproc_op_init(&op, COPROC_OP_GATHER);
+    op.a = ca;
+    op.b = cpos;
     assert_ok(rt, coproc_submit(rt, &op, &t));
-    assert_status(COPROC_INVALID_ARGUMENT, coproc_wait(t, &r));
+    assert_status(COPROC_OUT_OF_RANGE, coproc_wait(t, &r));
     assert_null(r.column);
     assert_true(coproc_errmsg(rt)[0] != '\0');
+    coproc_column_free(cpos);
     coproc_column_free(ca);
     coproc_column_free(cf);
     coproc_column_free(dev);

@@ -282,10 +282,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
         return COPROC_HOST_OUT_OF_MEMORY;
     pthread_mutex_init(&rt->err_lock, NULL);
     pthread_mutex_init(&rt->tasks_lock, NULL);
-    pthread_mutex_init(&rt->seen_lock, NULL);
-    rt->seen_selectivity = 0.5;
-    rt->seen_pairs_per_row = 1;
-    rt->seen_groups = 1024;
+    coproc__op_seen_init(&rt->seen);
     rt->log = o.log;
     rt->log_user = o.log_user;
     rt->log_level = o.log_level;
@@ -351,7 +348,7 @@ void coproc_close(coproc_runtime *rt)
     free(rt->devices);
     pthread_mutex_destroy(&rt->err_lock);
     pthread_mutex_destroy(&rt->tasks_lock);
-    pthread_mutex_destroy(&rt->seen_lock);
+    coproc__op_seen_destroy(&rt->seen);
     free(rt);
 }
 

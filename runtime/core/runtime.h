@@ -8,6 +8,7 @@
 
 #include "coproc.h"
 #include "backend/opencl/device.h"
+#include "ops/table.h"
 
 #define COPROC__ERRMSG_MAX 8192
 
@@ -34,11 +35,7 @@ struct coproc_runtime {
     int fixed_device;
     int queue_depth;
     struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
-    /* Output sizes seen so far, for estimating operators before they run
-     * (hostrun.c): matches per row of selections, pairs per probe row of
-     * joins, groups of group-bys; moving averages. */
-    pthread_mutex_t seen_lock;
-    double seen_selectivity, seen_pairs_per_row, seen_groups;
+    coproc__op_seen seen;      /* output sizes so far, for estimates (ops/table.h) */
     pthread_mutex_t tasks_lock;  /* guards creating `tasks` */
 };
 

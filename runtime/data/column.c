@@ -308,3 +308,19 @@ void coproc_column_free(coproc_column *col)
         col->on_free(col->on_free_ctx);
     free(col);
 }
+
+coproc_status coproc__column_copy(coproc_runtime *rt, coproc__device *dev,
+                                  const coproc_column *src, coproc_column **out)
+{
+    coproc_status s = coproc__column_new(rt, dev, src->type, src->length, out);
+    size_t bytes = src->length * coproc_type_size(src->type);
+    if (s != COPROC_OK || bytes == 0)
+        return s;
+    cl_int err = clEnqueueCopyBuffer(dev->queue, src->mem, (*out)->mem, 0, 0, bytes, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        coproc_column_free(*out);
+        *out = NULL;
+        return coproc__fail_cl(rt, err, "copying a column on device %d", dev->index);
+    }
+    return COPROC_OK;
+}

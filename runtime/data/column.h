@@ -51,6 +51,10 @@ coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t
 coproc_status coproc__host_column_new(coproc_runtime *rt, coproc_type t, size_t length,
                                       coproc_column **out);
 
+/* A new device column on dev holding a copy of the device column src. */
+coproc_status coproc__column_copy(coproc_runtime *rt, coproc__device *dev,
+                                  const coproc_column *src, coproc_column **out);
+
 /* Check a column argument: non-NULL, of rt, optionally on `dev` (NULL: any). */
 coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
                                    const coproc__device *dev, const char *what);

@@ -1,116 +1,38 @@
-/* hostrun.c - running one submitted operator on one device (see hostrun.h). */
+/* hostrun.c - running one placed operator on one device (see hostrun.h):
+ * everything here asks the operator table (ops/table.h) what the operator
+ * needs; nothing here knows one operator from another. */
 #include "exec/hostrun.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "backend/opencl/transfer.h"
+#include "core/runtime.h"
 #include "cost/cost.h"
-#include "exec/hostops.h"
-#include "ops/ops.h"
 #include "cost/profile.h"
 #include "data/residency.h"
-#include "core/runtime.h"
-#include "backend/opencl/transfer.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
-#define MAX_INPUTS 3
+#define MAX_INPUTS COPROC__OP_MAX_INPUTS
 
-/* The input columns of op, in a fixed order per kind; returns how many. */
-static int op_inputs(const coproc_op *op, const coproc_column *in[MAX_INPUTS])
-{
-    int n = 0;
-    switch (op->kind) {
-    case COPROC_OP_SELECT:
-        in[n++] = op->filter.first.col;
-        if (op->filter.logic != COPROC_LOGIC_NONE)
-            in[n++] = op->filter.second.col;
-        break;
-    case COPROC_OP_REDUCE:
-        in[n++] = op->a;
-        break;
-    case COPROC_OP_HASH_JOIN:
-        in[n++] = op->a;
-        in[n++] = op->b;
-        break;
-    default: /* MAP, GROUP_BY, SORT: b optional */
-        in[n++] = op->a;
-        if (op->b)
-            in[n++] = op->b;
-        break;
-    }
-    return n;
-}
-
-static double col_bytes(const coproc_column *c)
-{
-    return c ? (double)c->length * (double)coproc_type_size(c->type) : 0;
-}
+/* The table entry of an op that passed coproc__op_check. */
+static const coproc__op_def *def_of(const coproc_op *op) { return coproc__op_def_of(op); }
 
 double coproc__op_input_bytes(const coproc_op *op)
 {
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def_of(op)->inputs(op, in);
     double b = 0;
     for (int i = 0; i < n; i++)
-        b += col_bytes(in[i]);
+        b += coproc__col_bytes(in[i]);
     return b;
-}
-
-coproc_status coproc__op_check(coproc_runtime *rt, const coproc_op *op)
-{
-    if (op->struct_size != sizeof *op)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: op not initialised with "
-                            "coproc_op_init");
-    switch (op->kind) {
-    case COPROC_OP_REDUCE: case COPROC_OP_SELECT: case COPROC_OP_MAP: case COPROC_OP_GROUP_BY:
-    case COPROC_OP_SORT: case COPROC_OP_HASH_JOIN:
-        break;
-    default:
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_submit: operator kind %s is not "
-                            "supported asynchronously; call it on device columns",
-                            coproc_op_kind_name(op->kind));
-    }
-    const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
-    int home = -2;
-    for (int i = 0; i < n; i++) {
-        if (!in[i])
-            return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_submit: %s input %d is NULL",
-                                coproc_op_kind_name(op->kind), i);
-        if (in[i]->rt != rt)
-            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: input %d belongs to "
-                                "another runtime", i);
-        int d = in[i]->dev ? in[i]->dev->index : -1;
-        if (home != -2 && d != home)
-            return coproc__fail(rt, COPROC_WRONG_DEVICE, "coproc_submit: inputs live in different "
-                                "places (host, device %d, device %d)", home, d);
-        home = d;
-        if (i > 0 && in[i]->length != in[0]->length && op->kind != COPROC_OP_HASH_JOIN)
-            return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_submit: inputs of %zu and %zu "
-                                "rows", in[0]->length, in[i]->length);
-    }
-    if ((op->kind == COPROC_OP_GROUP_BY || op->kind == COPROC_OP_HASH_JOIN) &&
-        !coproc__is_key_type(op->a->type))
-        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_submit: %s keys must be integers, "
-                            "not %s", coproc_op_kind_name(op->kind), coproc_type_name(op->a->type));
-    if (op->kind == COPROC_OP_HASH_JOIN && op->a->type != op->b->type)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: join keys of types %s and "
-                            "%s", coproc_type_name(op->a->type), coproc_type_name(op->b->type));
-    if (op->kind == COPROC_OP_MAP && op->b && op->a->type != op->b->type)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: map over %s and %s",
-                            coproc_type_name(op->a->type), coproc_type_name(op->b->type));
-    if (op->device >= rt->device_count || op->device < -1)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: device %d out of range "
-                            "(%d devices)", op->device, rt->device_count);
-    if (home >= 0 && op->device >= 0 && op->device != home)
-        return coproc__fail(rt, COPROC_WRONG_DEVICE, "coproc_submit: inputs live on device %d, "
-                            "not on the requested device %d", home, op->device);
-    return COPROC_OK;
 }
 
 int coproc__op_home_device(const coproc_op *op)
 {
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def_of(op)->inputs(op, in);
     for (int i = 0; i < n; i++)
         if (in[i] && in[i]->dev)
             return in[i]->dev->index;
@@ -120,90 +42,17 @@ int coproc__op_home_device(const coproc_op *op)
 int coproc__op_runs_on(const coproc_op *op, const coproc__device *dev)
 {
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def_of(op)->inputs(op, in);
     for (int i = 0; i < n; i++)
         if (in[i]->type == COPROC_FLOAT64 && !dev->info.has_fp64)
             return 0;
-    return 1;
+    return !(op->kind == COPROC_OP_MAP && op->variant == COPROC_VARIANT_CAST &&
+             op->to == COPROC_FLOAT64 && !dev->info.has_fp64);
 }
 
 static int zero_copy(const coproc__device *dev)
 {
     return dev->zero_copy && dev->info.host_unified_memory;
-}
-
-/* Device memory op needs beyond its inputs, as a multiple of the input bytes:
- * outputs and temporaries of the in-memory operators (generous). */
-static double working_factor(coproc_op_kind k)
-{
-    switch (k) {
-    case COPROC_OP_REDUCE: return 0.1;
-    case COPROC_OP_SELECT: return 1.5;
-    case COPROC_OP_MAP: return 1.0;
-    case COPROC_OP_SORT: return 2.5;
-    case COPROC_OP_GROUP_BY: return 2.5;
-    default: return 3.0;
-    }
-}
-
-/* Model features of op (as runtime/operators.c feeds them); output sizes,
- * unknown before it runs, are guessed from those seen so far (op_learn);
- * *out_bytes: what comes back. */
-static void op_features(coproc_runtime *rt, const coproc_op *op, double x[2], double *out_bytes)
-{
-    double in = coproc__op_input_bytes(op);
-    double n = op->a ? (double)op->a->length : (double)op->filter.first.col->length;
-    pthread_mutex_lock(&rt->seen_lock);
-    double sel = rt->seen_selectivity, ppr = rt->seen_pairs_per_row, groups = rt->seen_groups;
-    pthread_mutex_unlock(&rt->seen_lock);
-    x[0] = in;
-    x[1] = 0;
-    *out_bytes = 0;
-    switch (op->kind) {
-    case COPROC_OP_SELECT:
-        x[1] = n * sel;
-        *out_bytes = x[1] * 4;
-        break;
-    case COPROC_OP_MAP:
-        x[1] = col_bytes(op->a);
-        *out_bytes = x[1];
-        break;
-    case COPROC_OP_GROUP_BY:
-        x[1] = n < groups ? n : groups;
-        *out_bytes = x[1] * 32;
-        break;
-    case COPROC_OP_SORT:
-        x[1] = n > 1 ? n * log2(n) : 0;
-        *out_bytes = in;
-        break;
-    case COPROC_OP_HASH_JOIN: {
-        double m = op->b ? (double)op->b->length : 0;
-        x[1] = (n > m ? n : m) * ppr;
-        *out_bytes = x[1] * 8;
-        break;
-    }
-    default:
-        break;
-    }
-}
-
-/* Remember the output size of a finished operator for the next estimates
- * (an exponential moving average: recent workloads matter most). */
-static void op_learn(coproc_runtime *rt, const coproc_op *op, const coproc_result *r)
-{
-    const double w = 0.2;
-    double n = op->a ? (double)op->a->length : (double)op->filter.first.col->length;
-    pthread_mutex_lock(&rt->seen_lock);
-    if (op->kind == COPROC_OP_SELECT && n > 0)
-        rt->seen_selectivity += w * ((double)r->count / n - rt->seen_selectivity);
-    else if (op->kind == COPROC_OP_GROUP_BY && r->count > 0)
-        rt->seen_groups += w * ((double)r->count - rt->seen_groups);
-    else if (op->kind == COPROC_OP_HASH_JOIN && op->b) {
-        double m = n > (double)op->b->length ? n : (double)op->b->length;
-        if (m > 0)
-            rt->seen_pairs_per_row += w * ((double)r->count / m - rt->seen_pairs_per_row);
-    }
-    pthread_mutex_unlock(&rt->seen_lock);
 }
 
 static double move_time(coproc__device *dev, int to_device, double bytes)
@@ -216,19 +65,38 @@ static double move_time(coproc__device *dev, int to_device, double bytes)
     return t >= 0 ? t : 20e-6 + bytes / 8e9; /* uncalibrated: a modest PCIe guess */
 }
 
+/* Features and result bytes of op before it runs, output sizes guessed from
+ * those seen so far. */
+static void estimate_features(coproc_runtime *rt, const coproc__op_def *def, const coproc_op *op,
+                              double x[2], double *out_bytes)
+{
+    coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
+    def->features(op, NULL, &seen, x, out_bytes);
+}
+
 double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *transfer)
 {
+    const coproc__op_def *def = def_of(op);
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def->inputs(op, in);
     double x[2], out_bytes, in_bytes = 0;
-    op_features(in[0]->rt, op, x, &out_bytes);
+    estimate_features(in[0]->rt, def, op, x, &out_bytes);
     for (int i = 0; i < n; i++)
         if (!in[i]->dev && !zero_copy(dev) && !coproc__residency_has(dev, in[i]))
-            in_bytes += col_bytes(in[i]);
+            in_bytes += coproc__col_bytes(in[i]);
     double move = zero_copy(dev) ? 0 : move_time(dev, 1, in_bytes) + move_time(dev, 0, out_bytes);
     *transfer = move;
     double compute = coproc__predict_cost(dev, (coproc__op_kind)op->kind, x, 0, 0);
     return compute < 0 ? -1 : compute + move;
+}
+
+/* Device memory op needs on dev beyond its inputs (the entry's formula). */
+static double working_bytes(coproc_runtime *rt, coproc__device *dev, const coproc__op_def *def,
+                            const coproc_op *op)
+{
+    double x[2], out_bytes;
+    estimate_features(rt, def, op, x, &out_bytes);
+    return def->device_bytes(dev, op, out_bytes);
 }
 
 /* ---- results back to the host */
@@ -281,181 +149,99 @@ static coproc_status to_host(coproc_runtime *rt, coproc__device *dev, coproc_col
     return COPROC_OK;
 }
 
-static void free_group(coproc_group_result *g)
+coproc_status coproc__result_to_host(coproc_runtime *rt, coproc__device *dev, coproc_result *r)
 {
-    coproc_group_result_free(g);
-    memset(g, 0, sizeof *g);
-}
-
-static void free_join(coproc_join_result *j)
-{
-    coproc_join_result_free(j);
-    memset(j, 0, sizeof *j);
-}
-
-/* A copy of a device column for sort to work on in place (the input, maybe a
- * cached copy of a host column, must not change). */
-static coproc_status device_copy(coproc_runtime *rt, coproc__device *dev, const coproc_column *src,
-                                 coproc_column **out)
-{
-    coproc_status s = coproc__column_new(rt, dev, src->type, src->length, out);
-    size_t bytes = src->length * coproc_type_size(src->type);
-    if (s != COPROC_OK || bytes == 0)
-        return s;
-    cl_int err = clEnqueueCopyBuffer(dev->queue, src->mem, (*out)->mem, 0, 0, bytes, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        coproc_column_free(*out);
-        *out = NULL;
-        return coproc__fail_cl(rt, err, "copying a column on device %d", dev->index);
+    coproc_column **slot[] = {&r->column, &r->column2, &r->groups.keys, &r->groups.count,
+                              &r->groups.sum, &r->groups.min, &r->groups.max, &r->join.left,
+                              &r->join.right};
+    coproc_status s = COPROC_OK;
+    for (size_t i = 0; i < sizeof slot / sizeof slot[0]; i++) {
+        coproc_column *d = *slot[i];
+        if (!d || !d->dev)
+            continue;
+        *slot[i] = NULL;
+        if (s == COPROC_OK)
+            s = to_host(rt, dev, d, slot[i]);
+        else
+            coproc_column_free(d);
     }
-    return COPROC_OK;
+    return s;
 }
 
-/* Run op on device columns (cached copies or the user's device columns). */
-static coproc_status run_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t)
+{
+    if (dev && !dev->observe_off)
+        coproc__op_timer_begin(dev, t);
+}
+
+void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_timer *t,
+                            const coproc_op *op, const coproc_result *r, coproc_status s)
+{
+    if (!dev || dev->observe_off)
+        return;
+    const coproc__op_def *def = coproc__op_def_of(op);
+    double x[2] = {0, 0}, out_bytes;
+    coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
+    if (s == COPROC_OK && def)
+        def->features(op, r, &seen, x, &out_bytes);
+    coproc__op_timer_end(dev, t, (coproc__op_kind)op->kind, x, s == COPROC_OK && def);
+}
+
+/* The in-memory run on device columns v, timed into dev's model; results
+ * come back as host columns. */
+static coproc_status run_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                   const coproc__op_def *def, const coproc_op *op,
                                    const coproc_column *const *v, coproc_result *out)
 {
-    coproc_status s = COPROC_OK;
-    coproc_column *c1 = NULL, *c2 = NULL;
-    switch (op->kind) {
-    case COPROC_OP_REDUCE:
-        return coproc_reduce(rt, op->reduce, v[0], &out->scalar);
-    case COPROC_OP_SELECT: {
-        coproc_filter f = op->filter;
-        f.first.col = v[0];
-        if (f.logic != COPROC_LOGIC_NONE)
-            f.second.col = v[1];
-        s = coproc_select(rt, &f, &c1, &out->count);
-        if (s == COPROC_OK)
-            s = to_host(rt, dev, c1, &out->column);
-        return s;
+    coproc__op_timer t;
+    coproc__op_observe_begin(dev, &t);
+    coproc_status s = def->run(rt, dev, op, v, out);
+    coproc__op_observe_end(rt, dev, &t, op, out, s);
+    if (s == COPROC_OK)
+        s = coproc__result_to_host(rt, dev, out);
+    if (s != COPROC_OK) {
+        coproc_result_free(out);
+        memset(out, 0, sizeof *out);
+        out->device = dev->index;
     }
-    case COPROC_OP_MAP:
-        s = op->b ? coproc_map(rt, op->arith, v[0], v[1], &c1)
-                  : coproc_map_const(rt, op->arith, v[0], op->c, &c1);
-        if (s == COPROC_OK)
-            s = to_host(rt, dev, c1, &out->column);
-        return s;
-    case COPROC_OP_GROUP_BY: {
-        coproc_group_result g;
-        memset(&g, 0, sizeof g);
-        s = coproc_group_by(rt, v[0], op->b ? v[1] : NULL, op->sorted, &g);
-        if (s != COPROC_OK)
-            return s;
-        out->groups.groups = g.groups;
-        out->count = g.groups;
-        coproc_column **from[] = {&g.keys, &g.count, &g.sum, &g.min, &g.max};
-        coproc_column **to[] = {&out->groups.keys, &out->groups.count, &out->groups.sum,
-                                &out->groups.min, &out->groups.max};
-        for (int i = 0; i < 5; i++) {
-            coproc_column *d = *from[i];
-            *from[i] = NULL;
-            if (s == COPROC_OK)
-                s = to_host(rt, dev, d, to[i]);
-            else
-                coproc_column_free(d);
-        }
-        if (s != COPROC_OK)
-            free_group(&out->groups);
-        return s;
-    }
-    case COPROC_OP_SORT:
-        s = device_copy(rt, dev, v[0], &c1);
-        if (s == COPROC_OK && op->b)
-            s = device_copy(rt, dev, v[1], &c2);
-        if (s == COPROC_OK)
-            s = coproc_sort(rt, c1, c2);
-        if (s != COPROC_OK) {
-            coproc_column_free(c1);
-            coproc_column_free(c2);
-            return s;
-        }
-        s = to_host(rt, dev, c1, &out->column);
-        if (s == COPROC_OK)
-            s = to_host(rt, dev, c2, &out->column2);
-        else
-            coproc_column_free(c2);
-        return s;
-    case COPROC_OP_HASH_JOIN: {
-        coproc_join_result j;
-        memset(&j, 0, sizeof j);
-        s = coproc_hash_join(rt, v[0], v[1], &j);
-        if (s != COPROC_OK)
-            return s;
-        out->join.count = j.count;
-        out->count = j.count;
-        c1 = j.left;
-        c2 = j.right;
-        s = to_host(rt, dev, c1, &out->join.left);
-        if (s == COPROC_OK)
-            s = to_host(rt, dev, c2, &out->join.right);
-        else
-            coproc_column_free(c2);
-        if (s != COPROC_OK)
-            free_join(&out->join);
-        return s;
-    }
-    default:
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "operator kind %d", (int)op->kind);
-    }
-}
-
-/* Inputs over the budget: stream them through, or partition. */
-static coproc_status run_streamed(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
-                                  size_t budget, coproc_result *out)
-{
-    coproc_status s;
-    out->streamed = 1;
-    switch (op->kind) {
-    case COPROC_OP_REDUCE:
-        return coproc__stream_reduce(rt, dev, op->reduce, op->a, budget, &out->scalar);
-    case COPROC_OP_SELECT:
-        return coproc__stream_select(rt, dev, &op->filter, budget, &out->column, &out->count);
-    case COPROC_OP_MAP:
-        return coproc__stream_map(rt, dev, op->arith, op->a, op->b, op->c, budget, &out->column);
-    case COPROC_OP_GROUP_BY:
-        s = coproc__stream_group_by(rt, dev, op->a, op->b, op->sorted, budget, &out->groups);
-        out->count = out->groups.groups;
-        return s;
-    case COPROC_OP_SORT:
-        return coproc__outofcore_sort(rt, dev, op->a, op->b, budget, &out->column, &out->column2);
-    case COPROC_OP_HASH_JOIN:
-        s = coproc__outofcore_hash_join(rt, dev, op->a, op->b, budget, &out->join);
-        out->count = out->join.count;
-        return s;
-    default:
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "operator kind %d", (int)op->kind);
-    }
+    return s;
 }
 
 void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_op *op)
 {
+    const coproc__op_def *def = def_of(op);
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def->inputs(op, in);
     double inputs = coproc__op_input_bytes(op);
     if (in[0]->dev || zero_copy(dev) ||
-        inputs * (1 + working_factor(op->kind)) > (double)dev->budget_bytes)
+        inputs + working_bytes(rt, dev, def, op) > (double)dev->budget_bytes)
         return; /* nothing to copy, or it will stream */
     for (int i = 0; i < n; i++)
         coproc__residency_prefetch(rt, dev, in[i]);
 }
 
-static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
-                            coproc_result *out);
+static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc__op_def *def,
+                            const coproc_op *op, coproc_result *out);
 
 coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                              coproc_result *out)
 {
-    coproc_status s = op_run(rt, dev, op, out);
-    if (s == COPROC_OK)
-        op_learn(rt, op, out);
+    const coproc__op_def *def = def_of(op);
+    coproc_status s = op_run(rt, dev, def, op, out);
+    if (s == COPROC_OK && def->learn)
+        def->learn(op, out, &rt->seen);
     return s;
 }
 
 /* Stream op within `budget` bytes reserved on dev (beside the cached copies). */
-static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
+                                   const coproc__op_def *def, const coproc_op *op,
                                    uint64_t budget, coproc_result *out)
 {
+    if (!def->stream)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "%s on device %d: the inputs "
+                            "exceed the device's budget (%llu bytes) and %s", def->name,
+                            dev->index, (unsigned long long)dev->budget_bytes, def->no_stream);
     uint64_t got = coproc__residency_reserve(dev, budget);
     coproc_status s;
     if (got < COPROC__STREAM_MIN_BUDGET)
@@ -463,29 +249,25 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev, cons
                          "streaming, below the %zu bytes a stream needs", dev->index,
                          (unsigned long long)got, COPROC__STREAM_MIN_BUDGET);
     else
-        s = run_streamed(rt, dev, op, (size_t)got, out);
+        s = def->stream(rt, dev, op, (size_t)got, out);
     coproc__residency_unreserve(dev, got);
+    out->streamed = 1;
     return s;
 }
 
-static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
-                            coproc_result *out)
+static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc__op_def *def,
+                            const coproc_op *op, coproc_result *out)
 {
     const coproc_column *in[MAX_INPUTS];
-    int n = op_inputs(op, in);
+    int n = def->inputs(op, in);
     memset(out, 0, sizeof *out);
     out->device = dev->index;
 
     if (in[0]->dev) /* device columns: already where they must be */
-        return run_in_memory(rt, dev, op, in, out);
+        return run_in_memory(rt, dev, def, op, in, out);
 
     double inputs = coproc__op_input_bytes(op);
-    double work = inputs * working_factor(op->kind);
-    if (op->kind == COPROC_OP_HASH_JOIN) { /* the pairs, as many as joins have made so far */
-        double x[2], out_bytes;
-        op_features(rt, op, x, &out_bytes);
-        work += 2 * out_bytes;
-    }
+    double work = working_bytes(rt, dev, def, op);
     double need = work + (zero_copy(dev) ? 0 : inputs);
     /* Streaming sizes its buffers from the budget: keep each allocation legal. */
     uint64_t stream_budget = dev->budget_bytes < dev->info.max_alloc_bytes
@@ -494,7 +276,7 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
     for (int i = 0; i < n; i++)
         huge |= in[i]->length > UINT32_MAX;
     if (need > (double)dev->budget_bytes || huge)
-        return stream_within(rt, dev, op, stream_budget, out);
+        return stream_within(rt, dev, def, op, stream_budget, out);
 
     for (int attempt = 0;; attempt++) {
         coproc_column views[MAX_INPUTS];
@@ -513,7 +295,7 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
         if (s == COPROC_OK) {
             /* Hold room for outputs and temporaries: evict what no operator uses. */
             uint64_t held = coproc__residency_reserve(dev, (uint64_t)work);
-            s = run_in_memory(rt, dev, op, v, out);
+            s = run_in_memory(rt, dev, def, op, v, out);
             coproc__residency_unreserve(dev, held);
         }
         for (int i = 0; i < pinned; i++)
@@ -529,6 +311,6 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
         out->device = dev->index;
         coproc__residency_make_room(dev, dev->budget_bytes); /* drains the pool too */
         if (attempt == 1)
-            return stream_within(rt, dev, op, stream_budget / 2, out);
+            return stream_within(rt, dev, def, op, stream_budget / 2, out);
     }
 }

@@ -1,14 +1,13 @@
-/* hostrun.h - one submitted operator, as a worker runs it on one device:
+/* hostrun.h - one placed operator (checked with coproc__op_check, ops/table.h),
+ * as a worker runs it on one device:
  * inputs made resident (residency.h) or streamed when they exceed the budget
  * (hostops.h), the in-memory operator run, results brought back as host
  * columns; and the estimate of what that costs on each device. */
 #ifndef COPROC_HOSTRUN_H
 #define COPROC_HOSTRUN_H
 
+#include "cost/cost.h"
 #include "data/column.h"
-
-/* Check op's arguments before it is queued (the message names what is wrong). */
-coproc_status coproc__op_check(coproc_runtime *rt, const coproc_op *op);
 
 /* The device op must run on because an input is a device column, or -1. */
 int coproc__op_home_device(const coproc_op *op);
@@ -31,5 +30,16 @@ void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_o
 /* Run op on dev; *out receives the result (host columns). */
 coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                              coproc_result *out);
+
+/* Turn every device column of r (made on dev) into a host column. On error
+ * the columns not yet turned are freed. */
+coproc_status coproc__result_to_host(coproc_runtime *rt, coproc__device *dev, coproc_result *r);
+
+/* Time an operator run on dev into dev's model of op's kind, with the
+ * features the operator table gives for op and its result r (dev NULL, or
+ * calibration running: nothing). */
+void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t);
+void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_timer *t,
+                            const coproc_op *op, const coproc_result *r, coproc_status s);
 
 #endif

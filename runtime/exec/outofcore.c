@@ -18,6 +18,7 @@
 
 #include "data/column.h"
 #include "exec/hostops.h"
+#include "ops/table.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
 #include "backend/opencl/transfer.h"
@@ -95,16 +96,11 @@ static uint64_t order_bits(coproc_type t, const char *p)
     }
 }
 
-/* Device bytes to sort `rows` rows in place: the columns, the radix sort's
- * ping-pong copies and slack (3x), and its digit table of passes x 256 x
- * groups words (groups bounded by either kernel path's choice). */
+/* Device bytes to sort `rows` rows of a chunk in place: the chunk, slack of
+ * its size, and what the sort needs beside it (ops/sort.c). */
 static uint64_t sort_bytes(const coproc__device *dev, uint64_t rows, size_t kb, size_t vb)
 {
-    uint64_t units = dev->info.compute_units ? dev->info.compute_units : 1;
-    uint64_t groups = rows / 64 + 1;
-    if (groups > units * 8)
-        groups = units * 8;
-    return 3 * rows * (kb + vb) + (uint64_t)kb * 1024 * (groups + 1) + fixed_bytes(dev);
+    return 2 * rows * (kb + vb) + coproc__sort_device_bytes(dev, rows, kb, vb) + fixed_bytes(dev);
 }
 
 /* The most rows one device sort may take within budget (0: not even one). */
@@ -325,19 +321,6 @@ static size_t part_of(uint64_t key, unsigned bits)
     return bits ? (size_t)(mix64(key) >> (64 - bits)) : 0;
 }
 
-/* Device bytes of one hash join of nl x nr rows giving `pairs` pairs, less
- * fixed_bytes: the keys, the bucket counts and starts (a power of two), the
- * (key, row) entries, matches and offsets per probe row, the pair columns;
- * plus a quarter for slack. UINT64_MAX when absurdly large. */
-static uint64_t join_bytes(uint64_t nl, uint64_t nr, uint64_t pairs, size_t ks)
-{
-    if (pairs > UINT64_MAX / 32 || nl > UINT32_MAX || nr > UINT32_MAX)
-        return UINT64_MAX;
-    uint64_t b = (nl + nr) * ks + 8 * (coproc__next_pow2(nl) + 1) + 2 * ks * nl + 8 * nr +
-                 8 * pairs;
-    return b + b / 4;
-}
-
 /* One side, partitioned: the keys of partition p and their original row
  * positions are at [start[p], start[p + 1]). */
 typedef struct part_side {
@@ -477,7 +460,7 @@ static coproc_status join_blocks(join_ctx *c, const char *lk, const uint32_t *lp
     size_t ks = c->ks, lo = 1, hi = nl;
     while (lo < hi) { /* the largest block that leaves half the budget to right chunks */
         size_t mid = lo + (hi - lo + 1) / 2;
-        if (join_bytes(mid, 1, mid, ks) <= c->avail / 2)
+        if (coproc__hash_join_device_bytes(mid, 1, mid, ks) <= c->avail / 2)
             lo = mid;
         else
             hi = mid - 1;
@@ -491,7 +474,7 @@ static coproc_status join_blocks(join_ctx *c, const char *lk, const uint32_t *lp
         uint64_t pairs = 0;
         for (size_t r = 0; r < nr && s == COPROC_OK; r++) {
             uint64_t m = table_get(&c->table, key_at(rk, ks, r));
-            if (rows > 0 && join_bytes(bl, rows + 1, pairs + m, ks) > c->avail) {
+            if (rows > 0 && coproc__hash_join_device_bytes(bl, rows + 1, pairs + m, ks) > c->avail) {
                 s = device_join(c, lk + b0 * ks, lp + b0, bl, rk + r0 * ks, rp + r0, rows,
                                 pairs);
                 rows = 0;
@@ -553,7 +536,7 @@ coproc_status coproc__outofcore_hash_join(coproc_runtime *rt, coproc__device *de
     unsigned bits = 0;
     size_t most = nl > nr ? nl : nr;
     while (bits < OOC_MAX_PARTITION_BITS && ((size_t)1 << bits) < most &&
-           join_bytes((nl >> bits) + 1, (nr >> bits) + 1, 0, c.ks) > c.avail / 4)
+           coproc__hash_join_device_bytes((nl >> bits) + 1, (nr >> bits) + 1, 0, c.ks) > c.avail / 4)
         bits++;
     size_t parts = (size_t)1 << bits;
     if ((s = partition_side(rt, left, bits, &L)) != COPROC_OK ||
@@ -604,7 +587,7 @@ coproc_status coproc__outofcore_hash_join(coproc_runtime *rt, coproc__device *de
         const char *lk = L.keys + l0 * c.ks, *rk = R.keys + r0 * c.ks;
         if (part_pairs[p] == 0)
             continue;
-        if (join_bytes(pl, pr, part_pairs[p], c.ks) <= c.avail)
+        if (coproc__hash_join_device_bytes(pl, pr, part_pairs[p], c.ks) <= c.avail)
             s = device_join(&c, lk, L.pos + l0, pl, rk, R.pos + r0, pr, part_pairs[p]);
         else
             s = join_blocks(&c, lk, L.pos + l0, pl, rk, R.pos + r0, pr);

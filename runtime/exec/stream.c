@@ -212,20 +212,6 @@ typedef struct plan {
 
 enum { OP_REDUCE, OP_SELECT, OP_MAP, OP_GROUP_BY };
 
-/* Bytes of one group-by hash-table slot, as runtime/ops/group_by.c allocates it. */
-static size_t group_by_slot_bytes(coproc_type kt, int has_values, coproc_type vt)
-{
-    size_t b = (coproc_type_size(kt) == 8 ? 12 : 8) + 4; /* key words, count */
-    if (!has_values)
-        return b;
-    int fl = vt == COPROC_FLOAT32 || vt == COPROC_FLOAT64;
-    int hi = vt == COPROC_INT64 || vt == COPROC_UINT64 || vt == COPROC_FLOAT64;
-    b += (fl ? 16 : 8) + 8;                        /* sum words, min, max */
-    b += hi ? 8 : 0;                               /* min, max high words */
-    b += fl ? 8 : 0;                               /* exponent max, NaN flags */
-    return b;
-}
-
 /* Device bytes of the group-by of `rows` rows (all distinct, the worst case):
  * the largest of its phases, as runtime/ops/group_by.c allocates them. */
 static void group_by_cost(const coproc__device *dev, const plan *p, size_t rows, cost *c)
@@ -235,7 +221,7 @@ static void group_by_cost(const coproc__device *dev, const plan *p, size_t rows,
     size_t cap = coproc__next_pow2(2 * rows), g = rows;
     cost table = cost_init(dev);
     cost_add(&table, 1, cap * (ks == 8 ? 12 : 8));
-    size_t per_slot = group_by_slot_bytes(kt, p->has_values, vt) - (ks == 8 ? 12 : 8);
+    size_t per_slot = coproc__group_by_slot_bytes(kt, p->has_values, vt) - (ks == 8 ? 12 : 8);
     for (size_t w = 0; w < per_slot / 4; w++)
         cost_add(&table, 1, cap * 4);
     cost_add(&table, 2, 16); /* ctl; the sums of flags_to_positions */
@@ -390,30 +376,6 @@ static coproc_status download(coproc_runtime *rt, coproc__device *dev, const cop
 
 /* ---------------------------------------------------------------- reduce */
 
-static void reduce_combine(coproc_reduce_op op, const coproc_scalar *part, coproc_scalar *r,
-                           int first)
-{
-    if (op == COPROC_REDUCE_SUM) {
-        if (r->type == COPROC_FLOAT64)
-            r->v.f64 += part->v.f64;
-        else
-            r->v.u64 += part->v.u64; /* two's complement: signed sums wrap alike */
-        return;
-    }
-    int mn = op == COPROC_REDUCE_MIN;
-    if (first) {
-        r->v = part->v;
-    } else if (r->type == COPROC_INT64) {
-        if (mn ? part->v.i64 < r->v.i64 : part->v.i64 > r->v.i64)
-            r->v.i64 = part->v.i64;
-    } else if (r->type == COPROC_UINT64) {
-        if (mn ? part->v.u64 < r->v.u64 : part->v.u64 > r->v.u64)
-            r->v.u64 = part->v.u64;
-    } else { /* fmin/fmax drop NaN: a chunk of only NaN does not hide the others */
-        r->v.f64 = mn ? fmin(r->v.f64, part->v.f64) : fmax(r->v.f64, part->v.f64);
-    }
-}
-
 coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, coproc_reduce_op op,
                                     const coproc_column *col, size_t budget, coproc_scalar *out)
 {
@@ -450,7 +412,7 @@ coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, cop
             (s = stream_done(&st, k)) != COPROC_OK)
             goto fail;
         if (v[0].length > 0)
-            reduce_combine(op, &part, &r, k == 0);
+            coproc__reduce_combine(op, &part, &r, k == 0);
     }
     stream_close(&st);
     r.count = col->length;

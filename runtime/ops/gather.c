@@ -15,6 +15,8 @@
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
 #include "core/runtime.h"
+#include "exec/chunked.h"
+#include "ops/table.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
 
@@ -425,3 +427,254 @@ done:
         *out = r;
     return s;
 }
+
+/* ---- the operator table's entries (ops/table.h) */
+
+static coproc_status gather_check(coproc_runtime *rt, const coproc_op *op,
+                                  const coproc_column *const *in, int n)
+{
+    if (op->b->type != COPROC_UINT32)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_submit: %s positions are %s; "
+                            "they must be uint32", op->variant == COPROC_VARIANT_SCATTER
+                            ? "scatter" : "gather", coproc_type_name(op->b->type));
+    return COPROC_OK;
+}
+
+static void gather_features(const coproc_op *op, const coproc_result *r,
+                            const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = coproc__col_rows(op->b) * (double)coproc_type_size(op->a->type);
+    *out_bytes = x[1];
+}
+
+/* The output column (positions' length of src's type) and the range flag. */
+static double gather_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return out + 16;
+}
+
+static coproc_status gather_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc_op *op, const coproc_column *const *v,
+                                      coproc_result *out)
+{
+    return coproc__gather_run(rt, v[0], v[1], &out->column);
+}
+
+/* Chunks of positions; src stays whole on the device. */
+static coproc_status gather_slice(coproc_runtime *rt, const coproc_op *op, size_t first, size_t n,
+                                  coproc_op *part, coproc_column *views[COPROC__OP_MAX_INPUTS])
+{
+    *part = *op;
+    coproc_status s = coproc__host_view(rt, op->b, first, n, &views[1]);
+    part->b = views[1];
+    return s;
+}
+
+static coproc_status gather_combine(coproc_runtime *rt, const coproc_op *op, size_t first,
+                                    size_t n, coproc_result *part, coproc_result *acc)
+{
+    coproc_op rows = *op;
+    rows.a = op->b; /* the output has a row per position */
+    return coproc__combine_rows(rt, &rows, first, n, part, acc);
+}
+
+static coproc_status gather_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                   size_t budget, coproc_result *out)
+{
+    double src = coproc__col_bytes(op->a);
+    if (src > (double)budget / 2)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "gather on device %d: the source "
+                            "column (%.0f bytes) must fit half the device's budget (%zu bytes): "
+                            "positions stream, the source is read at random", dev->index, src,
+                            budget);
+    coproc__chunking c = {.rows = op->b->length, .align = 1,
+                          .row_bytes = 4 + 2.0 * (double)coproc_type_size(op->a->type),
+                          .whole_bytes = src + 16, .slice = gather_slice,
+                          .combine = gather_combine};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_gather, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_gather = {
+    .name = "gather", .kind = COPROC_OP_GATHER, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_ab, .check = gather_check, .features = gather_features,
+    .device_bytes = gather_device_bytes, .run = gather_in_memory, .stream = gather_stream,
+};
+
+static int scatter_inputs(const coproc_op *op, const coproc_column *in[COPROC__OP_MAX_INPUTS])
+{
+    in[0] = op->a;
+    in[1] = op->b;
+    in[2] = op->dst;
+    return 3;
+}
+
+static coproc_status scatter_check(coproc_runtime *rt, const coproc_op *op,
+                                   const coproc_column *const *in, int n)
+{
+    coproc_status s = gather_check(rt, op, in, n);
+    if (s != COPROC_OK)
+        return s;
+    if (op->a->length != op->b->length)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_submit: scatter of %zu rows at "
+                            "%zu positions", op->a->length, op->b->length);
+    if (op->a->type != op->dst->type)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: scatter of %s into %s",
+                            coproc_type_name(op->a->type), coproc_type_name(op->dst->type));
+    return COPROC_OK;
+}
+
+static void scatter_features(const coproc_op *op, const coproc_result *r,
+                             const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = coproc__col_bytes(op->a);
+    *out_bytes = coproc__col_bytes(op->dst); /* the scattered copy comes back */
+}
+
+/* The copy of dst written into, and the range flag. */
+static double scatter_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return coproc__col_bytes(op->dst) + 16;
+}
+
+static coproc_status scatter_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                       const coproc_op *op, const coproc_column *const *v,
+                                       coproc_result *out)
+{
+    coproc_column *copy = NULL;
+    coproc_status s = coproc__column_copy(rt, dev, v[2], &copy);
+    if (s == COPROC_OK)
+        s = coproc__scatter_run(rt, v[0], v[1], copy);
+    if (s != COPROC_OK) {
+        coproc_column_free(copy);
+        return s;
+    }
+    out->column = copy;
+    return COPROC_OK;
+}
+
+const coproc__op_def coproc__op_scatter = {
+    .name = "scatter", .kind = COPROC_OP_GATHER, .variant = COPROC_VARIANT_SCATTER,
+    .inputs = scatter_inputs, .check = scatter_check, .features = scatter_features,
+    .device_bytes = scatter_device_bytes, .run = scatter_in_memory,
+    .no_stream = "scatter writes anywhere in dst: dst, src and positions must fit the device "
+                 "budget together",
+};
+
+static coproc_status compact_check(coproc_runtime *rt, const coproc_op *op,
+                                   const coproc_column *const *in, int n)
+{
+    return coproc__check_bitmap(rt, op->variant == COPROC_VARIANT_COMPACT ? "compact"
+                                                                          : "reduce_where",
+                                op->b, op->a->length);
+}
+
+static void compact_features(const coproc_op *op, const coproc_result *r,
+                             const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = r ? coproc__col_bytes(r->column) : coproc__col_bytes(op->a) * seen->selectivity;
+    *out_bytes = x[1];
+}
+
+/* The work-groups' counts and the output (out bytes; at most src's). */
+static double compact_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return out + (64 << 10);
+}
+
+static coproc_status compact_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                       const coproc_op *op, const coproc_column *const *v,
+                                       coproc_result *out)
+{
+    return coproc__compact_run(rt, v[0], v[1], &out->column);
+}
+
+/* Chunks of whole bitmap words: rows [first, first + n) and their words. */
+static coproc_status bitmap_slice(coproc_runtime *rt, const coproc_op *op, size_t first, size_t n,
+                                  coproc_op *part, coproc_column *views[COPROC__OP_MAX_INPUTS])
+{
+    *part = *op;
+    coproc_status s = coproc__host_view(rt, op->a, first, n, &views[0]);
+    part->a = views[0];
+    if (s == COPROC_OK)
+        s = coproc__host_view(rt, op->b, first / 32, (n + 31) / 32, &views[1]);
+    part->b = views[1];
+    return s;
+}
+
+static coproc_status compact_combine(coproc_runtime *rt, const coproc_op *op, size_t first,
+                                     size_t n, coproc_result *part, coproc_result *acc)
+{
+    size_t had = acc->column ? acc->column->length : 0, more = part->column->length;
+    coproc_status s = coproc__host_grow(rt, op->a->type, &acc->column, had + more);
+    size_t w = coproc_type_size(op->a->type);
+    if (s == COPROC_OK && more)
+        memcpy((char *)acc->column->host + had * w, part->column->host, more * w);
+    return s;
+}
+
+static coproc_status compact_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    size_t budget, coproc_result *out)
+{
+    coproc__chunking c = {.rows = op->a->length, .align = 32,
+                          .row_bytes = 3.0 * (double)coproc_type_size(op->a->type) + 0.25,
+                          .whole_bytes = 64 << 10, .slice = bitmap_slice,
+                          .combine = compact_combine};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_compact, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_compact = {
+    .name = "compact", .kind = COPROC_OP_GATHER, .variant = COPROC_VARIANT_COMPACT,
+    .inputs = coproc__inputs_ab, .check = compact_check, .features = compact_features,
+    .device_bytes = compact_device_bytes, .run = compact_in_memory, .stream = compact_stream,
+};
+
+static coproc_status reduce_where_check(coproc_runtime *rt, const coproc_op *op,
+                                        const coproc_column *const *in, int n)
+{
+    if ((unsigned)op->reduce > COPROC_REDUCE_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: reduce op %d",
+                            (int)op->reduce);
+    return compact_check(rt, op, in, n);
+}
+
+static void reduce_where_features(const coproc_op *op, const coproc_result *r,
+                                  const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = 0;
+    *out_bytes = 0;
+}
+
+static coproc_status reduce_where_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                            const coproc_op *op, const coproc_column *const *v,
+                                            coproc_result *out)
+{
+    return coproc__reduce_where_run(rt, op->reduce, v[0], v[1], &out->scalar);
+}
+
+static coproc_status reduce_where_combine(coproc_runtime *rt, const coproc_op *op, size_t first,
+                                          size_t n, coproc_result *part, coproc_result *acc)
+{
+    coproc__reduce_combine(op->reduce, &part->scalar, &acc->scalar, first == 0);
+    return COPROC_OK;
+}
+
+static coproc_status reduce_where_stream(coproc_runtime *rt, coproc__device *dev,
+                                         const coproc_op *op, size_t budget, coproc_result *out)
+{
+    coproc__chunking c = {.rows = op->a->length, .align = 32,
+                          .row_bytes = (double)coproc_type_size(op->a->type) + 0.125,
+                          .whole_bytes = 64 << 10, .slice = bitmap_slice,
+                          .combine = reduce_where_combine};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_reduce_where, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_reduce_where = {
+    .name = "reduce_where", .kind = COPROC_OP_REDUCE, .variant = COPROC_VARIANT_REDUCE_WHERE,
+    .inputs = coproc__inputs_ab, .check = reduce_where_check, .features = reduce_where_features,
+    .device_bytes = compact_device_bytes, .run = reduce_where_in_memory,
+    .stream = reduce_where_stream,
+};

@@ -2,6 +2,7 @@
  * The algorithm is described at the top of cl/group_by.cl: pass 1 inserts the
  * keys (grow and start again on overflow), pass 2 aggregates by slot, then the
  * occupied slots are numbered and written out, in key order when asked. */
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
 /* Value classes: how values are aggregated (kernel name suffixes). */
 enum { VC_NONE, VC_V32, VC_V64, VC_F32, VC_F64 };
@@ -607,3 +610,82 @@ done:
         clReleaseKernel(kflags);
     return s;
 }
+
+/* Bytes of one hash-table slot, as table_alloc allocates them. */
+size_t coproc__group_by_slot_bytes(coproc_type kt, int has_values, coproc_type vt)
+{
+    size_t b = (coproc_type_size(kt) == 8 ? 12 : 8) + 4; /* key words, count */
+    if (!has_values)
+        return b;
+    int fl = vt == COPROC_FLOAT32 || vt == COPROC_FLOAT64;
+    int hi = vt == COPROC_INT64 || vt == COPROC_UINT64 || vt == COPROC_FLOAT64;
+    b += (fl ? 16 : 8) + 8;                        /* sum words, min, max */
+    b += hi ? 8 : 0;                               /* min, max high words */
+    b += fl ? 8 : 0;                               /* exponent max, NaN flags */
+    return b;
+}
+
+/* ---- the operator table's entry (ops/table.h) */
+
+static coproc_status group_by_check(coproc_runtime *rt, const coproc_op *op,
+                                    const coproc_column *const *in, int n)
+{
+    return coproc__check_keys(rt, "group_by", op->a, NULL);
+}
+
+static void group_by_features(const coproc_op *op, const coproc_result *r,
+                              const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    double n = coproc__col_rows(op->a);
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = r ? (double)r->groups.groups : n < seen->groups ? n : seen->groups;
+    *out_bytes = x[1] * 32;
+}
+
+/* As coproc__group_by_run allocates: a slot per row (row_slot), the hash
+ * table (2 x groups slots, a power of two, at least the first table's), its
+ * occupancy flags, and the result columns (out bytes). */
+static double group_by_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    double n = coproc__col_rows(op->a), groups = out / 32;
+    size_t first = coproc__next_pow2(2 * (size_t)n);
+    double cap = (double)coproc__next_pow2((size_t)(2 * groups + 1));
+    if (cap < (double)(first < FIRST_CAPACITY_MAX ? first : FIRST_CAPACITY_MAX))
+        cap = (double)(first < FIRST_CAPACITY_MAX ? first : FIRST_CAPACITY_MAX);
+    size_t slot = coproc__group_by_slot_bytes(op->a->type, op->b != NULL,
+                                              op->b ? op->b->type : COPROC_INT32);
+    return 4 * n + cap * ((double)slot + 4) + out;
+}
+
+static void group_by_learn(const coproc_op *op, const coproc_result *r, coproc__op_seen *seen)
+{
+    if (r->groups.groups > 0)
+        coproc__op_seen_learn(seen, NAN, NAN, (double)r->groups.groups);
+}
+
+static coproc_status group_by_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                        const coproc_op *op, const coproc_column *const *v,
+                                        coproc_result *out)
+{
+    coproc_status s = coproc__group_by_run(rt, v[0], op->b ? v[1] : NULL, op->sorted,
+                                           &out->groups);
+    out->count = out->groups.groups;
+    return s;
+}
+
+/* Per chunk, partial aggregates merged on the host (exec/stream.c). */
+static coproc_status group_by_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                     size_t budget, coproc_result *out)
+{
+    coproc_status s = coproc__stream_group_by(rt, dev, op->a, op->b, op->sorted, budget,
+                                              &out->groups);
+    out->count = out->groups.groups;
+    return s;
+}
+
+const coproc__op_def coproc__op_group_by = {
+    .name = "group_by", .kind = COPROC_OP_GROUP_BY, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a_opt_b, .same_length = 1, .check = group_by_check,
+    .features = group_by_features, .device_bytes = group_by_device_bytes,
+    .learn = group_by_learn, .run = group_by_in_memory, .stream = group_by_stream,
+};

@@ -9,6 +9,9 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
+#include "exec/chunked.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
 
@@ -177,3 +180,96 @@ coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, copro
     clReleaseKernel(k);
     return s;
 }
+
+/* ---- the operator table's entries (ops/table.h) */
+
+static coproc_status map_check(coproc_runtime *rt, const coproc_op *op,
+                               const coproc_column *const *in, int n)
+{
+    if ((unsigned)op->arith > COPROC_ARITH_DIV)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: arithmetic %d",
+                            (int)op->arith);
+    if (op->b && op->a->type != op->b->type)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: map over %s and %s",
+                            coproc_type_name(op->a->type), coproc_type_name(op->b->type));
+    if (!op->b && op->a->type == COPROC_INT32 && (op->c.i64 < INT32_MIN || op->c.i64 > INT32_MAX))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: map constant %lld does "
+                            "not fit int32", (long long)op->c.i64);
+    if (!op->b && op->a->type == COPROC_UINT32 && op->c.u64 > UINT32_MAX)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: map constant %llu does "
+                            "not fit uint32", (unsigned long long)op->c.u64);
+    return COPROC_OK;
+}
+
+static void map_features(const coproc_op *op, const coproc_result *r, const coproc__op_seen *seen,
+                         double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = coproc__col_bytes(op->a);
+    *out_bytes = x[1];
+}
+
+/* The output column (map_common allocates one of a's type and length). */
+static double map_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return out;
+}
+
+static coproc_status map_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                   const coproc_column *const *v, coproc_result *out)
+{
+    return op->b ? coproc__map_run(rt, op->arith, v[0], v[1], &out->column)
+                 : coproc__map_const_run(rt, op->arith, v[0], op->c, &out->column);
+}
+
+static coproc_status map_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                size_t budget, coproc_result *out)
+{
+    return coproc__stream_map(rt, dev, op->arith, op->a, op->b, op->c, budget, &out->column);
+}
+
+const coproc__op_def coproc__op_map = {
+    .name = "map", .kind = COPROC_OP_MAP, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a_opt_b, .same_length = 1, .check = map_check,
+    .features = map_features, .device_bytes = map_device_bytes, .run = map_in_memory,
+    .stream = map_stream,
+};
+
+static coproc_status cast_check(coproc_runtime *rt, const coproc_op *op,
+                                const coproc_column *const *in, int n)
+{
+    if ((unsigned)op->to >= COPROC__TYPE_COUNT)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_submit: cast to invalid type %d",
+                            (int)op->to);
+    return COPROC_OK;
+}
+
+static void cast_features(const coproc_op *op, const coproc_result *r,
+                          const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a);
+    x[1] = coproc__col_rows(op->a) * (double)coproc_type_size(op->to);
+    *out_bytes = x[1];
+}
+
+static coproc_status cast_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    const coproc_column *const *v, coproc_result *out)
+{
+    return coproc__cast_run(rt, v[0], op->to, &out->column);
+}
+
+static coproc_status cast_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                 size_t budget, coproc_result *out)
+{
+    coproc__chunking c = {.rows = op->a->length, .align = 1,
+                          .row_bytes = 2.0 * (double)(coproc_type_size(op->a->type) +
+                                                      coproc_type_size(op->to)),
+                          .slice = coproc__slice_rows, .combine = coproc__combine_rows};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_cast, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_cast = {
+    .name = "cast", .kind = COPROC_OP_MAP, .variant = COPROC_VARIANT_CAST,
+    .inputs = coproc__inputs_a, .check = cast_check, .features = cast_features,
+    .device_bytes = map_device_bytes, .run = cast_in_memory, .stream = cast_stream,
+};

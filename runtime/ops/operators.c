@@ -1,336 +1,425 @@
-/* operators.c - the public operator entry points. Each runs its
- * implementation (runtime/ops/) between two profiling markers and feeds the
- * measured time, with the features its cost model uses (runtime/profile.h),
- * to the device's model: every run teaches the model (HyPE). */
-#include <math.h>
+/* operators.c - the public operator entry points. One path per operation:
+ * each call describes itself as a coproc_op; over host columns it runs as a
+ * task (coproc_submit + coproc_wait: placed, streamed when over the budget),
+ * over device columns it runs on their device at once, timed into the
+ * device's model with the features of the operator table (ops/table.h). */
+#include <string.h>
 
-#include "data/column.h"
-#include "cost/cost.h"
-#include "ops/ops.h"
 #include "core/runtime.h"
+#include "data/column.h"
+#include "data/residency.h"
+#include "exec/hostrun.h"
+#include "ops/ops.h"
+#include "ops/table.h"
 
-/* The device an operator on `col` runs on, or NULL when the implementation
- * will refuse the arguments anyway (it then reports the error). */
-static coproc__device *device_of(coproc_runtime *rt, const coproc_column *col)
-{
-    return rt && col && col->rt == rt && col->dev && !col->dev->observe_off ? col->dev : NULL;
-}
-
-static double bytes(const coproc_column *c)
-{
-    return c ? (double)c->length * (double)coproc_type_size(c->type) : 0;
-}
-
-/* Columns that wrap caller memory (Arrow zero-copy imports) are read-only:
- * writing into them would change the producer's immutable, maybe shared, data. */
-static coproc_status refuse_write(coproc_runtime *rt, const coproc_column *col, const char *what)
-{
-    return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: the column wraps caller memory (a "
-                        "zero-copy import) and is read-only; write into a copy", what);
-}
-
-/* Host columns go through the task queue (coproc_submit + coproc_wait): the
- * synchronous call is a thin wrapper that picks the device like any task. */
+/* Host columns of rt take the task path. */
 static int on_host(coproc_runtime *rt, const coproc_column *col)
 {
     return rt && col && col->rt == rt && !col->dev;
+}
+
+/* The device an operator on `col` runs on and is timed on, or NULL when the
+ * implementation will refuse the arguments anyway (it then reports the error). */
+static coproc__device *device_of(coproc_runtime *rt, const coproc_column *col)
+{
+    return rt && col && col->rt == rt && col->dev ? col->dev : NULL;
 }
 
 static coproc_status run_task(coproc_runtime *rt, const coproc_op *op, coproc_result *r)
 {
     coproc_task *t;
     coproc_status s = coproc_submit(rt, op, &t);
+    if (s != COPROC_OK)
+        memset(r, 0, sizeof *r);
     return s == COPROC_OK ? coproc_wait(t, r) : s;
 }
 
-#define TIMED(col, kind, call, ...)                                                         \
+/* Columns that wrap caller memory (coproc_column_wrap, Arrow zero-copy
+ * imports) are read-only: writing into them would change the producer's
+ * immutable, maybe shared, data. */
+static int read_only(const coproc_column *col)
+{
+    return col && (col->host_wrapped || (!col->dev && !col->host_owned && !col->pinned));
+}
+
+static coproc_status refuse_write(coproc_runtime *rt, const char *what)
+{
+    return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: the column wraps caller memory (a "
+                        "zero-copy import or coproc_column_wrap) and is read-only; write into a "
+                        "copy", what);
+}
+
+/* A host column's rows replaced by those of src (same type and length), its
+ * cached copies dropped. */
+static void host_overwrite(coproc_column *col, const coproc_column *src)
+{
+    if (col->length)
+        memcpy(col->host, src->host, col->length * coproc_type_size(col->type));
+    for (int d = 0; d < col->rt->device_count; d++)
+        coproc__residency_forget(&col->rt->devices[d], col);
+}
+
+#define OBSERVED(col, op, result, call)                                                     \
     do {                                                                                    \
         coproc__device *dev_ = device_of(rt, (col));                                        \
         coproc__op_timer t_;                                                                \
-        if (dev_)                                                                           \
-            coproc__op_timer_begin(dev_, &t_);                                              \
+        coproc__op_observe_begin(dev_, &t_);                                                \
         coproc_status s_ = (call);                                                          \
-        if (dev_) {                                                                         \
-            double x_[] = {__VA_ARGS__};                                                    \
-            coproc__op_timer_end(dev_, &t_, (kind), x_, s_ == COPROC_OK);                   \
-        }                                                                                   \
+        coproc__op_observe_end(rt, dev_, &t_, (op), (result), s_);                          \
         return s_;                                                                          \
     } while (0)
 
 coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, const coproc_column *col,
                             coproc_scalar *out)
 {
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_REDUCE);
+    o.a = col;
+    o.reduce = op;
+    coproc_result r;
     if (on_host(rt, col) && out) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_REDUCE);
-        o.a = col;
-        o.reduce = op;
-        coproc_result r;
         coproc_status s = run_task(rt, &o, &r);
         if (s == COPROC_OK)
             *out = r.scalar;
         return s;
     }
-    TIMED(col, COPROC__OP_REDUCE, coproc__reduce_run(rt, op, col, out), bytes(col));
+    memset(&r, 0, sizeof r);
+    OBSERVED(col, &o, &r, coproc__reduce_run(rt, op, col, out));
 }
 
 coproc_status coproc_reduce_where(coproc_runtime *rt, coproc_reduce_op op,
                                   const coproc_column *col, const coproc_column *bitmap,
                                   coproc_scalar *out)
 {
-    TIMED(col, COPROC__OP_REDUCE, coproc__reduce_where_run(rt, op, col, bitmap, out),
-          bytes(col) + bytes(bitmap));
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_REDUCE);
+    o.variant = COPROC_VARIANT_REDUCE_WHERE;
+    o.a = col;
+    o.b = bitmap;
+    o.reduce = op;
+    coproc_result r;
+    if (on_host(rt, col) && out) {
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            *out = r.scalar;
+        return s;
+    }
+    memset(&r, 0, sizeof r);
+    OBSERVED(col, &o, &r, coproc__reduce_where_run(rt, op, col, bitmap, out));
 }
 
-static double filter_bytes(const coproc_filter *f)
+typedef coproc_status (*select_fn)(coproc_runtime *, const coproc_filter *, coproc_column **,
+                                   uint64_t *);
+
+/* select and select_bitmap: positions or bitmap (may be NULL to only count). */
+static coproc_status select_call(coproc_runtime *rt, coproc_op_variant variant, select_fn fn,
+                                 const coproc_filter *f, coproc_column **col, uint64_t *count)
 {
-    if (!f)
-        return 0;
-    return bytes(f->first.col) + (f->logic != COPROC_LOGIC_NONE ? bytes(f->second.col) : 0);
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_SELECT);
+    o.variant = variant;
+    if (f)
+        o.filter = *f;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
+    if (f && on_host(rt, f->first.col)) {
+        if (col)
+            *col = NULL;
+        if ((s = run_task(rt, &o, &r)) != COPROC_OK)
+            return s;
+    } else {
+        coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
+        coproc__op_timer t;
+        coproc__op_observe_begin(dev, &t);
+        s = fn(rt, f, col, &r.count);
+        coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+        if (s != COPROC_OK)
+            return s;
+        r.column = col ? *col : NULL;
+    }
+    if (count)
+        *count = r.count;
+    if (col)
+        *col = r.column;
+    else
+        coproc_column_free(r.column);
+    return COPROC_OK;
 }
 
 coproc_status coproc_select(coproc_runtime *rt, const coproc_filter *f, coproc_column **positions,
                             uint64_t *count)
 {
-    if (f && on_host(rt, f->first.col)) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_SELECT);
-        o.filter = *f;
-        coproc_result r;
-        coproc_status s = run_task(rt, &o, &r);
-        if (s != COPROC_OK)
-            return s;
-        if (count)
-            *count = r.count;
-        if (positions)
-            *positions = r.column;
-        else
-            coproc_column_free(r.column);
-        return COPROC_OK;
-    }
-    uint64_t n = 0;
-    coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
-    coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
-    coproc_status s = coproc__select_run(rt, f, positions, &n);
-    if (dev) {
-        double x[] = {filter_bytes(f), (double)n};
-        coproc__op_timer_end(dev, &t, COPROC__OP_SELECT, x, s == COPROC_OK);
-    }
-    if (s == COPROC_OK && count)
-        *count = n;
-    return s;
+    return select_call(rt, COPROC_VARIANT_DEFAULT, coproc__select_run, f, positions, count);
 }
 
 coproc_status coproc_select_bitmap(coproc_runtime *rt, const coproc_filter *f,
                                    coproc_column **bitmap, uint64_t *count)
 {
-    uint64_t n = 0;
-    coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
-    coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
-    coproc_status s = coproc__select_bitmap_run(rt, f, bitmap, &n);
-    if (dev) {
-        double x[] = {filter_bytes(f), (double)n};
-        coproc__op_timer_end(dev, &t, COPROC__OP_SELECT, x, s == COPROC_OK);
-    }
-    if (s == COPROC_OK && count)
-        *count = n;
+    if (rt && !bitmap)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_select_bitmap: bitmap is NULL");
+    return select_call(rt, COPROC_VARIANT_SELECT_BITMAP, coproc__select_bitmap_run, f, bitmap,
+                       count);
+}
+
+/* The calls whose result is one column (*out) from up to two inputs. */
+static coproc_status one_column(coproc_runtime *rt, const coproc_op *o, coproc_column **out)
+{
+    coproc_result r;
+    coproc_status s = run_task(rt, o, &r);
+    *out = s == COPROC_OK ? r.column : NULL;
     return s;
 }
 
 coproc_status coproc_map(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                          const coproc_column *b, coproc_column **out)
 {
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_MAP);
+    o.a = a;
+    o.b = b;
+    o.arith = op;
     if (on_host(rt, a) && out) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_MAP);
-        o.a = a;
-        o.b = b;
-        o.arith = op;
-        coproc_result r;
-        *out = NULL;
-        if (!b)
+        if (!b) {
+            *out = NULL;
             return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_map: b is NULL");
-        coproc_status s = run_task(rt, &o, &r);
-        if (s == COPROC_OK)
-            *out = r.column;
-        return s;
+        }
+        return one_column(rt, &o, out);
     }
-    TIMED(a, COPROC__OP_MAP, coproc__map_run(rt, op, a, b, out), bytes(a) + bytes(b), bytes(a));
+    coproc_result r = {.column = NULL};
+    OBSERVED(a, &o, &r, coproc__map_run(rt, op, a, b, out));
 }
 
 coproc_status coproc_map_const(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
                                coproc_value c, coproc_column **out)
 {
-    if (on_host(rt, a) && out) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_MAP);
-        o.a = a;
-        o.arith = op;
-        o.c = c;
-        coproc_result r;
-        *out = NULL;
-        coproc_status s = run_task(rt, &o, &r);
-        if (s == COPROC_OK)
-            *out = r.column;
-        return s;
-    }
-    TIMED(a, COPROC__OP_MAP, coproc__map_const_run(rt, op, a, c, out), bytes(a), bytes(a));
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_MAP);
+    o.a = a;
+    o.arith = op;
+    o.c = c;
+    if (on_host(rt, a) && out)
+        return one_column(rt, &o, out);
+    coproc_result r = {.column = NULL};
+    OBSERVED(a, &o, &r, coproc__map_const_run(rt, op, a, c, out));
 }
 
 coproc_status coproc_cast(coproc_runtime *rt, const coproc_column *a, coproc_type to,
                           coproc_column **out)
 {
-    TIMED(a, COPROC__OP_MAP, coproc__cast_run(rt, a, to, out), bytes(a),
-          a ? (double)a->length * (double)coproc_type_size(to) : 0);
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_MAP);
+    o.variant = COPROC_VARIANT_CAST;
+    o.a = a;
+    o.to = to;
+    if (on_host(rt, a) && out)
+        return one_column(rt, &o, out);
+    coproc_result r = {.column = NULL};
+    OBSERVED(a, &o, &r, coproc__cast_run(rt, a, to, out));
 }
 
 coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
                             const coproc_column *positions, coproc_column **out)
 {
-    TIMED(src, COPROC__OP_GATHER, coproc__gather_run(rt, src, positions, out),
-          bytes(src) + bytes(positions),
-          positions && src ? (double)positions->length * (double)coproc_type_size(src->type) : 0);
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_GATHER);
+    o.a = src;
+    o.b = positions;
+    if (on_host(rt, src) && out)
+        return one_column(rt, &o, out);
+    coproc_result r = {.column = NULL};
+    OBSERVED(src, &o, &r, coproc__gather_run(rt, src, positions, out));
 }
 
 coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *positions, coproc_column *dst)
 {
-    if (rt && dst && dst->host_wrapped)
-        return refuse_write(rt, dst, "coproc_scatter");
-    TIMED(src, COPROC__OP_GATHER, coproc__scatter_run(rt, src, positions, dst),
-          bytes(src) + bytes(positions), bytes(src));
+    if (rt && read_only(dst))
+        return refuse_write(rt, "coproc_scatter");
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_GATHER);
+    o.variant = COPROC_VARIANT_SCATTER;
+    o.a = src;
+    o.b = positions;
+    o.dst = dst;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    if (on_host(rt, src) && on_host(rt, dst)) { /* a scattered copy, written back */
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK)
+            host_overwrite(dst, r.column);
+        coproc_result_free(&r);
+        return s;
+    }
+    OBSERVED(src, &o, &r, coproc__scatter_run(rt, src, positions, dst));
 }
 
 coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *bitmap, coproc_column **out)
 {
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_GATHER);
+    o.variant = COPROC_VARIANT_COMPACT;
+    o.a = src;
+    o.b = bitmap;
+    if (on_host(rt, src) && out)
+        return one_column(rt, &o, out);
+    coproc_result r = {.column = NULL};
     coproc__device *dev = device_of(rt, src);
     coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
+    coproc__op_observe_begin(dev, &t);
     coproc_status s = coproc__compact_run(rt, src, bitmap, out);
-    if (dev) {
-        double x[] = {bytes(src) + bytes(bitmap), s == COPROC_OK ? bytes(*out) : 0};
-        coproc__op_timer_end(dev, &t, COPROC__OP_GATHER, x, s == COPROC_OK);
-    }
+    r.column = s == COPROC_OK ? *out : NULL;
+    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
     return s;
 }
 
 coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclusive,
                           coproc_column **out)
 {
-    TIMED(in, COPROC__OP_SCAN, coproc__scan_run(rt, in, exclusive, out), bytes(in),
-          in ? (double)in->length * 8 : 0);
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_SCAN);
+    o.a = in;
+    o.exclusive = exclusive;
+    if (on_host(rt, in) && out)
+        return one_column(rt, &o, out);
+    coproc_result r = {.column = NULL};
+    OBSERVED(in, &o, &r, coproc__scan_run(rt, in, exclusive, out));
 }
 
 coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
                               const coproc_column *values, int sorted, coproc_group_result *out)
 {
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_GROUP_BY);
+    o.a = keys;
+    o.b = values;
+    o.sorted = sorted;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
     if (on_host(rt, keys) && out) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_GROUP_BY);
-        o.a = keys;
-        o.b = values;
-        o.sorted = sorted;
-        coproc_result r;
-        coproc_status s = run_task(rt, &o, &r);
-        if (s == COPROC_OK)
-            *out = r.groups;
+        s = run_task(rt, &o, &r);
+        *out = r.groups;
         return s;
     }
     coproc__device *dev = device_of(rt, keys);
     coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
-    coproc_status s = coproc__group_by_run(rt, keys, values, sorted, out);
-    if (dev) {
-        double x[] = {bytes(keys) + bytes(values), s == COPROC_OK ? (double)out->groups : 0};
-        coproc__op_timer_end(dev, &t, COPROC__OP_GROUP_BY, x, s == COPROC_OK);
-    }
+    coproc__op_observe_begin(dev, &t);
+    s = coproc__group_by_run(rt, keys, values, sorted, out);
+    if (s == COPROC_OK)
+        r.groups = *out;
+    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
     return s;
-}
-
-static double n_log_n(const coproc_column *c)
-{
-    double n = c ? (double)c->length : 0;
-    return n > 1 ? n * log2(n) : 0;
 }
 
 coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
 {
-    if (rt && ((keys && keys->host_wrapped) || (values && values->host_wrapped)))
-        return refuse_write(rt, keys && keys->host_wrapped ? keys : values, "coproc_sort");
-    TIMED(keys, COPROC__OP_SORT, coproc__sort_run(rt, keys, values), bytes(keys) + bytes(values),
-          n_log_n(keys));
+    if (rt && (read_only(keys) || read_only(values)))
+        return refuse_write(rt, "coproc_sort");
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_SORT);
+    o.a = keys;
+    o.b = values;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    if (on_host(rt, keys)) { /* sorted copies, written back */
+        coproc_status s = run_task(rt, &o, &r);
+        if (s == COPROC_OK) {
+            host_overwrite(keys, r.column);
+            if (values)
+                host_overwrite(values, r.column2);
+        }
+        coproc_result_free(&r);
+        return s;
+    }
+    OBSERVED(keys, &o, &r, coproc__sort_run(rt, keys, values));
 }
 
 coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
 {
-    TIMED(keys, COPROC__OP_SORT, coproc__argsort_run(rt, keys, perm),
-          bytes(keys) + (keys ? (double)keys->length * 4 : 0), n_log_n(keys));
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_SORT);
+    o.variant = COPROC_VARIANT_ARGSORT;
+    o.a = keys;
+    if (on_host(rt, keys) && perm)
+        return one_column(rt, &o, perm);
+    coproc_result r = {.column = NULL};
+    OBSERVED(keys, &o, &r, coproc__argsort_run(rt, keys, perm));
 }
 
 typedef coproc_status (*join_fn)(coproc_runtime *, const coproc_column *, const coproc_column *,
                                  coproc_join_result *);
 
-static coproc_status timed_join(coproc_runtime *rt, coproc__op_kind kind, join_fn fn,
-                                const coproc_column *left, const coproc_column *right,
-                                coproc_join_result *out)
+static coproc_status join_call(coproc_runtime *rt, coproc_op_kind kind, join_fn fn,
+                               const coproc_column *left, const coproc_column *right,
+                               coproc_join_result *out)
 {
+    coproc_op o;
+    coproc_op_init(&o, kind);
+    o.a = left;
+    o.b = right;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
+    if (on_host(rt, left) && out) {
+        s = run_task(rt, &o, &r);
+        *out = r.join;
+        return s;
+    }
     coproc__device *dev = device_of(rt, left);
     coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
-    coproc_status s = fn(rt, left, right, out);
-    if (dev) {
-        double x[] = {bytes(left) + bytes(right), s == COPROC_OK ? (double)out->count : 0};
-        coproc__op_timer_end(dev, &t, kind, x, s == COPROC_OK);
-    }
+    coproc__op_observe_begin(dev, &t);
+    s = fn(rt, left, right, out);
+    if (s == COPROC_OK)
+        r.join = *out;
+    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
     return s;
 }
 
 coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
                                const coproc_column *right, coproc_join_result *out)
 {
-    if (on_host(rt, left) && out) {
-        coproc_op o;
-        coproc_op_init(&o, COPROC_OP_HASH_JOIN);
-        o.a = left;
-        o.b = right;
-        coproc_result r;
-        coproc_status s = run_task(rt, &o, &r);
-        if (s == COPROC_OK)
-            *out = r.join;
-        return s;
-    }
-    return timed_join(rt, COPROC__OP_HASH_JOIN, coproc__hash_join_run, left, right, out);
+    return join_call(rt, COPROC_OP_HASH_JOIN, coproc__hash_join_run, left, right, out);
 }
 
 coproc_status coproc_sort_merge_join(coproc_runtime *rt, const coproc_column *left,
                                      const coproc_column *right, coproc_join_result *out)
 {
-    return timed_join(rt, COPROC__OP_MERGE_JOIN, coproc__sort_merge_join_run, left, right, out);
+    return join_call(rt, COPROC_OP_MERGE_JOIN, coproc__sort_merge_join_run, left, right, out);
 }
 
 coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
                                const coproc_column *build, coproc_column **positions,
                                uint64_t *count)
 {
-    uint64_t n = 0;
-    coproc__device *dev = device_of(rt, probe);
-    coproc__op_timer t;
-    if (dev)
-        coproc__op_timer_begin(dev, &t);
-    coproc_status s = coproc__semi_join_run(rt, probe, build, positions, &n);
-    if (dev) {
-        double x[] = {bytes(probe) + bytes(build), (double)n};
-        coproc__op_timer_end(dev, &t, COPROC__OP_SEMI_JOIN, x, s == COPROC_OK);
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_SEMI_JOIN);
+    o.a = probe;
+    o.b = build;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
+    if (on_host(rt, probe)) {
+        if (positions)
+            *positions = NULL;
+        if ((s = run_task(rt, &o, &r)) != COPROC_OK)
+            return s;
+    } else {
+        coproc__device *dev = device_of(rt, probe);
+        coproc__op_timer t;
+        coproc__op_observe_begin(dev, &t);
+        s = coproc__semi_join_run(rt, probe, build, positions, &r.count);
+        coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+        if (s != COPROC_OK)
+            return s;
+        r.column = positions ? *positions : NULL;
     }
-    if (s == COPROC_OK && count)
-        *count = n;
-    return s;
+    if (count)
+        *count = r.count;
+    if (positions)
+        *positions = r.column;
+    else
+        coproc_column_free(r.column);
+    return COPROC_OK;
 }

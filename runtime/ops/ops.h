@@ -6,8 +6,10 @@
 #define COPROC_OPS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coproc.h"
+#include "backend/opencl/device.h"
 
 /* Key columns of group-by and joins are the integer types. */
 static inline int coproc__is_key_type(coproc_type t) { return t <= COPROC_UINT64; }
@@ -57,5 +59,14 @@ coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_colum
 coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *probe,
                                     const coproc_column *build, coproc_column **positions,
                                     uint64_t *count);
+
+/* Device bytes the in-memory operators allocate (beside their code; the
+ * operator table and the out-of-core runs size their work by them). */
+/* Sorting `rows` rows of kb-byte keys and vb-byte values in place. */
+uint64_t coproc__sort_device_bytes(const coproc__device *dev, uint64_t rows, size_t kb, size_t vb);
+/* One slot of the group-by's hash table, per key and value type. */
+size_t coproc__group_by_slot_bytes(coproc_type kt, int has_values, coproc_type vt);
+/* One hash join of nl x nr rows giving `pairs` pairs (UINT64_MAX when absurd). */
+uint64_t coproc__hash_join_device_bytes(uint64_t nl, uint64_t nr, uint64_t pairs, size_t ks);
 
 #endif

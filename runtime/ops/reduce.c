@@ -11,6 +11,8 @@
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
 #include "core/runtime.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
 
@@ -86,3 +88,48 @@ done:
         clReleaseKernel(k);
     return s;
 }
+
+/* ---- the operator table's entry (ops/table.h) */
+
+static coproc_status reduce_check(coproc_runtime *rt, const coproc_op *op,
+                                  const coproc_column *const *in, int n)
+{
+    if ((unsigned)op->reduce > COPROC_REDUCE_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: reduce op %d",
+                            (int)op->reduce);
+    return COPROC_OK;
+}
+
+static void reduce_features(const coproc_op *op, const coproc_result *r,
+                            const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a);
+    x[1] = 0;
+    *out_bytes = 0;
+}
+
+/* The work-groups' partials (reduce_run allocates groups x 8 bytes; groups
+ * stay in the thousands). */
+static double reduce_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return 64 << 10;
+}
+
+static coproc_status reduce_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc_op *op, const coproc_column *const *v,
+                                      coproc_result *out)
+{
+    return coproc__reduce_run(rt, op->reduce, v[0], &out->scalar);
+}
+
+static coproc_status reduce_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                   size_t budget, coproc_result *out)
+{
+    return coproc__stream_reduce(rt, dev, op->reduce, op->a, budget, &out->scalar);
+}
+
+const coproc__op_def coproc__op_reduce = {
+    .name = "reduce", .kind = COPROC_OP_REDUCE, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a, .check = reduce_check, .features = reduce_features,
+    .device_bytes = reduce_device_bytes, .run = reduce_in_memory, .stream = reduce_stream,
+};

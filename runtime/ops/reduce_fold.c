@@ -77,3 +77,37 @@ void coproc__reduce_fold(coproc_reduce_op op, coproc_type t, size_t psize, const
         r->v.f64 = first ? v : (mn ? fmin(r->v.f64, v) : fmax(r->v.f64, v)); break; }
     }
 }
+
+void coproc__reduce_combine(coproc_reduce_op op, const coproc_scalar *part, coproc_scalar *acc,
+                            int first)
+{
+    if (first) {
+        *acc = *part;
+        return;
+    }
+    uint64_t had = acc->count;
+    acc->count += part->count;
+    if (op == COPROC_REDUCE_SUM || op == COPROC_REDUCE_COUNT) {
+        if (acc->type == COPROC_FLOAT64 || acc->type == COPROC_FLOAT32)
+            acc->v.f64 += part->v.f64;
+        else
+            acc->v.u64 += part->v.u64; /* two's complement: signed sums wrap alike */
+        return;
+    }
+    if (part->count == 0)
+        return;
+    if (had == 0) {
+        acc->v = part->v;
+        return;
+    }
+    int mn = op == COPROC_REDUCE_MIN;
+    if (acc->type == COPROC_INT64) {
+        if (mn ? part->v.i64 < acc->v.i64 : part->v.i64 > acc->v.i64)
+            acc->v.i64 = part->v.i64;
+    } else if (acc->type == COPROC_UINT64) {
+        if (mn ? part->v.u64 < acc->v.u64 : part->v.u64 > acc->v.u64)
+            acc->v.u64 = part->v.u64;
+    } else { /* fmin/fmax drop NaN: a part of only NaN does not hide the others */
+        acc->v.f64 = mn ? fmin(acc->v.f64, part->v.f64) : fmax(acc->v.f64, part->v.f64);
+    }
+}

@@ -18,4 +18,10 @@ void coproc__reduce_identity(coproc_reduce_op op, coproc_type t, coproc_scalar *
 void coproc__reduce_fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigned char *p,
                          coproc_scalar *r, int first);
 
+/* Fold the result of a part of the rows into the result so far (*acc; first:
+ * the first part, which replaces it). Counts add; min/max of parts without
+ * rows change nothing, NaN only where every row of every part is NaN. */
+void coproc__reduce_combine(coproc_reduce_op op, const coproc_scalar *part, coproc_scalar *acc,
+                            int first);
+
 #endif

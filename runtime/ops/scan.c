@@ -11,6 +11,8 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
+#include "exec/chunked.h"
+#include "ops/table.h"
 
 /* The elements of one scan as cl/scan.cl's kernels see them. */
 typedef struct scan_plan {
@@ -246,3 +248,79 @@ coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int 
     *out = col;
     return COPROC_OK;
 }
+
+/* ---- the operator table's entry (ops/table.h) */
+
+static void scan_features(const coproc_op *op, const coproc_result *r, const coproc__op_seen *seen,
+                          double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a);
+    x[1] = coproc__col_rows(op->a) * 8;
+    *out_bytes = x[1];
+}
+
+/* The output (8 bytes a row at most) and the work-groups' block sums. */
+static double scan_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return out + (64 << 10);
+}
+
+static coproc_status scan_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    const coproc_column *const *v, coproc_result *out)
+{
+    return coproc__scan_run(rt, v[0], op->exclusive, &out->column);
+}
+
+/* Chunks scanned on the device, each shifted on the host by the total of the
+ * rows before it (the carry: the last inclusive sum so far). */
+static coproc_status scan_combine(coproc_runtime *rt, const coproc_op *op, size_t first, size_t n,
+                                  coproc_result *part, coproc_result *acc)
+{
+    coproc_status s = coproc__combine_rows(rt, op, first, n, part, acc);
+    if (s != COPROC_OK || n == 0)
+        return s;
+    if (first == 0)
+        return COPROC_OK;
+    coproc_column *c = acc->column;
+    /* the row before the chunk: an exclusive scan's carry leaves it out */
+    const void *prev = (const char *)op->a->host + (first - 1) * coproc_type_size(op->a->type);
+    if (c->type == COPROC_FLOAT32) {
+        float *o = (float *)c->host + first;
+        float carry = o[-1] + (op->exclusive ? *(const float *)prev : 0);
+        for (size_t i = 0; i < n; i++)
+            o[i] += carry;
+    } else if (c->type == COPROC_FLOAT64) {
+        double *o = (double *)c->host + first;
+        double carry = o[-1] + (op->exclusive ? *(const double *)prev : 0);
+        for (size_t i = 0; i < n; i++)
+            o[i] += carry;
+    } else {
+        uint64_t *o = (uint64_t *)c->host + first, carry = o[-1];
+        if (op->exclusive) {
+            switch (op->a->type) { /* wrapping, as the scan itself */
+            case COPROC_INT32: carry += (uint64_t)(int64_t)*(const int32_t *)prev; break;
+            case COPROC_UINT32: carry += *(const uint32_t *)prev; break;
+            default: carry += *(const uint64_t *)prev; break;
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            o[i] += carry;
+    }
+    return COPROC_OK;
+}
+
+static coproc_status scan_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                 size_t budget, coproc_result *out)
+{
+    coproc__chunking c = {.rows = op->a->length, .align = 1,
+                          .row_bytes = 2.0 * ((double)coproc_type_size(op->a->type) + 8),
+                          .whole_bytes = 64 << 10, .slice = coproc__slice_rows,
+                          .combine = scan_combine};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_scan, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_scan = {
+    .name = "scan", .kind = COPROC_OP_SCAN, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a, .features = scan_features, .device_bytes = scan_device_bytes,
+    .run = scan_in_memory, .stream = scan_stream,
+};

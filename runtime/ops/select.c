@@ -15,6 +15,9 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
+#include "exec/chunked.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
 
@@ -344,3 +347,146 @@ coproc_status coproc__select_bitmap_run(coproc_runtime *rt, const coproc_filter 
         *count = r.count;
     return COPROC_OK;
 }
+
+/* ---- the operator table's entries (ops/table.h) */
+
+static int select_inputs(const coproc_op *op, const coproc_column *in[COPROC__OP_MAX_INPUTS])
+{
+    in[0] = op->filter.first.col;
+    if (op->filter.logic == COPROC_LOGIC_NONE)
+        return 1;
+    in[1] = op->filter.second.col;
+    return 2;
+}
+
+static coproc_status select_check(coproc_runtime *rt, const coproc_op *op,
+                                  const coproc_column *const *in, int n)
+{
+    const coproc_filter *f = &op->filter;
+    if ((unsigned)f->logic > COPROC_LOGIC_OR)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: filter logic %d",
+                            (int)f->logic);
+    for (int i = 0; i < n; i++) {
+        coproc_cmp c = i == 0 ? f->first.cmp : f->second.cmp;
+        if ((unsigned)c > COPROC_CMP_RANGE)
+            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: comparison %d",
+                                (int)c);
+    }
+    return COPROC_OK;
+}
+
+static void select_features(const coproc_op *op, const coproc_result *r,
+                            const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    const coproc_column *in[COPROC__OP_MAX_INPUTS];
+    int n_in = select_inputs(op, in);
+    double rows = coproc__col_rows(in[0]);
+    x[0] = 0;
+    for (int i = 0; i < n_in; i++)
+        x[0] += coproc__col_bytes(in[i]);
+    x[1] = r ? (double)r->count : rows * seen->selectivity;
+    *out_bytes = op->variant == COPROC_VARIANT_SELECT_BITMAP ? (rows + 31) / 32 * 4 : x[1] * 4;
+}
+
+/* As coproc__select_run allocates: the bitmap, the work-groups' counts and
+ * the positions (out_bytes). */
+static double select_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return coproc__col_rows(op->filter.first.col) / 8 + out + (64 << 10);
+}
+
+static void select_learn(const coproc_op *op, const coproc_result *r, coproc__op_seen *seen)
+{
+    double rows = coproc__col_rows(op->filter.first.col);
+    if (rows > 0)
+        coproc__op_seen_learn(seen, (double)r->count / rows, NAN, NAN);
+}
+
+static coproc_filter filter_on(const coproc_op *op, const coproc_column *const *v)
+{
+    coproc_filter f = op->filter;
+    f.first.col = v[0];
+    if (f.logic != COPROC_LOGIC_NONE)
+        f.second.col = v[1];
+    return f;
+}
+
+static coproc_status select_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc_op *op, const coproc_column *const *v,
+                                      coproc_result *out)
+{
+    coproc_filter f = filter_on(op, v);
+    return coproc__select_run(rt, &f, &out->column, &out->count);
+}
+
+static coproc_status select_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                   size_t budget, coproc_result *out)
+{
+    return coproc__stream_select(rt, dev, &op->filter, budget, &out->column, &out->count);
+}
+
+const coproc__op_def coproc__op_select = {
+    .name = "select", .kind = COPROC_OP_SELECT, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = select_inputs, .same_length = 1, .check = select_check,
+    .features = select_features, .device_bytes = select_device_bytes, .learn = select_learn,
+    .run = select_in_memory, .stream = select_stream,
+};
+
+static coproc_status select_bitmap_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                             const coproc_op *op, const coproc_column *const *v,
+                                             coproc_result *out)
+{
+    coproc_filter f = filter_on(op, v);
+    return coproc__select_bitmap_run(rt, &f, &out->column, &out->count);
+}
+
+/* Chunks of whole bitmap words: the chunks' bitmaps laid end to end. */
+static coproc_status select_bitmap_slice(coproc_runtime *rt, const coproc_op *op, size_t first,
+                                         size_t n, coproc_op *part,
+                                         coproc_column *views[COPROC__OP_MAX_INPUTS])
+{
+    *part = *op;
+    coproc_status s = coproc__host_view(rt, op->filter.first.col, first, n, &views[0]);
+    part->filter.first.col = views[0];
+    if (s == COPROC_OK && op->filter.logic != COPROC_LOGIC_NONE) {
+        s = coproc__host_view(rt, op->filter.second.col, first, n, &views[1]);
+        part->filter.second.col = views[1];
+    }
+    return s;
+}
+
+static coproc_status select_bitmap_combine(coproc_runtime *rt, const coproc_op *op, size_t first,
+                                           size_t n, coproc_result *part, coproc_result *acc)
+{
+    size_t words = (op->filter.first.col->length + 31) / 32;
+    coproc_status s = acc->column ? COPROC_OK
+                                  : coproc__host_column_new(rt, COPROC_UINT32, words, &acc->column);
+    if (s != COPROC_OK)
+        return s;
+    memcpy((uint32_t *)acc->column->host + first / 32, part->column->host,
+           part->column->length * sizeof(uint32_t));
+    acc->count += part->count;
+    return COPROC_OK;
+}
+
+static coproc_status select_bitmap_stream(coproc_runtime *rt, coproc__device *dev,
+                                          const coproc_op *op, size_t budget,
+                                          coproc_result *out)
+{
+    const coproc_column *in[COPROC__OP_MAX_INPUTS];
+    int n_in = select_inputs(op, in);
+    double row = 0.125 * 2; /* the chunk's bitmap, on the device and coming back */
+    for (int i = 0; i < n_in; i++)
+        row += coproc_type_size(in[i]->type);
+    coproc__chunking c = {.rows = in[0]->length, .align = 32, .row_bytes = row,
+                          .whole_bytes = 64 << 10, .slice = select_bitmap_slice,
+                          .combine = select_bitmap_combine};
+    return coproc__stream_chunked(rt, dev, op, &coproc__op_select_bitmap, budget, &c, out);
+}
+
+const coproc__op_def coproc__op_select_bitmap = {
+    .name = "select_bitmap", .kind = COPROC_OP_SELECT, .variant = COPROC_VARIANT_SELECT_BITMAP,
+    .inputs = select_inputs, .same_length = 1, .check = select_check,
+    .features = select_features, .device_bytes = select_device_bytes, .learn = select_learn,
+    .run = select_bitmap_in_memory, .stream = select_bitmap_stream,
+};

@@ -16,6 +16,8 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/runtime.h"
+#include "exec/hostops.h"
+#include "ops/table.h"
 
 /* Mirrors of cl/sort.cl. */
 #define SORT_ENC_IN 1u
@@ -394,3 +396,108 @@ coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
     *perm = out;
     return COPROC_OK;
 }
+
+/* Device bytes coproc__sort_run allocates beside the columns it sorts in
+ * place: the radix sort's ping-pong copies of keys and values, and its digit
+ * table of passes x 256 x groups words (groups bounded by either kernel
+ * path's choice). */
+uint64_t coproc__sort_device_bytes(const coproc__device *dev, uint64_t rows, size_t kb, size_t vb)
+{
+    uint64_t units = dev->info.compute_units ? dev->info.compute_units : 1;
+    uint64_t groups = rows / 64 + 1;
+    if (groups > units * 8)
+        groups = units * 8;
+    return rows * (kb + vb) + (uint64_t)kb * 1024 * (groups + 1);
+}
+
+/* ---- the operator table's entries (ops/table.h) */
+
+static void sort_features(const coproc_op *op, const coproc_result *r, const coproc__op_seen *seen,
+                          double x[2], double *out_bytes)
+{
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = coproc__n_log_n(coproc__col_rows(op->a));
+    *out_bytes = x[0];
+}
+
+/* The sorted copies (out bytes) and what the sort needs beside them. */
+static double sort_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return out + (double)coproc__sort_device_bytes(dev, op->a->length,
+                                                   coproc_type_size(op->a->type),
+                                                   op->b ? coproc_type_size(op->b->type) : 0);
+}
+
+/* Sorted copies: the inputs (maybe cached copies of host columns) stay. */
+static coproc_status sort_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    const coproc_column *const *v, coproc_result *out)
+{
+    coproc_status s = coproc__column_copy(rt, dev, v[0], &out->column);
+    if (s == COPROC_OK && op->b)
+        s = coproc__column_copy(rt, dev, v[1], &out->column2);
+    if (s == COPROC_OK)
+        s = coproc__sort_run(rt, out->column, out->column2);
+    return s; /* on error the caller frees what *out holds */
+}
+
+static coproc_status sort_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                 size_t budget, coproc_result *out)
+{
+    return coproc__outofcore_sort(rt, dev, op->a, op->b, budget, &out->column, &out->column2);
+}
+
+const coproc__op_def coproc__op_sort = {
+    .name = "sort", .kind = COPROC_OP_SORT, .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a_opt_b, .same_length = 1, .features = sort_features,
+    .device_bytes = sort_device_bytes, .run = sort_in_memory, .stream = sort_stream,
+};
+
+static void argsort_features(const coproc_op *op, const coproc_result *r,
+                             const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    double n = coproc__col_rows(op->a);
+    x[0] = coproc__col_bytes(op->a) + n * 4;
+    x[1] = coproc__n_log_n(n);
+    *out_bytes = n * 4;
+}
+
+/* A copy of the keys with their positions, sorted as keys and values. */
+static double argsort_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    size_t kb = coproc_type_size(op->a->type);
+    return (double)op->a->length * (double)(kb + 4) +
+           (double)coproc__sort_device_bytes(dev, op->a->length, kb, 4);
+}
+
+static coproc_status argsort_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                       const coproc_op *op, const coproc_column *const *v,
+                                       coproc_result *out)
+{
+    return coproc__argsort_run(rt, v[0], &out->column);
+}
+
+/* The out-of-core sort of the keys with their row positions as values: the
+ * permuted positions are the permutation (the sort is stable). */
+static coproc_status argsort_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    size_t budget, coproc_result *out)
+{
+    size_t n = op->a->length;
+    if (n > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "argsort: %zu rows exceed 32-bit positions",
+                            n);
+    coproc_column *rows = NULL, *keys = NULL;
+    coproc_status s = coproc__host_column_new(rt, COPROC_UINT32, n, &rows);
+    for (size_t i = 0; s == COPROC_OK && i < n; i++)
+        ((uint32_t *)rows->host)[i] = (uint32_t)i;
+    if (s == COPROC_OK)
+        s = coproc__outofcore_sort(rt, dev, op->a, rows, budget, &keys, &out->column);
+    coproc_column_free(rows);
+    coproc_column_free(keys);
+    return s;
+}
+
+const coproc__op_def coproc__op_argsort = {
+    .name = "argsort", .kind = COPROC_OP_SORT, .variant = COPROC_VARIANT_ARGSORT,
+    .inputs = coproc__inputs_a, .features = argsort_features,
+    .device_bytes = argsort_device_bytes, .run = argsort_in_memory, .stream = argsort_stream,
+};

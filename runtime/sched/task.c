@@ -328,7 +328,8 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
         return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_submit: %s is NULL",
                             op ? "out" : "op");
     *out = NULL;
-    coproc_status s = coproc__op_check(rt, op);
+    const coproc__op_def *def;
+    coproc_status s = coproc__op_check(rt, op, &def);
     if (s != COPROC_OK)
         return s;
     if (rt->device_count > COPROC__SCHED_MAX_DEVICES)
