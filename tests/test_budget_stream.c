@@ -1,4 +1,4 @@
-/* test_budget_stream.c - the streaming operators of runtime/stream.c (reduce,
+/* test_budget_stream.c - the streaming operators of runtime/exec/stream.c (reduce,
  * select, map, group-by over host columns larger than the device budget)
  * against plain C loops: every type, sizes 0, 1, one chunk, one more than a
  * chunk, not a multiple of the chunk and ~1M rows under a 256 KiB budget;
