@@ -36,10 +36,11 @@ static coproc_status run_task(coproc_runtime *rt, const coproc_op *op, coproc_re
 
 /* Columns that wrap caller memory (coproc_column_wrap, Arrow zero-copy
  * imports) are read-only: writing into them would change the producer's
- * immutable, maybe shared, data. */
+ * immutable, maybe shared, data. An empty column has nothing to write. */
 static int read_only(const coproc_column *col)
 {
-    return col && (col->host_wrapped || (!col->dev && !col->host_owned && !col->pinned));
+    return col && (col->host_wrapped ||
+                   (!col->dev && col->length && !col->host_owned && !col->pinned));
 }
 
 static coproc_status refuse_write(coproc_runtime *rt, const char *what)
