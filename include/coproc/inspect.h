@@ -178,9 +178,11 @@ COPROC_API coproc_status coproc_model_last(coproc_runtime *rt, int device, copro
  * points as the runtime fits its own: x[i] holds point i's features (the
  * first `features` of the row) and seconds[i] its time. predicted[i] (caller
  * room for n) receives the fitted model's prediction at x[i]: how closely any
- * model of this form can follow the points. n from 1 to 256. UNSUPPORTED (no
- * message: there is no runtime) when the points do not determine a fit (fewer
- * distinct points than features + 1); predicted is then untouched.
+ * model of this form can follow the points. n from 1 to 256. There is no
+ * runtime, so errors leave no message: NULL_POINTER (x, seconds or predicted
+ * NULL), INVALID_ARGUMENT (k or n out of range), HOST_OUT_OF_MEMORY, and
+ * UNSUPPORTED when the points do not determine a fit (fewer distinct points
+ * than features + 1); predicted is then untouched.
  */
 COPROC_API coproc_status coproc_model_fit_points(coproc_op_kind k, int n,
                                                  const double (*x)[COPROC_MODEL_MAX_FEATURES],

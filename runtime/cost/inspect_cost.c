@@ -24,21 +24,32 @@ struct coproc_profile {
     coproc__profile p;
 };
 
-static coproc_status kind_arg(coproc_runtime *rt, const char *fn, coproc_op_kind k)
+/* The start of a call that makes a profile: rt and out checked, *out NULL,
+ * the device checked (*dev) and a new, uninitialised handle in *p; else the
+ * error, with its message on rt. */
+static coproc_status profile_start(coproc_runtime *rt, const char *fn, int device,
+                                   coproc_profile **out, coproc__device **dev, coproc_profile **p)
 {
-    if ((unsigned)k >= COPROC_OP_KIND_COUNT)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown operator kind %d", fn,
-                            (int)k);
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!(*dev = coproc__device_at(rt, device)))
+        return COPROC_INVALID_ARGUMENT;
+    if (!(*p = malloc(sizeof **p)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "%s: out of host memory", fn);
     return COPROC_OK;
 }
 
-/* A new, uninitialised profile handle, or NULL with the message set. */
-static coproc_profile *profile_new(coproc_runtime *rt, const char *fn)
+/* Its end: p handed over on success, else freed. */
+static coproc_status profile_end(coproc_status s, coproc_profile *p, coproc_profile **out)
 {
-    coproc_profile *p = malloc(sizeof *p);
-    if (!p)
-        coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "%s: out of host memory", fn);
-    return p;
+    if (s == COPROC_OK)
+        *out = p;
+    else
+        free(p);
+    return s;
 }
 
 /* p must have been made for dev (the same model and driver). */
@@ -57,44 +68,23 @@ void coproc_profile_free(coproc_profile *p) { free(p); }
 
 coproc_status coproc_profile_load(coproc_runtime *rt, int device, coproc_profile **out)
 {
-    if (!rt)
-        return COPROC_NULL_POINTER;
-    if (!out)
-        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_profile_load: out is NULL");
-    *out = NULL;
-    coproc__device *dev = coproc__device_at(rt, device);
-    if (!dev)
-        return COPROC_INVALID_ARGUMENT;
-    coproc_profile *p = profile_new(rt, "coproc_profile_load");
-    if (!p)
-        return COPROC_HOST_OUT_OF_MEMORY;
-    coproc_status s = coproc__profile_load(rt, dev, &p->p);
-    if (s != COPROC_OK) {
-        free(p);
-        return s;
-    }
-    *out = p;
-    return COPROC_OK;
+    coproc__device *dev = NULL;
+    coproc_profile *p = NULL;
+    coproc_status s = profile_start(rt, "coproc_profile_load", device, out, &dev, &p);
+    return s != COPROC_OK ? s : profile_end(coproc__profile_load(rt, dev, &p->p), p, out);
 }
 
 coproc_status coproc_profile_current(coproc_runtime *rt, int device, coproc_profile **out)
 {
-    if (!rt)
-        return COPROC_NULL_POINTER;
-    if (!out)
-        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_profile_current: out is NULL");
-    *out = NULL;
-    coproc__device *dev = coproc__device_at(rt, device);
-    if (!dev)
-        return COPROC_INVALID_ARGUMENT;
-    coproc_profile *p = profile_new(rt, "coproc_profile_current");
-    if (!p)
-        return COPROC_HOST_OUT_OF_MEMORY;
+    coproc__device *dev = NULL;
+    coproc_profile *p = NULL;
+    coproc_status s = profile_start(rt, "coproc_profile_current", device, out, &dev, &p);
+    if (s != COPROC_OK)
+        return s;
     pthread_mutex_lock(&dev->model_lock);
     p->p = *dev->profile;
     pthread_mutex_unlock(&dev->model_lock);
-    *out = p;
-    return COPROC_OK;
+    return profile_end(COPROC_OK, p, out);
 }
 
 coproc_status coproc_profile_use(coproc_runtime *rt, int device, const coproc_profile *p)
@@ -173,9 +163,9 @@ coproc_status coproc_model_last(coproc_runtime *rt, int device, coproc_op_kind k
 {
     if (!rt)
         return COPROC_NULL_POINTER;
-    coproc_status s = kind_arg(rt, "coproc_model_last", k);
-    if (s != COPROC_OK)
-        return s;
+    if ((unsigned)k >= COPROC_OP_KIND_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_model_last: unknown operator "
+                            "kind %d", (int)k);
     coproc__device *dev = coproc__device_at(rt, device);
     if (!dev)
         return COPROC_INVALID_ARGUMENT;
@@ -224,24 +214,12 @@ coproc_status coproc_model_fit_points(coproc_op_kind k, int n,
 coproc_status coproc_calibrate(coproc_runtime *rt, int device, int full,
                                coproc_progress_fn progress, void *user, coproc_profile **out)
 {
-    if (!rt)
-        return COPROC_NULL_POINTER;
-    if (!out)
-        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_calibrate: out is NULL");
-    *out = NULL;
-    coproc__device *dev = coproc__device_at(rt, device);
-    if (!dev)
-        return COPROC_INVALID_ARGUMENT;
-    coproc_profile *p = profile_new(rt, "coproc_calibrate");
-    if (!p)
-        return COPROC_HOST_OUT_OF_MEMORY;
-    coproc_status s = coproc__calibrate_device(rt, dev, full, progress, user, &p->p);
-    if (s != COPROC_OK) {
-        free(p);
+    coproc__device *dev = NULL;
+    coproc_profile *p = NULL;
+    coproc_status s = profile_start(rt, "coproc_calibrate", device, out, &dev, &p);
+    if (s != COPROC_OK)
         return s;
-    }
-    *out = p;
-    return COPROC_OK;
+    return profile_end(coproc__calibrate_device(rt, dev, full, progress, user, &p->p), p, out);
 }
 
 coproc_status coproc_check_transfers(coproc_runtime *rt, int device, const coproc_profile *p,
