@@ -114,9 +114,10 @@ COPROC_API coproc_status coproc_profile_current(coproc_runtime *rt, int device,
 /*
  * Make a copy of p device `device`'s profile: its measurements and models
  * replace the device's, which then predicts from them and refines them with
- * each operator run (and coproc_profile_save keeps them). p must be a profile
- * of this device (INVALID_ARGUMENT otherwise: profiles are per device model
- * and driver); it stays the caller's.
+ * each operator run. p must be a profile of this device (INVALID_ARGUMENT
+ * otherwise: profiles are per device model and driver); it stays the
+ * caller's. Saving is separate: coproc_profile_save_device (coproc_profile_save
+ * keeps only the profiles of devices calibrated or loaded at coproc_open).
  */
 COPROC_API coproc_status coproc_profile_use(coproc_runtime *rt, int device,
                                             const coproc_profile *p);

@@ -101,8 +101,6 @@ coproc_status coproc_profile_use(coproc_runtime *rt, int device, const coproc_pr
         return s;
     pthread_mutex_lock(&dev->model_lock);
     *dev->profile = p->p;
-    if (dev->profile_source == 0)
-        dev->profile_source = 1; /* it has measurements now: coproc_profile_save keeps them */
     pthread_mutex_unlock(&dev->model_lock);
     return COPROC_OK;
 }
