@@ -5,8 +5,7 @@
 #include <string.h>
 
 #include "baseline.h"
-#include "data/column.h"
-#include "backend/opencl/device.h"
+#include "coproc/opencl.h"
 
 static uint64_t mix(uint64_t *s)
 {
@@ -143,18 +142,23 @@ static coproc_status run_scan(bench_data *d)
 static void c_scan(bench_data *d) { base_scan_i32(d->a, d->n, d->out64, d->threads); d->c_result = 0; }
 
 /* ---- sort: restore the unsorted keys (untimed), sort in place */
-static coproc_status copy_column(const coproc_column *src, coproc_column *dst)
+static coproc_status copy_column(coproc_runtime *rt, const coproc_column *src, coproc_column *dst)
 {
-    size_t bytes = src->length * coproc_type_size(src->type);
-    cl_int err = clEnqueueCopyBuffer(src->dev->queue, src->mem, dst->mem, 0, 0, bytes, 0, NULL, NULL);
+    size_t bytes = coproc_column_length(src) * coproc_type_size(coproc_column_type(src));
+    cl_command_queue q;
+    coproc_status s = coproc_device_opencl(rt, coproc_column_device(src), NULL, NULL, &q);
+    if (s != COPROC_OK)
+        return s;
+    cl_int err = clEnqueueCopyBuffer(q, coproc_column_opencl(src), coproc_column_opencl(dst), 0, 0,
+                                     bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = clFinish(src->dev->queue);
+        err = clFinish(q);
     return err == CL_SUCCESS ? COPROC_OK : COPROC_DRIVER_ERROR;
 }
 static coproc_status prep_sort(bench_data *d)
 {
-    coproc_status s = copy_column(d->ckeys, d->sort_keys);
-    return s ? s : copy_column(d->cvals, d->sort_vals);
+    coproc_status s = copy_column(d->rt, d->ckeys, d->sort_keys);
+    return s ? s : copy_column(d->rt, d->cvals, d->sort_vals);
 }
 static coproc_status run_sort_keys(bench_data *d) { d->device_result = 0; return coproc_sort(d->rt, d->sort_keys, NULL); }
 static coproc_status run_sort_pairs(bench_data *d) { d->device_result = 0; return coproc_sort(d->rt, d->sort_keys, d->sort_vals); }

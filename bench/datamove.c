@@ -1,7 +1,7 @@
 /* datamove.c - coproc-datamove: the data-movement figures of issue 7, each a
  * ratio measured in one run on one device:
  *  1. host->device bandwidth: pageable memory through coproc's pinned staging
- *     (coproc__h2d) vs a pinned source (mapped CL_MEM_ALLOC_HOST_PTR buffer)
+ *     (coproc_column_write) vs a pinned source (mapped CL_MEM_ALLOC_HOST_PTR buffer)
  *     vs a raw pageable clEnqueueWriteBuffer;
  *  2. a SUM over host-resident int32 data larger than the device budget (so it
  *     streams, copying chunk k+1 while reducing chunk k) vs the pinned H2D
@@ -25,9 +25,8 @@
 #include <jansson.h>
 
 #include "coproc.h"
+#include "coproc/inspect.h"
 #include "coproc/opencl.h"
-#include "core/runtime.h"
-#include "backend/opencl/transfer.h"
 
 #define MiB ((uint64_t)1 << 20)
 #define GiB ((uint64_t)1 << 30)
@@ -275,14 +274,17 @@ static double part_h2d(report *r, int discovered, uint64_t bytes, int reps)
         coproc_close(rt);
         return 0;
     }
-    coproc__device *dev = coproc__device_at(rt, 0);
+    coproc_device_info info;
+    coproc_device_info_get(rt, 0, &info);
     cl_context ctx;
     cl_command_queue q;
     coproc_device_opencl(rt, 0, &ctx, NULL, &q);
     cl_int err;
     double pinned = 0;
     char *pageable = malloc(bytes), *back = malloc(bytes);
-    cl_mem dst = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    coproc_column *dcol = NULL; /* the destination: bytes / 4 int32 rows */
+    coproc_column_alloc(rt, 0, COPROC_INT32, bytes / 4, &dcol);
+    cl_mem dst = coproc_column_opencl(dcol);
     cl_mem pin = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
     void *pin_ptr = pin ? clEnqueueMapBuffer(q, pin, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
                                              &err)
@@ -295,14 +297,14 @@ static double part_h2d(report *r, int discovered, uint64_t bytes, int reps)
     fill_i32((int32_t *)pageable, bytes / 4, 1);
     memcpy(pin_ptr, pageable, bytes);
 
-    /* method 0: coproc__h2d staged; 1: pinned source; 2: raw pageable */
+    /* method 0: coproc_column_write staged; 1: pinned source; 2: raw pageable */
     double best[3] = {1e30, 1e30, 1e30};
     for (int rep = -1; rep < reps; rep++) /* rep -1 warms up (page faults, first use) */
         for (int m = 0; m < 3; m++) {
             double t0 = now_s();
             if (m == 0) {
-                if (!call_ok(r, rt, "h2d: coproc__h2d (staged)",
-                             coproc__h2d(rt, dev, NULL, dst, 0, pageable, bytes, 0)))
+                if (!call_ok(r, rt, "h2d: coproc_column_write (staged)",
+                             coproc_column_write(dcol, 0, pageable, bytes / 4, 0)))
                     goto out;
             } else if (!cl_ok(r, "h2d: clEnqueueWriteBuffer",
                               clEnqueueWriteBuffer(q, dst, CL_TRUE, 0, bytes,
@@ -314,8 +316,8 @@ static double part_h2d(report *r, int discovered, uint64_t bytes, int reps)
         }
     /* The staged path must deliver the bytes unchanged. */
     memset(back, 0, bytes);
-    if (call_ok(r, rt, "h2d: coproc__h2d (staged)",
-                coproc__h2d(rt, dev, NULL, dst, 0, pageable, bytes, 0)) &&
+    if (call_ok(r, rt, "h2d: coproc_column_write (staged)",
+                coproc_column_write(dcol, 0, pageable, bytes / 4, 0)) &&
         cl_ok(r, "h2d: clEnqueueReadBuffer",
               clEnqueueReadBuffer(q, dst, CL_TRUE, 0, bytes, back, 0, NULL, NULL)))
         check(r, "h2d_staged_bytes_equal", memcmp(back, pageable, bytes) == 0,
@@ -326,7 +328,7 @@ static double part_h2d(report *r, int discovered, uint64_t bytes, int reps)
     figure(r, "h2d_pageable_raw", raw, "GB/s", "h2d_pinned", pinned, NULL, 0, 0);
     figure(r, "h2d_pageable_staged", staged, "GB/s", "h2d_pinned", pinned, "h2d_pageable_raw", raw,
            0.8);
-    if (dev->info.host_unified_memory)
+    if (info.host_unified_memory)
         fprintf(r->out, "[%s]   (host-unified device with zero-copy off: staging is a second "
                 "memcpy here, measured as a GPU would run it)\n", r->dev_name);
 out:
@@ -335,8 +337,7 @@ out:
     clFinish(q);
     if (pin)
         clReleaseMemObject(pin);
-    if (dst)
-        clReleaseMemObject(dst);
+    coproc_column_free(dcol);
     free(pageable);
     free(back);
     coproc_close(rt);
@@ -354,7 +355,6 @@ static void part_stream(report *r, int discovered, uint64_t bytes, int reps, dou
     int32_t *pageable = NULL;
     if (!call_ok(r, rt, "stream: coproc_open", open_one(discovered, budget, 1, &rt)))
         goto out;
-    coproc__device *dev = coproc__device_at(rt, 0);
     if (!call_ok(r, rt, "stream: coproc_column_host_alloc",
                  coproc_column_host_alloc(rt, COPROC_INT32, n, &pinned_col)))
         goto out;
@@ -374,7 +374,7 @@ static void part_stream(report *r, int discovered, uint64_t bytes, int reps, dou
         goto out;
     warm_up(rt, 0);
     coproc_scalar sc;
-    coproc__h2d(rt, dev, NULL, coproc_column_opencl(dcol), 0, pv, 4096, 1);
+    coproc_column_write(dcol, 0, pv, 1024, COPROC_WRITE_PINNED_SOURCE);
     coproc_reduce(rt, COPROC_REDUCE_SUM, dcol, &sc); /* builds the device-column path */
 
     const coproc_column *cols[2] = {pinned_col, pageable_col};
@@ -405,8 +405,8 @@ static void part_stream(report *r, int discovered, uint64_t bytes, int reps, dou
             snprintf(what, sizeof what, "serial_copy_reduce_%s", names[k]);
             double t0 = now_s();
             if (!call_ok(r, rt, what,
-                         coproc__h2d(rt, dev, NULL, coproc_column_opencl(dcol), 0, srcs[k], bytes,
-                                     k == 0)) ||
+                         coproc_column_write(dcol, 0, srcs[k], n,
+                                             k == 0 ? COPROC_WRITE_PINNED_SOURCE : 0)) ||
                 !call_ok(r, rt, what, coproc_reduce(rt, COPROC_REDUCE_SUM, dcol, &sc)))
                 goto out;
             t = now_s() - t0;

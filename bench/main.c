@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 
 #include <hwloc.h>
 #include <jansson.h>
 
-#include "cost/bandwidth.h"
 #include "cases.h"
-#include "core/runtime.h"
+#include "coproc/inspect.h"
 
 #define BENCH_SCHEMA "coproc.bench"
 #define BENCH_SCHEMA_VERSION 1
@@ -45,6 +45,13 @@ static int cores_of(const coproc_device_info *info)
         n = hwloc_bitmap_weight(set);
     hwloc_bitmap_free(set);
     return n > 0 ? n : 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (void)l; (void)m; }
@@ -103,7 +110,7 @@ int main(int argc, char **argv)
         double bw = 0;
         size_t bw_bytes = (size_t)(info.max_alloc_bytes / 4 < (256u << 20) ? info.max_alloc_bytes / 4
                                                                               : (256u << 20));
-        s = coproc__copy_bandwidth(rt, &rt->devices[dev], bw_bytes, 5, &bw);
+        s = coproc_measure_bandwidth(rt, dev, bw_bytes, 5, &bw);
         if (s != COPROC_OK) {
             fprintf(stderr, "device %d: copy bandwidth: %s\n", dev, coproc_errmsg(rt));
             continue;
@@ -147,9 +154,9 @@ int main(int argc, char **argv)
                 for (int r = 0; r <= o.reps && s == COPROC_OK; r++) { /* run 0 warms up */
                     if (bc->prepare && (s = bc->prepare(&d)) != COPROC_OK)
                         break;
-                    double t0 = coproc__now();
+                    double t0 = now_s();
                     s = bc->run(&d);
-                    double t = coproc__now() - t0;
+                    double t = now_s() - t0;
                     if (r > 0 && t < best)
                         best = t;
                 }
@@ -161,9 +168,9 @@ int main(int argc, char **argv)
                 }
                 if (is_cpu && bc->c_run) {
                     for (int r = 0; r < o.reps; r++) {
-                        double t0 = coproc__now();
+                        double t0 = now_s();
                         bc->c_run(&d);
-                        double t = coproc__now() - t0;
+                        double t = now_s() - t0;
                         if (t < cbest)
                             cbest = t;
                     }

@@ -35,6 +35,15 @@ int wl_run_real(const wl_real_config *cfg);
 /* Median seconds of one WTAR decision over 4 devices (place, start, finish). */
 double wl_decision_time(void);
 
+/* Device d's estimate (0..3) of the operator wl_submit_decision_time times:
+ * its seconds, and into *transfer the part that moves data. */
+typedef double (*wl_estimate_fn)(void *user, int d, double *transfer);
+
+/* Median seconds of the whole decision coproc_submit makes for one operator
+ * of kind `kind` over 4 devices: the estimate on each (estimate, with user)
+ * and the WTAR placement (workload_sched.c). -1 on failure. */
+double wl_submit_decision_time(int kind, wl_estimate_fn estimate, void *user);
+
 /* CLOCK_MONOTONIC in seconds. */
 double wl_now(void);
 

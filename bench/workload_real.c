@@ -26,9 +26,7 @@
 #include <jansson.h>
 
 #include "coproc.h"
-#include "exec/hostrun.h"   /* the estimate coproc_submit makes */
-#include "core/runtime.h"
-#include "sched/scheduler.h"
+#include "coproc/inspect.h" /* the estimate coproc_submit makes, policy names */
 
 #define MAXDEV 16
 #define RETAIN_CAP ((uint64_t)1 << 30) /* result bytes kept for checking after the run */
@@ -37,8 +35,7 @@
 #define BUS_TABLES 32                  /* host arrays of the bus-bound workload */
 #define MAX_REPORTED 5                 /* wrong or failed operators described on stderr */
 
-static const char *const policy_names[] = {"wtar", "srt", "rr", "tbo", "pbo", "static", "fixed"};
-enum { POLICIES = (int)(sizeof policy_names / sizeof *policy_names) };
+enum { POLICIES = COPROC_POLICY_FIXED + 1 };
 
 /* ---------------------------------------------------------------- random numbers */
 
@@ -861,7 +858,7 @@ static int run_once(real_ctx *x, int policy, int fixed_device, int alone, run_fi
     if (alone)
         snprintf(label, sizeof label, "device %d alone", fixed_device);
     else
-        snprintf(label, sizeof label, "%s", policy_names[policy]);
+        snprintf(label, sizeof label, "%s", coproc_policy_name((coproc_policy)policy));
     if (run_ctx_init(&rc, cfg, &x->wl, rt, label) != 0) {
         rc_exit = EX_OSERR;
         goto close;
@@ -1082,13 +1079,30 @@ static void dev_label(const real_ctx *x, int d, char *buf, size_t size)
     snprintf(buf, size, "%s%d", coproc_device_type_name(x->info[d].type), d);
 }
 
+typedef struct estimate_ctx {
+    coproc_runtime *rt;
+    const coproc_op *op;
+    int ndev;
+} estimate_ctx;
+
+/* The estimate coproc_submit makes of the operator on device d (wrapping
+ * around the devices there are); -1 when there is none. */
+static double submit_estimate(void *user, int d, double *transfer)
+{
+    const estimate_ctx *e = user;
+    double seconds = -1;
+    *transfer = -1;
+    if (coproc_op_estimate(e->rt, e->op, d % e->ndev, &seconds, transfer) != COPROC_OK)
+        return -1;
+    return seconds;
+}
+
 /* Median seconds of the whole decision coproc_submit makes for one operator
  * over 4 devices: the cost estimate on each (model, transfers of uncached
  * inputs, residency lookup) and the WTAR placement. With fewer devices the
  * estimates repeat over the ones there are. */
 static double submit_decision_time(coproc_runtime *rt)
 {
-    enum { SAMPLES = 2001, DEVS = 4 };
     static int32_t data[4096];
     coproc_column *col = NULL;
     if (coproc_column_wrap(rt, COPROC_INT32, data, 4096, &col) != COPROC_OK)
@@ -1096,31 +1110,9 @@ static double submit_decision_time(coproc_runtime *rt)
     coproc_op op;
     coproc_op_init(&op, COPROC_OP_SELECT);
     op.filter.first = (coproc_predicate){.col = col, .cmp = COPROC_CMP_LT, .a.i64 = 0};
-    coproc__sched_config cfg = coproc__sched_defaults(DEVS);
-    cfg.training = -1;
-    coproc__sched sched;
-    double *samples = malloc(SAMPLES * sizeof *samples);
-    if (!samples || coproc__sched_init(&sched, &cfg) != 0) {
-        free(samples);
-        coproc_column_free(col);
-        return -1;
-    }
-    int ndev = coproc_device_count(rt);
-    for (int i = 0; i < SAMPLES; i++) {
-        double t0 = wl_now();
-        coproc__sched_task st = {.kind = (int)op.kind, .forced = -1};
-        for (int d = 0; d < DEVS; d++)
-            st.cost[d] = coproc__op_estimate(&rt->devices[d % ndev], &op, &st.transfer[d]);
-        coproc__sched_ticket tk;
-        coproc__sched_place(&sched, &st, t0, &tk);
-        samples[i] = wl_now() - t0;
-        coproc__sched_cancel(&sched, &tk);
-    }
-    coproc__sched_destroy(&sched);
+    estimate_ctx e = {rt, &op, coproc_device_count(rt)};
+    double median = wl_submit_decision_time((int)op.kind, submit_estimate, &e);
     coproc_column_free(col);
-    qsort(samples, SAMPLES, sizeof *samples, cmp_double);
-    double median = samples[SAMPLES / 2];
-    free(samples);
     return median;
 }
 
@@ -1263,12 +1255,12 @@ int wl_run_real(const wl_real_config *cfg)
             continue;
         if (cfg->progress)
             fprintf(stderr, "coproc-workload: run %d/%d: policy %s (warm-up, then %d operators)\n",
-                    ++run_no, nruns, policy_names[p], cfg->tasks);
+                    ++run_no, nruns, coproc_policy_name((coproc_policy)p), cfg->tasks);
         exit_code = run_repeated(&x, p, cfg->fixed_device, 0, &pol[p]);
         if (exit_code)
             break;
         pol_ran[p] = 1;
-        fig_print(out, policy_names[p], &pol[p], x.ndev, best_single);
+        fig_print(out, coproc_policy_name((coproc_policy)p), &pol[p], x.ndev, best_single);
     }
 
     for (int d = 0; d < x.ndev; d++)
@@ -1304,7 +1296,7 @@ int wl_run_real(const wl_real_config *cfg)
         }
         for (int p = 0; p < POLICIES; p++)
             if (pol_ran[p])
-                json_object_set_new(jpol, policy_names[p], fig_json(&pol[p], x.ndev, best_single));
+                json_object_set_new(jpol, coproc_policy_name((coproc_policy)p), fig_json(&pol[p], x.ndev, best_single));
         for (int k = 0; k < COPROC_OP_KIND_COUNT; k++)
             if (x.wl.kind_count[k])
                 json_object_set_new(jkinds, coproc_op_kind_name((coproc_op_kind)k),

@@ -5,16 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost/calibration/calibration.h"
-#include "cost/cost.h"
-#include "cost/model.h"
-#include "cost/profile.h"
+#include "coproc/inspect.h"
+#include "profile_view.h"
 
 #define REPS 7          /* runs per size; their median is compared */
 #define GROUPS 60       /* sizes per operator */
 #define WARM_GROUPS 20  /* the first 140 runs teach the model, unscored */
 #define BATCH 10        /* sizes run interleaved; divides GROUPS and WARM_GROUPS */
 #define MAX_ROWS ((size_t)1 << 23)
+
+/* The sizes' and shuffles' deterministic pseudo-random sequence (splitmix64). */
+static uint64_t next_random(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -73,36 +80,34 @@ static coproc_status setup(coproc_runtime *rt, coproc_op_kind k, int dev, const 
 
 /*
  * Run kind k once through the public API. The runtime times it and feeds its
- * model itself (runtime/operators.c: markers on the device's queue around the
- * operator's commands); x and *seconds are that observation, read back from
- * the model, so the check scores the model on exactly what it learns from.
+ * model itself (markers on the device's queue around the operator's
+ * commands); x and *seconds are that observation, read back from the model
+ * (coproc_model_last), so the check scores the model on exactly what it learns from.
  * Timing the call again from out here would add this loop's own marker round
  * trip (tens of microseconds on PoCL) to what the model predicts. *seconds is
  * NaN when the runtime did not observe the run (it built a program then). A
  * sort sorts in place, so each sort run gets fresh keys first (untimed).
  */
-static coproc_status run_once(coproc_runtime *rt, coproc__device *dev, coproc_op_kind k,
+static coproc_status run_once(coproc_runtime *rt, int dev, coproc_op_kind k,
                               const uint32_t *keys, size_t n, inputs *in, double *x,
                               double *seconds)
 {
     coproc_column *out = NULL;
     coproc_status s = COPROC_OK;
-    coproc__model *model = &dev->profile->ops[k];
     *seconds = NAN;
     if (k == COPROC_OP_SORT) {
         coproc_column_free(in->k);
         in->k = NULL;
-        if ((s = coproc_column_upload(rt, dev->index, COPROC_UINT32, keys, n, &in->k)) !=
-            COPROC_OK)
+        if ((s = coproc_column_upload(rt, dev, COPROC_UINT32, keys, n, &in->k)) != COPROC_OK)
             return s;
     }
     coproc_group_result g;
     coproc_join_result j;
     memset(&g, 0, sizeof g);
     memset(&j, 0, sizeof j);
-    pthread_mutex_lock(&dev->model_lock);
-    uint64_t seen = model->observations;
-    pthread_mutex_unlock(&dev->model_lock);
+    uint64_t seen = 0;
+    if ((s = coproc_model_last(rt, dev, k, NULL, NULL, &seen)) != COPROC_OK)
+        return s;
     switch (k) {
     case COPROC_OP_REDUCE: {
         coproc_scalar r;
@@ -125,10 +130,13 @@ static coproc_status run_once(coproc_runtime *rt, coproc__device *dev, coproc_op
     case COPROC_OP_HASH_JOIN: s = coproc_hash_join(rt, in->build, in->k, &j); break;
     default: break;
     }
-    pthread_mutex_lock(&dev->model_lock);
-    if (s == COPROC_OK && model->observations == seen + 1)
-        coproc__model_last(model, x, seconds);
-    pthread_mutex_unlock(&dev->model_lock);
+    double lx[COPROC_MODEL_MAX_FEATURES] = {0}, ls = NAN;
+    uint64_t now = 0;
+    if (s == COPROC_OK && coproc_model_last(rt, dev, k, lx, &ls, &now) == COPROC_OK &&
+        now == seen + 1) {
+        memcpy(x, lx, sizeof lx);
+        *seconds = ls;
+    }
     if (k == COPROC_OP_GROUP_BY && s == COPROC_OK)
         coproc_group_result_free(&g);
     if (k == COPROC_OP_HASH_JOIN && s == COPROC_OK)
@@ -137,28 +145,38 @@ static coproc_status run_once(coproc_runtime *rt, coproc__device *dev, coproc_op
     return s;
 }
 
-/* Median relative error of a model of `features` features fitted on the n
- * points (x, t) themselves: how closely any such model can follow them, i.e.
+/* Median relative error of a model of kind k's form fitted on the n points
+ * (x, t) themselves: how closely any such model can follow them, i.e.
  * the scatter of the measurements; -1 when they do not determine a fit. */
-static double in_sample_error(int features, double x[][COPROC__MODEL_MAX_FEATURES],
+static double in_sample_error(coproc_op_kind k, double x[][COPROC_MODEL_MAX_FEATURES],
                               const double *t, int n)
 {
-    coproc__model *m = malloc(sizeof *m);
-    double err[GROUPS], e = -1;
-    if (!m || n < 1 || n > GROUPS) {
-        free(m);
+    double pred[GROUPS], err[GROUPS];
+    if (n < 1 || n > GROUPS ||
+        coproc_model_fit_points(k, n, (const double(*)[COPROC_MODEL_MAX_FEATURES])x, t, pred) !=
+            COPROC_OK)
+        return -1;
+    for (int i = 0; i < n; i++)
+        err[i] = fabs(pred[i] - t[i]) / t[i];
+    return coproc_check_quantile(err, n, 0.5);
+}
+
+/* The --check-points line of device i's model of kind k as it stands now. 0,
+ * or -1 when host memory runs out. */
+static int print_model(coproc_runtime *rt, int i, coproc_op_kind k, FILE *points)
+{
+    coproc_profile *now = NULL;
+    profile_view *v = malloc(sizeof *v);
+    if (!v || coproc_profile_current(rt, i, &now) != COPROC_OK || profile_view_init(v, now) != 0) {
+        free(v);
         return -1;
     }
-    coproc__model_init(m, features);
-    for (int i = 0; i < n; i++)
-        coproc__model_observe(m, x[i], t[i]);
-    if (coproc__model_fit(m) == 0) {
-        for (int i = 0; i < n; i++)
-            err[i] = fabs(coproc__model_predict(m, x[i]) - t[i]) / t[i];
-        e = coproc_check_quantile(err, n, 0.5);
-    }
-    free(m);
-    return e;
+    const view_model *m = &v->ops[k];
+    fprintf(points, "# %s model: coef %.6g %.6g %.6g %.6g knot %.6g\n", coproc_op_kind_name(k),
+            m->coef[0], m->coef[1], m->coef[2], m->coef[3], m->knot);
+    profile_view_free(v);
+    free(v);
+    return 0;
 }
 
 /* The runs of one size that the runtime observed, moved to the front; their count. */
@@ -175,7 +193,6 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                                FILE *out, FILE *points)
 {
     const double MIN_LOG2 = min_log2, MAX_LOG2 = max_log2;
-    coproc__device *dev = &rt->devices[i];
     int32_t *a = malloc(MAX_ROWS * sizeof *a);
     uint32_t *keys = malloc(MAX_ROWS * sizeof *keys);
     json_t *jops = json_object();
@@ -187,7 +204,7 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
     }
     uint64_t seed = 7 + (uint64_t)(min_log2 * 100);
     for (size_t r = 0; r < MAX_ROWS; r++) {
-        uint64_t v = coproc__splitmix64(&seed);
+        uint64_t v = next_random(&seed);
         a[r] = (int32_t)(uint32_t)v;
         keys[r] = (uint32_t)(v >> 32);
     }
@@ -207,9 +224,8 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
     int nall = 0;
     for (size_t ki = 0; ki < sizeof kinds / sizeof *kinds && !failed; ki++) {
         coproc_op_kind k = kinds[ki];
-        coproc__model *model = &dev->profile->ops[k];
         double err[GROUPS], tmin = INFINITY, tmax = 0;
-        double scored_x[GROUPS][COPROC__MODEL_MAX_FEATURES], scored_t[GROUPS];
+        double scored_x[GROUPS][COPROC_MODEL_MAX_FEATURES], scored_t[GROUPS];
         int scored = 0;
         /* Batches of BATCH sizes: inputs made for all, then REPS rounds, each
          * running every size once in a new order, so a burst of other work on
@@ -219,17 +235,14 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
         for (int g0 = 0; g0 < GROUPS && !failed; g0 += BATCH) {
             size_t n[BATCH];
             inputs in[BATCH];
-            double x[BATCH][COPROC__MODEL_MAX_FEATURES], t[BATCH][REPS];
+            double x[BATCH][COPROC_MODEL_MAX_FEATURES], t[BATCH][REPS];
             memset(in, 0, sizeof in);
             memset(x, 0, sizeof x);
-            coproc__model before; /* the model as it stands before the batch's runs */
-            pthread_mutex_lock(&dev->model_lock);
-            before = *model;
-            pthread_mutex_unlock(&dev->model_lock);
-            coproc_status s = COPROC_OK;
+            coproc_profile *before = NULL; /* the models as they stand before the batch's runs */
+            coproc_status s = coproc_profile_current(rt, i, &before);
             for (int b = 0; b < BATCH && s == COPROC_OK; b++) {
                 /* log-uniform sizes, never a power of two */
-                double u = (double)(coproc__splitmix64(&seed) % 10000);
+                double u = (double)(next_random(&seed) % 10000);
                 n[b] = (size_t)exp2(MIN_LOG2 + (MAX_LOG2 - MIN_LOG2) * u / 10000.0);
                 n[b] |= 1;
                 if (n[b] > MAX_ROWS)
@@ -241,13 +254,13 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                 order[b] = b;
             for (int r = 0; s == COPROC_OK && r < REPS; r++) {
                 for (int b = BATCH - 1; b > 0; b--) {
-                    int j = (int)(coproc__splitmix64(&seed) % (uint64_t)(b + 1));
+                    int j = (int)(next_random(&seed) % (uint64_t)(b + 1));
                     int o = order[b];
                     order[b] = order[j];
                     order[j] = o;
                 }
                 for (int b = 0; b < BATCH && s == COPROC_OK; b++)
-                    s = run_once(rt, dev, k, keys, n[order[b]], &in[order[b]], x[order[b]],
+                    s = run_once(rt, i, k, keys, n[order[b]], &in[order[b]], x[order[b]],
                                  &t[order[b]][r]);
             }
             for (int b = 0; b < BATCH; b++)
@@ -255,6 +268,7 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
             if (s != COPROC_OK) {
                 fprintf(stderr, "coproc-calibrate: --check: %s: %s\n", coproc_op_kind_name(k),
                         coproc_errmsg(rt));
+                coproc_profile_free(before);
                 failed = 1;
                 break;
             }
@@ -263,7 +277,7 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                 int runs = observed(t[b], REPS);
                 if (runs == 0)
                     continue; /* every run built a program: nothing to score */
-                double pred = coproc__model_predict(&before, x[b]);
+                double pred = coproc_profile_predict(before, k, x[b]);
                 double lo = t[b][0], hi = t[b][0];
                 for (int r = 1; r < runs; r++) {
                     lo = fmin(lo, t[b][r]);
@@ -282,21 +296,28 @@ json_t *coproc_check_operators(coproc_runtime *rt, int i, double min_log2, doubl
                     tmax = fmax(tmax, med);
                 }
             }
+            coproc_profile_free(before);
         }
         if (failed)
             break;
-        double single_med, single_p90;
-        pthread_mutex_lock(&dev->model_lock);
-        if (points)
-            fprintf(points, "# %s model: coef %.6g %.6g %.6g %.6g knot %.6g\n",
-                    coproc_op_kind_name(k), model->coef[0], model->coef[1], model->coef[2],
-                    model->coef[3], model->knot);
-        coproc__model_error(model, &single_med, &single_p90);
-        uint64_t obs = model->observations, refits = model->refits;
-        pthread_mutex_unlock(&dev->model_lock);
+        if (points && print_model(rt, i, k, points) != 0) {
+            fprintf(stderr, "coproc-calibrate: --check: %s: out of host memory\n",
+                    coproc_op_kind_name(k));
+            failed = 1;
+            break;
+        }
+        coproc_model_stats ms = {.struct_size = sizeof ms};
+        if (coproc_model_stats_get(rt, i, k, &ms) != COPROC_OK) {
+            fprintf(stderr, "coproc-calibrate: --check: %s: %s\n", coproc_op_kind_name(k),
+                    coproc_errmsg(rt));
+            failed = 1;
+            break;
+        }
+        double single_med = ms.median_rel_error, single_p90 = ms.p90_rel_error;
+        uint64_t obs = ms.observations, refits = ms.refits;
         double med = coproc_check_quantile(err, scored, 0.5);
         double p90 = coproc_check_quantile(err, scored, 0.9);
-        double floor_med = in_sample_error(model->features, scored_x, scored_t, scored);
+        double floor_med = in_sample_error(k, scored_x, scored_t, scored);
         char range[32];
         snprintf(range, sizeof range, "%.2g-%.2g", tmin * 1e3, tmax * 1e3);
         fprintf(out, "%-10s %6llu %6llu %12s %7.1f%% %7.1f%% %7.1f%% %8.1f%% %8.1f%%\n",

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "core/runtime.h"
+#include "coproc.h"
 
 /*
  * Check device i's operator models (already in its profile): for each of

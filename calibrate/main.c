@@ -7,17 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cost/bandwidth.h"
-#include "cost/calibration/calibration.h"
 #include "coproc.h"
+#include "coproc/inspect.h"
 #include "check_ops.h"
 #include "device_list.h"
 #include "plot.h"
-#include "cost/profile.h"
+#include "profile_view.h"
 #include "report.h"
-#include "core/runtime.h"
 
 #define CALIBRATION_SCHEMA "coproc.calibration"
 #define CALIBRATION_VERSION 1
@@ -54,6 +53,13 @@ static void usage(FILE *f)
             "~/.cache/coproc, under profiles/ (see docs/profile.md).\n");
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void quiet_log(void *user, coproc_log_level level, const char *msg)
 {
     (void)user; (void)level; (void)msg;
@@ -71,28 +77,44 @@ static void show_progress(void *user, const char *what)
     fflush(stderr);
 }
 
+/* Read p into *v (which takes it); 0, or -1 and *rc set when out of memory. */
+static int view_of(coproc_profile *p, int i, int quiet, profile_view *v, int *rc)
+{
+    if (profile_view_init(v, p) == 0)
+        return 0;
+    if (!quiet)
+        fprintf(stderr, "coproc-calibrate: device %d: out of host memory\n", i);
+    *rc = EX_OSERR;
+    return -1;
+}
+
 /* The profile of device i: the cached one if valid (and full when full is
  * wanted) unless force, else a new calibration, saved. *rc gets a sysexits
- * code when something fails; returns 0 when p holds a profile. */
+ * code when something fails; returns 0 when v holds a profile. */
 static int device_profile(coproc_runtime *rt, int i, int full, int force, int quiet,
-                          coproc__profile *p, char *source, size_t source_size, int *rc)
+                          profile_view *v, char *source, size_t source_size, int *rc)
 {
-    coproc__device *dev = &rt->devices[i];
     if (!force) {
-        double t0 = coproc__now();
-        coproc_status s = coproc__profile_load(rt, dev, p);
-        double t = coproc__now() - t0;
-        if (s == COPROC_OK && (p->full || !full)) {
+        coproc_profile *loaded = NULL;
+        double t0 = now_s();
+        coproc_status s = coproc_profile_load(rt, i, &loaded);
+        double t = now_s() - t0;
+        if (s == COPROC_OK && view_of(loaded, i, quiet, v, rc) != 0)
+            return -1;
+        if (s == COPROC_OK && (v->full || !full)) {
             snprintf(source, source_size, "loaded from the cache in %.1f ms", t * 1e3);
             return 0;
         }
+        if (s == COPROC_OK)
+            profile_view_free(v); /* a quick profile where a full one is wanted */
         if (s == COPROC_CORRUPT_PROFILE && !quiet)
             fprintf(stderr, "coproc-calibrate: device %d: ignoring its cached profile and "
                     "recalibrating: %s\n", i, coproc_errmsg(rt));
     }
     progress_state ps = {i};
     int show = !quiet && isatty(STDERR_FILENO);
-    coproc_status s = coproc__calibrate_device(rt, dev, full, show ? show_progress : NULL, &ps, p);
+    coproc_profile *p = NULL;
+    coproc_status s = coproc_calibrate(rt, i, full, show ? show_progress : NULL, &ps, &p);
     if (show)
         fprintf(stderr, "\r\033[K");
     if (s != COPROC_OK) {
@@ -103,13 +125,13 @@ static int device_profile(coproc_runtime *rt, int i, int full, int force, int qu
         return -1;
     }
     snprintf(source, source_size, "calibrated now");
-    if (coproc__profile_save(rt, dev, p) != COPROC_OK) {
+    if (coproc_profile_save_device(rt, i, p) != COPROC_OK) {
         if (!quiet)
             fprintf(stderr, "coproc-calibrate: device %d: profile not saved: %s\n", i,
                     coproc_errmsg(rt));
         *rc = EX_IOERR;
     }
-    return 0;
+    return view_of(p, i, quiet, v, rc);
 }
 
 /* The 1-minute load average, or -1: the checks' figures mean little on a
@@ -129,14 +151,13 @@ static double load_average(void)
 /* --check: device i's transfer predictions against new measurements at sizes
  * not in the sweep, pinned then pageable; a table on `out` and a JSON object
  * (NULL on failure). Both directions together make each summary. */
-static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile *p, FILE *out)
+static json_t *check_transfers(coproc_runtime *rt, int i, const coproc_profile *p, FILE *out)
 {
     json_t *j = json_object();
     json_object_set_new(j, "device", json_integer(i));
     for (int pinned = 1; pinned >= 0; pinned--) {
-        coproc__transfer_check r;
-        if (coproc__check_transfers(rt, &rt->devices[i], p, pinned, 16, 1234 + (uint64_t)i,
-                                    &r) != COPROC_OK) {
+        coproc_transfer_check r = {.struct_size = sizeof r};
+        if (coproc_check_transfers(rt, i, p, pinned, 16, 1234 + (uint64_t)i, &r) != COPROC_OK) {
             fprintf(stderr, "coproc-calibrate: device %d: transfer check: %s\n", i,
                     coproc_errmsg(rt));
             json_decref(j);
@@ -147,11 +168,11 @@ static json_t *check_transfers(coproc_runtime *rt, int i, const coproc__profile 
                 "end, none swept;\ntypical (median) device time against the prediction\n"
                 "%10s  %12s %12s %7s  %12s %12s %7s\n", i, kind, r.points, "MiB",
                 "h2d us", "predicted", "error", "d2h us", "predicted", "error");
-        double err[2 * COPROC__CHECK_MAX], interp[2 * COPROC__CHECK_MAX],
-            live[2 * COPROC__CHECK_MAX];
+        double err[2 * COPROC_CHECK_MAX], interp[2 * COPROC_CHECK_MAX],
+            live[2 * COPROC_CHECK_MAX];
         int n = 0;
         json_t *pts = json_array();
-        int order[COPROC__CHECK_MAX];
+        int order[COPROC_CHECK_MAX];
         for (int k = 0; k < r.points; k++)
             order[k] = k;
         for (int a = 1; a < r.points; a++) /* by size, for reading */
@@ -284,7 +305,7 @@ int main(int argc, char **argv)
     }
 
     int rc = 0;
-    coproc__profile *p = malloc(sizeof *p);
+    profile_view *p = malloc(sizeof *p);
     json_t *docs = json_array(), *checks = check ? json_array() : NULL;
     if (!p || !docs) {
         fprintf(stderr, "coproc-calibrate: out of memory\n");
@@ -301,7 +322,7 @@ int main(int argc, char **argv)
         coproc_device_info info;
         coproc_device_info_get(rt, i, &info);
         if (json)
-            json_array_append_new(docs, coproc__profile_to_json(p));
+            json_array_append(docs, p->doc);
         else
             coproc_print_profile(stdout, i, &info, p, source);
         if (plot_dir) {
@@ -323,11 +344,11 @@ int main(int argc, char **argv)
             double load0 = load_average();
             /* the runtime predicts from this profile: its transfer level
              * (learned during the transfer check) and its operator models */
-            coproc__device *dev = &rt->devices[i];
-            pthread_mutex_lock(&dev->model_lock);
-            *dev->profile = *p;
-            pthread_mutex_unlock(&dev->model_lock);
-            json_t *r = check_transfers(rt, i, p, out);
+            json_t *r = NULL;
+            if (coproc_profile_use(rt, i, p->profile) != COPROC_OK)
+                fprintf(stderr, "coproc-calibrate: device %d: %s\n", i, coproc_errmsg(rt));
+            else
+                r = check_transfers(rt, i, p->profile, out);
             FILE *points = points_path ? fopen(points_path, i ? "a" : "w") : NULL;
             if (points_path && !points)
                 perror(points_path);
@@ -360,6 +381,7 @@ int main(int argc, char **argv)
             }
         }
         fflush(stdout);
+        profile_view_free(p);
     }
     if (json) {
         json_t *doc = json_pack("{s:s, s:i, s:s, s:o}", "schema", CALIBRATION_SCHEMA,

@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/cache.h"
 #include "report.h"
 
 static const char *const transfer_files[4] = {"h2d_pinned", "d2h_pinned", "h2d_pageable",
@@ -19,11 +18,32 @@ static const char *const transfer_files[4] = {"h2d_pinned", "d2h_pinned", "h2d_p
 static const char *const transfer_titles[4] = {"host->device pinned", "device->host pinned",
                                                "host->device pageable", "device->host pageable"};
 
-static const coproc__transfer_fit *transfer_at(const coproc__profile *p, int i)
+static const view_transfer *transfer_at(const profile_view *p, int i)
 {
-    const coproc__transfer_fit *f[4] = {&p->h2d_pinned, &p->d2h_pinned, &p->h2d_pageable,
+    const view_transfer *f[4] = {&p->h2d_pinned, &p->d2h_pinned, &p->h2d_pageable,
                                         &p->d2h_pageable};
     return f[i];
+}
+
+/* mkdir -p: dir after its missing parents; 0, or -1 with errno set. */
+static int make_dirs(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        errno = ENOTDIR;
+        return -1;
+    }
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash > parent) { /* the parent first ("/" and "." are there) */
+        *slash = '\0';
+        if (make_dirs(parent) != 0)
+            return -1;
+    }
+    return mkdir(dir, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 static int fail(char *why, size_t size, const char *what, const char *path)
@@ -32,9 +52,9 @@ static int fail(char *why, size_t size, const char *what, const char *path)
     return -1;
 }
 
-static int write_transfer(const char *path, const coproc__profile *p, int i)
+static int write_transfer(const char *path, const profile_view *p, int i)
 {
-    const coproc__transfer_fit *t = transfer_at(p, i);
+    const view_transfer *t = transfer_at(p, i);
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
@@ -47,7 +67,7 @@ static int write_transfer(const char *path, const coproc__profile *p, int i)
                                                                     : 512.0 * 1048576;
     for (int j = 0; j <= 64; j++) {
         double b = lo * pow(hi / lo, j / 64.0);
-        double s = coproc__profile_transfer_time(p, i % 2 == 0, i < 2, b);
+        double s = coproc_profile_transfer_time(p->profile, i % 2 == 0, i < 2, b);
         double line = t->latency_s + (t->bytes_per_s > 0 ? b / t->bytes_per_s : 0);
         fprintf(f, "%.0f %.9g %.6g %.6g\n", b, s, s > 0 ? b / s / 1e9 : 0,
                 line > 0 ? b / line / 1e9 : 0);
@@ -57,19 +77,20 @@ static int write_transfer(const char *path, const coproc__profile *p, int i)
 
 /* One line per calibration point; a blank line where the first feature falls,
  * so gnuplot draws each shape (selectivity, groups, ...) as its own line. */
-static int write_operator(const char *path, coproc__op_kind k, const coproc__model *m)
+static int write_operator(const char *path, const profile_view *p, coproc_op_kind k)
 {
+    const view_model *m = &p->ops[k];
     FILE *f = fopen(path, "w");
     if (!f)
         return -1;
-    fprintf(f, "# %s:", coproc__op_kind_name(k));
+    fprintf(f, "# %s:", coproc_op_kind_name(k));
     for (int j = 0; j < m->features; j++)
         fprintf(f, " %s,", coproc_report_feature_name(k, j));
     fprintf(f, " measured seconds, model seconds, shape\n");
     double prev = -1;
     int shape = 1;
-    for (int i = 0; i < m->ring_len; i++) {
-        double x[COPROC__MODEL_MAX_FEATURES], y;
+    for (int i = 0; i < m->points; i++) {
+        double x[COPROC_MODEL_MAX_FEATURES], y;
         coproc_report_point(m, i, x, &y);
         if (x[0] < prev) {
             fputc('\n', f);
@@ -78,7 +99,8 @@ static int write_operator(const char *path, coproc__op_kind k, const coproc__mod
         prev = x[0];
         for (int j = 0; j < m->features; j++)
             fprintf(f, "%.9g ", x[j]);
-        fprintf(f, "%.9g %.9g %d\n", y, m->fitted ? coproc__model_predict(m, x) : NAN, shape);
+        fprintf(f, "%.9g %.9g %d\n", y, m->fitted ? coproc_profile_predict(p->profile, k, x) : NAN,
+                shape);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -96,7 +118,7 @@ static void quoted(FILE *f, const char *s)
 }
 
 static int write_script(const char *path, int index, const coproc_device_info *info,
-                        const coproc__profile *p)
+                        const profile_view *p)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -132,20 +154,20 @@ static int write_script(const char *path, int index, const coproc_device_info *i
 
     fprintf(f, "\nset logscale xy\nset format x '%%.0s %%cB'\nset format y '%%.0s %%cs'\n"
                "set ylabel 'seconds'\n");
-    for (int k = 0; k < COPROC__OP_KIND_COUNT; k++) {
-        const coproc__model *m = &p->ops[k];
-        if (m->ring_len == 0)
+    for (int k = 0; k < COPROC_OP_KIND_COUNT; k++) {
+        const view_model *m = &p->ops[k];
+        if (m->points == 0)
             continue;
-        const char *name = coproc__op_kind_name((coproc__op_kind)k);
+        const char *name = coproc_op_kind_name((coproc_op_kind)k);
         snprintf(title, sizeof title, "device %d: %s: %s, time against %s", index, info->name,
-                 name, coproc_report_feature_name((coproc__op_kind)k, 0));
+                 name, coproc_report_feature_name((coproc_op_kind)k, 0));
         fprintf(f, "\nset output 'device%d-op-%s.png'\nset title ", index, name);
         quoted(f, title);
         fprintf(f, "\nset xlabel '%s'\n"
                    "plot 'device%d-op-%s.dat' using 1:%d:%d with points pt 7 lc variable "
                    "title 'measured (a colour per shape)', \\\n"
                    "     '' using 1:%d:%d with linespoints pt 6 lc variable title 'model'\n",
-                coproc_report_feature_name((coproc__op_kind)k, 0), index, name,
+                coproc_report_feature_name((coproc_op_kind)k, 0), index, name,
                 m->features + 1, m->features + 3, m->features + 2, m->features + 3);
     }
     return fclose(f) == 0 ? 0 : -1;
@@ -191,24 +213,24 @@ static int render(const char *gnuplot, const char *dir, const char *script, int 
 }
 
 int coproc_plot_profile(const char *dir, int index, const coproc_device_info *info,
-                        const coproc__profile *p, int quiet, int *rendered, char *why,
+                        const profile_view *p, int quiet, int *rendered, char *why,
                         size_t why_size)
 {
     *rendered = 0;
     char path[4096];
-    if (coproc__mkdirs(dir) != 0)
+    if (make_dirs(dir) != 0)
         return fail(why, why_size, "cannot create directory", dir);
     for (int i = 0; i < 4; i++) {
         snprintf(path, sizeof path, "%s/device%d-transfer-%s.dat", dir, index, transfer_files[i]);
         if (write_transfer(path, p, i) != 0)
             return fail(why, why_size, "cannot write", path);
     }
-    for (int k = 0; k < COPROC__OP_KIND_COUNT; k++) {
-        if (p->ops[k].ring_len == 0)
+    for (int k = 0; k < COPROC_OP_KIND_COUNT; k++) {
+        if (p->ops[k].points == 0)
             continue;
         snprintf(path, sizeof path, "%s/device%d-op-%s.dat", dir, index,
-                 coproc__op_kind_name((coproc__op_kind)k));
-        if (write_operator(path, (coproc__op_kind)k, &p->ops[k]) != 0)
+                 coproc_op_kind_name((coproc_op_kind)k));
+        if (write_operator(path, p, (coproc_op_kind)k) != 0)
             return fail(why, why_size, "cannot write", path);
     }
     char script[64];

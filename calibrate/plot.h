@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "coproc.h"
-#include "cost/profile.h"
+#include "profile_view.h"
 
 /*
  * Write into dir (created if missing), for device `index`:
@@ -22,7 +22,7 @@
  * gnuplot fails.
  */
 int coproc_plot_profile(const char *dir, int index, const coproc_device_info *info,
-                        const coproc__profile *p, int quiet, int *rendered, char *why,
+                        const profile_view *p, int quiet, int *rendered, char *why,
                         size_t why_size);
 
 #endif

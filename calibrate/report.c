@@ -6,38 +6,37 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const feature_names[COPROC__OP_KIND_COUNT][COPROC__MODEL_MAX_FEATURES] = {
-    [COPROC__OP_REDUCE] = {"input bytes"},
-    [COPROC__OP_SELECT] = {"input bytes", "output rows"},
-    [COPROC__OP_MAP] = {"input bytes", "output bytes"},
-    [COPROC__OP_GATHER] = {"input bytes", "output bytes"},
-    [COPROC__OP_SCAN] = {"input bytes", "output bytes"},
-    [COPROC__OP_GROUP_BY] = {"input bytes", "groups"},
-    [COPROC__OP_SORT] = {"bytes moved", "rows*log2(rows)"},
-    [COPROC__OP_HASH_JOIN] = {"input bytes", "output pairs"},
-    [COPROC__OP_MERGE_JOIN] = {"input bytes", "output pairs"},
-    [COPROC__OP_SEMI_JOIN] = {"input bytes", "output rows"},
+static const char *const feature_names[COPROC_OP_KIND_COUNT][COPROC_MODEL_MAX_FEATURES] = {
+    [COPROC_OP_REDUCE] = {"input bytes"},
+    [COPROC_OP_SELECT] = {"input bytes", "output rows"},
+    [COPROC_OP_MAP] = {"input bytes", "output bytes"},
+    [COPROC_OP_GATHER] = {"input bytes", "output bytes"},
+    [COPROC_OP_SCAN] = {"input bytes", "output bytes"},
+    [COPROC_OP_GROUP_BY] = {"input bytes", "groups"},
+    [COPROC_OP_SORT] = {"bytes moved", "rows*log2(rows)"},
+    [COPROC_OP_HASH_JOIN] = {"input bytes", "output pairs"},
+    [COPROC_OP_MERGE_JOIN] = {"input bytes", "output pairs"},
+    [COPROC_OP_SEMI_JOIN] = {"input bytes", "output rows"},
 };
 
-const char *coproc_report_feature_name(coproc__op_kind k, int j)
+const char *coproc_report_feature_name(coproc_op_kind k, int j)
 {
-    if ((unsigned)k >= COPROC__OP_KIND_COUNT || j < 0 || j >= COPROC__MODEL_MAX_FEATURES ||
+    if ((unsigned)k >= COPROC_OP_KIND_COUNT || j < 0 || j >= COPROC_MODEL_MAX_FEATURES ||
         !feature_names[k][j])
         return "feature";
     return feature_names[k][j];
 }
 
-int coproc_report_feature_is_bytes(coproc__op_kind k, int j)
+int coproc_report_feature_is_bytes(coproc_op_kind k, int j)
 {
     return strstr(coproc_report_feature_name(k, j), "bytes") != NULL;
 }
 
-void coproc_report_point(const coproc__model *m, int i, double *x, double *seconds)
+void coproc_report_point(const view_model *m, int i, double *x, double *seconds)
 {
-    int slot = (m->ring_head - m->ring_len + i + 2 * COPROC__MODEL_RING) % COPROC__MODEL_RING;
-    for (int j = 0; j < COPROC__MODEL_MAX_FEATURES; j++)
-        x[j] = m->x[slot][j];
-    *seconds = m->y[slot];
+    for (int j = 0; j < COPROC_MODEL_MAX_FEATURES; j++)
+        x[j] = m->x[i][j];
+    *seconds = m->y[i];
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -46,15 +45,17 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-void coproc_report_fit_error(const coproc__model *m, double *median, double *p90)
+void coproc_report_fit_error(const profile_view *p, coproc_op_kind k, double *median,
+                             double *p90)
 {
+    const view_model *m = &p->ops[k];
     *median = *p90 = -1;
-    double err[COPROC__MODEL_RING];
+    double err[VIEW_POINTS_MAX];
     int n = 0;
-    for (int i = 0; m->fitted && i < m->ring_len; i++) {
-        double x[COPROC__MODEL_MAX_FEATURES], y;
+    for (int i = 0; m->fitted && i < m->points; i++) {
+        double x[COPROC_MODEL_MAX_FEATURES], y;
         coproc_report_point(m, i, x, &y);
-        double pred = coproc__model_predict(m, x);
+        double pred = coproc_profile_predict(p->profile, k, x);
         if (y > 0 && pred >= 0)
             err[n++] = fabs(pred - y) / y;
     }
@@ -116,7 +117,7 @@ static int cols(const char *s, int width)
     return width;
 }
 
-static void print_transfer(FILE *f, const char *name, const coproc__transfer_fit *t)
+static void print_transfer(FILE *f, const char *name, const view_transfer *t)
 {
     char a[32], b[32], c[32], d[32];
     if (t->points > 0) {
@@ -135,7 +136,7 @@ static void print_transfer(FILE *f, const char *name, const coproc__transfer_fit
 }
 
 /* "12.3 µs + input bytes / 10.2 GB/s + 2.1 ns x output rows" */
-static void model_formula(coproc__op_kind k, const coproc__model *m, char *buf, size_t size)
+static void model_formula(coproc_op_kind k, const view_model *m, char *buf, size_t size)
 {
     char t[32];
     size_t o = (size_t)snprintf(buf, size, "%s", fmt_time(m->coef[0], t, sizeof t));
@@ -166,7 +167,7 @@ static void model_formula(coproc__op_kind k, const coproc__model *m, char *buf, 
 }
 
 void coproc_print_profile(FILE *f, int index, const coproc_device_info *info,
-                          const coproc__profile *p, const char *source)
+                          const profile_view *p, const char *source)
 {
     char a[32], b[32], when[32] = "?";
     time_t created = (time_t)p->created_unix;
@@ -205,17 +206,17 @@ void coproc_print_profile(FILE *f, int index, const coproc_device_info *info,
 
     fprintf(f, "\n  %-10s %6s %17s  %s\n", "operator", "points", "fit error med/p90",
             "model: seconds =");
-    for (int k = 0; k < COPROC__OP_KIND_COUNT; k++) {
-        const coproc__model *m = &p->ops[k];
+    for (int k = 0; k < COPROC_OP_KIND_COUNT; k++) {
+        const view_model *m = &p->ops[k];
         char formula[256] = "not fitted", err[32] = "-";
         if (m->fitted)
-            model_formula((coproc__op_kind)k, m, formula, sizeof formula);
+            model_formula((coproc_op_kind)k, m, formula, sizeof formula);
         double med, p90;
-        coproc_report_fit_error(m, &med, &p90);
+        coproc_report_fit_error(p, (coproc_op_kind)k, &med, &p90);
         if (med >= 0)
             snprintf(err, sizeof err, "%.1f %% / %.1f %%", med * 100, p90 * 100);
-        fprintf(f, "  %-10s %6d %17s  %s\n", coproc__op_kind_name((coproc__op_kind)k),
-                m->ring_len, err, formula);
+        fprintf(f, "  %-10s %6d %17s  %s\n", coproc_op_kind_name((coproc_op_kind)k),
+                m->points, err, formula);
     }
     fputc('\n', f);
 }
