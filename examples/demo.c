@@ -4,23 +4,18 @@
  * (selection -> gather -> group-by), plus a sum, a sort and a join. It prints
  * each operator's time beside what the device's learned cost model expected.
  * Then it submits a batch of operators over host columns and lets the runtime
- * spread them over all devices at once. Start here to see how coproc is used. */
+ * spread them over all devices at once. Start here to see how coproc is used.
+ * With COPROC_DEVICES=sim:profiles/pocl-ci.json,sim:profiles/h100-synthetic.json
+ * it runs on simulated devices and reports their simulated times. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <coproc.h>
+#include <coproc/inspect.h> /* coproc_clock_seconds: wall, or simulated time */
 
 #define ROWS (1u << 22)
 #define KEYS 1000u
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int failures;
 
@@ -74,7 +69,7 @@ static void all_devices_at_once(coproc_runtime *rt, const uint32_t *key, const i
         failures++;
         goto out;
     }
-    double t = now();
+    double t = coproc_clock_seconds(rt);
     for (int i = 0; i < BATCH; i++) {
         switch (i % 3) {
         case 0:
@@ -113,7 +108,7 @@ static void all_devices_at_once(coproc_runtime *rt, const uint32_t *key, const i
                               : r.count != want_pairs;
         coproc_result_free(&r);
     }
-    double wall = now() - t;
+    double wall = coproc_clock_seconds(rt) - t;
     failures += wrong;
     printf("    %d operators in %.1f ms, %s\n", BATCH, wall * 1e3,
            wrong ? "MISMATCH" : "all equal plain C");
@@ -190,26 +185,26 @@ int main(void)
         CHECK(coproc_column_upload(rt, dev, COPROC_UINT32, dim, KEYS, &cdim));
 
         coproc_scalar sum;
-        double t = now();
+        double t = coproc_clock_seconds(rt);
         CHECK(coproc_reduce(rt, COPROC_REDUCE_SUM, cprice, &sum));
-        report(rt, dev, "sum(price)", COPROC_OP_REDUCE, now() - t, sum.v.i64 == total);
+        report(rt, dev, "sum(price)", COPROC_OP_REDUCE, coproc_clock_seconds(rt) - t, sum.v.i64 == total);
 
         coproc_filter f = {.first = {.col = cprice, .cmp = COPROC_CMP_LT, .a = {.i64 = 500}}};
         uint64_t count = 0;
-        t = now();
+        t = coproc_clock_seconds(rt);
         CHECK(coproc_select(rt, &f, &pos, &count));
-        report(rt, dev, "where price < 500", COPROC_OP_SELECT, now() - t, count == selected);
+        report(rt, dev, "where price < 500", COPROC_OP_SELECT, coproc_clock_seconds(rt) - t, count == selected);
 
-        t = now();
+        t = coproc_clock_seconds(rt);
         CHECK(coproc_gather(rt, ckey, pos, &skey));
         CHECK(coproc_gather(rt, cprice, pos, &sprice));
-        double tg = now() - t;
+        double tg = coproc_clock_seconds(rt) - t;
         report(rt, dev, "gather key, price of those rows", COPROC_OP_GATHER, tg,
                coproc_column_length(skey) == selected);
 
-        t = now();
+        t = coproc_clock_seconds(rt);
         CHECK(coproc_group_by(rt, skey, sprice, 1, &g));
-        double tgb = now() - t;
+        double tgb = coproc_clock_seconds(rt) - t;
         got_sum = malloc(g.groups * sizeof *got_sum);
         got_keys = malloc(g.groups * sizeof *got_keys);
         int ok = got_sum && got_keys && g.groups == KEYS;
@@ -222,9 +217,9 @@ int main(void)
         report(rt, dev, "group by key, sum(price), sorted", COPROC_OP_GROUP_BY, tgb, ok);
 
         CHECK(coproc_map_const(rt, COPROC_ARITH_ADD, ckey, (coproc_value){.u64 = 0}, &copy));
-        t = now();
+        t = coproc_clock_seconds(rt);
         CHECK(coproc_sort(rt, copy, NULL));
-        double ts = now() - t;
+        double ts = coproc_clock_seconds(rt) - t;
         got_sorted = malloc(ROWS * sizeof *got_sorted);
         ok = got_sorted != NULL;
         if (ok) {
@@ -233,12 +228,12 @@ int main(void)
         }
         report(rt, dev, "sort key", COPROC_OP_SORT, ts, ok);
 
-        t = now();
+        t = coproc_clock_seconds(rt);
         CHECK(coproc_hash_join(rt, cdim, ckey, &j));
         uint64_t want_pairs = 0;
         for (size_t i = 0; i < ROWS; i++)
             want_pairs += key[i] % 2 == 0;
-        report(rt, dev, "join key with the even keys", COPROC_OP_HASH_JOIN, now() - t,
+        report(rt, dev, "join key with the even keys", COPROC_OP_HASH_JOIN, coproc_clock_seconds(rt) - t,
                j.count == want_pairs);
     next:
         free(got_sum);

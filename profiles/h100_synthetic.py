@@ -286,6 +286,11 @@ def profile():
         "launch_latency_s": LAUNCH_FINISH,
         "build": {"source_s": BUILD_SOURCE, "cached_s": BUILD_CACHED},
         "operators": {k: model_json(k) for k in KINDS},
+        # What the simulated-device backend needs beyond a calibration
+        # (runtime/backend/sim/open.c): a discrete GPU with its own memory
+        # (~78 GiB usable, as the GPU host reports), fp64, 5 % noise.
+        "simulated_device": {"type": "gpu", "global_mem_bytes": 78 << 30,
+                             "host_unified_memory": False, "fp64": True, "noise": 0.05},
     }
 
 

@@ -50,7 +50,17 @@ COPROC_API coproc_status coproc_op_estimate(coproc_runtime *rt, const coproc_op 
 /* ---------------------------------------------------------------- measurements */
 
 /*
- * Measure device `device`'s memory bandwidth: copy `bytes` (rounded down to a
+ * Seconds on the runtime's clock, for timing work on any device: the wall
+ * clock (CLOCK_MONOTONIC) over OpenCL devices; over simulated devices
+ * (COPROC_DEVICES=sim:PROFILE.json,...) their virtual clock, which stands at
+ * the latest end of a task a caller has waited for (coproc_wait, or a
+ * synchronous call on host columns). -1 when rt is NULL.
+ */
+COPROC_API double coproc_clock_seconds(const coproc_runtime *rt);
+
+/*
+ * Measure device `device`'s memory bandwidth (UNSUPPORTED on a simulated device,
+ * whose kernels run on another): copy `bytes` (rounded down to a
  * multiple of 16, at least 16) from one device buffer to another `reps` (>= 1)
  * times with a copy kernel and give the best run in *bytes_per_s, counting
  * bytes read plus bytes written (as STREAM's copy does). Takes about

@@ -9,6 +9,7 @@
 #include <CL/cl_ext.h>
 
 #include "core/cache.h"
+#include "backend/backend.h"
 #include "backend/opencl/cl_error.h"
 #include "cost/profile.h"
 #include "sched/scheduler.h"
@@ -115,46 +116,6 @@ coproc__device *coproc__device_at(coproc_runtime *rt, int i)
     return &rt->devices[i];
 }
 
-/* Turn the discovered devices the selection keeps into runtime devices. */
-static coproc_status init_devices(coproc_runtime *rt, coproc__found_device *found, int count,
-                                  const int *keep)
-{
-    int wanted = 0;
-    for (int i = 0; i < count; i++)
-        wanted += keep[i];
-    if (wanted == 0)
-        return COPROC_OK;
-    rt->devices = calloc((size_t)wanted, sizeof *rt->devices);
-    if (!rt->devices)
-        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-    for (int i = 0; i < count; i++) {
-        if (!keep[i])
-            continue;
-        coproc__device *dev = &rt->devices[rt->device_count];
-        coproc_status s = coproc__device_init(rt, dev, &found[i], rt->device_count);
-        if (s == COPROC_OK && !(dev->profile = malloc(sizeof *dev->profile)))
-            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-        if (s == COPROC_OK)
-            coproc__profile_init(dev->profile, dev);
-        if (s != COPROC_OK) {
-            coproc__log(rt, COPROC_LOG_WARN, "device %s skipped: %s", found[i].info.name,
-                        rt->errmsg);
-            coproc__device_release(dev);
-            continue;
-        }
-        rt->device_count++;
-    }
-    /* same_hardware_as holds a discovered index; make it a runtime index. */
-    for (int i = 0; i < rt->device_count; i++) {
-        int other = rt->devices[i].info.same_hardware_as;
-        rt->devices[i].info.same_hardware_as = -1;
-        for (int j = 0; other >= 0 && j < rt->device_count; j++)
-            if (rt->devices[j].info.discovered_index == other)
-                rt->devices[i].info.same_hardware_as = j;
-    }
-    return COPROC_OK;
-}
-
 static void calibration_progress(void *user, const char *what)
 {
     coproc_runtime *rt = user;
@@ -169,6 +130,8 @@ static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
         return;
     for (int i = 0; i < rt->device_count; i++) {
         coproc__device *dev = &rt->devices[i];
+        if (!dev->backend->calibrates)
+            continue; /* its profile came with it (a simulated device) */
         if (mode == COPROC_CALIBRATION_AUTO) {
             coproc_status s = coproc__profile_load(rt, dev, dev->profile);
             if (s == COPROC_OK) {
@@ -297,37 +260,12 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
         rt->cache_dir[0] = '\0';
     }
 
-    coproc__found_device *found = NULL;
-    int count = 0;
-    coproc_status s = coproc__discover(rt, &found, &count);
-    if (s != COPROC_OK)
-        return s;
-    int *keep = calloc(count ? (size_t)count : 1, sizeof *keep);
-    if (!keep) {
-        free(found);
-        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-    }
     const char *env_devices = getenv("COPROC_DEVICES");
     const char *spec = env_devices && *env_devices ? env_devices : o.devices;
-    s = coproc__select_devices(rt, spec, found, count, keep);
-    if (s == COPROC_OK) {
-        coproc__topology_place(rt, found, count);
-        s = init_devices(rt, found, count, keep);
-    }
-    free(keep);
-    free(found);
+    rt->backend = coproc__backend_for(spec);
+    coproc_status s = rt->backend->open(rt, spec);
     if (s != COPROC_OK)
         return s;
-    if (rt->device_count == 0) {
-        if (count == 0)
-            return coproc__fail(rt, COPROC_NO_DEVICE,
-                                "OpenCL platforms are installed but report no usable device; for "
-                                "the CPU install pocl-opencl-icd, for a GPU its vendor's OpenCL "
-                                "driver (check with `clinfo`)");
-        return coproc__fail(rt, COPROC_NO_DEVICE, "no device matches the selection \"%s\" "
-                            "(%d device(s) found; see `coproc-calibrate --list`)",
-                            spec ? spec : "all", count);
-    }
     apply_placement_options(rt, &o);
     const char *env_cal = getenv("COPROC_CALIBRATE");
     if (env_cal && *env_cal && parse_calibration(env_cal, &o.calibration) != 0)
@@ -344,8 +282,10 @@ void coproc_close(coproc_runtime *rt)
         return;
     coproc__tasks_stop(rt);
     for (int i = 0; i < rt->device_count; i++)
-        coproc__device_release(&rt->devices[i]);
+        rt->devices[i].backend->release_device(&rt->devices[i]);
     free(rt->devices);
+    if (rt->backend)
+        rt->backend->close(rt);
     pthread_mutex_destroy(&rt->err_lock);
     pthread_mutex_destroy(&rt->tasks_lock);
     coproc__op_seen_destroy(&rt->seen);

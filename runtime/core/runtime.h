@@ -15,6 +15,8 @@
 struct coproc_runtime {
     coproc__device *devices;   /* selected devices, owned */
     int device_count;
+    const struct coproc__backend *backend; /* the backend of every device (backend.h) */
+    void *backend_state;       /* that backend's own, e.g. the simulated clock */
     char cache_dir[1024];      /* "" when no cache directory could be made */
     int disable_binary_cache;
     coproc_log_fn log;

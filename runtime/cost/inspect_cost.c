@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coproc/inspect.h"
+#include "backend/backend.h"
 #include "core/runtime.h"
 #include "cost/bandwidth.h"
 #include "cost/calibration/calibration.h"
@@ -209,12 +210,26 @@ coproc_status coproc_model_fit_points(coproc_op_kind k, int n,
 
 /* ---------------------------------------------------------------- calibration */
 
+/* Measuring a simulated device would measure the host device its kernels run
+ * on: refused, its profile is its calibration. */
+static coproc_status measurable(coproc_runtime *rt, const coproc__device *dev, const char *what)
+{
+    if (dev->backend->calibrates)
+        return COPROC_OK;
+    return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: device %d is simulated (%s backend): "
+                        "its profile is its calibration", what, dev->index, dev->backend->name);
+}
+
 coproc_status coproc_calibrate(coproc_runtime *rt, int device, int full,
                                coproc_progress_fn progress, void *user, coproc_profile **out)
 {
     coproc__device *dev = NULL;
     coproc_profile *p = NULL;
     coproc_status s = profile_start(rt, "coproc_calibrate", device, out, &dev, &p);
+    if (s == COPROC_OK && (s = measurable(rt, dev, "coproc_calibrate")) != COPROC_OK) {
+        free(p);
+        *out = NULL;
+    }
     if (s != COPROC_OK)
         return s;
     return profile_end(coproc__calibrate_device(rt, dev, full, progress, user, &p->p), p, out);
@@ -238,6 +253,8 @@ coproc_status coproc_check_transfers(coproc_runtime *rt, int device, const copro
     coproc__device *dev = coproc__device_at(rt, device);
     if (!dev)
         return COPROC_INVALID_ARGUMENT;
+    if (measurable(rt, dev, "coproc_check_transfers") != COPROC_OK)
+        return COPROC_UNSUPPORTED;
     coproc__transfer_check *r = malloc(sizeof *r);
     if (!r)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_check_transfers: out of "
@@ -278,5 +295,15 @@ coproc_status coproc_measure_bandwidth(coproc_runtime *rt, int device, size_t by
     coproc__device *dev = coproc__device_at(rt, device);
     if (!dev)
         return COPROC_INVALID_ARGUMENT;
+    if (measurable(rt, dev, "coproc_measure_bandwidth") != COPROC_OK)
+        return COPROC_UNSUPPORTED;
     return coproc__copy_bandwidth(rt, dev, bytes, reps, bytes_per_s);
+}
+
+double coproc_clock_seconds(const coproc_runtime *crt)
+{
+    coproc_runtime *rt = (coproc_runtime *)crt;
+    if (!rt || !rt->backend)
+        return -1;
+    return rt->backend->now(rt);
 }

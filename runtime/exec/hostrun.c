@@ -3,6 +3,8 @@
  * needs; nothing here knows one operator from another. */
 #include "exec/hostrun.h"
 
+#include "backend/backend.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -187,6 +189,25 @@ void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_
     coproc__op_timer_end(dev, t, (coproc__op_kind)op->kind, x, s == COPROC_OK && def);
 }
 
+void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c)
+{
+    if (!dev)
+        return;
+    c->clock.submitted = rt->backend->now(rt);
+    dev->backend->task_begin(rt, dev, &c->clock);
+    coproc__op_observe_begin(dev, &c->timer);
+}
+
+void coproc__op_call_end(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
+                         const coproc_op *op, const coproc_result *r, coproc_status s)
+{
+    if (!dev)
+        return;
+    coproc__op_observe_end(rt, dev, &c->timer, op, r, s);
+    dev->backend->task_end(rt, dev, &c->clock);
+    rt->backend->task_waited(rt, &c->clock);
+}
+
 /* The in-memory run on device columns v, timed into dev's model; results
  * come back as host columns. */
 static coproc_status run_in_memory(coproc_runtime *rt, coproc__device *dev,
@@ -252,6 +273,14 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
         s = def->stream(rt, dev, op, (size_t)got, out);
     coproc__residency_unreserve(dev, got);
     out->streamed = 1;
+    if (s == COPROC_OK) {
+        /* A streamed run teaches no model (chunks cost what the whole does not),
+         * but a simulated device charges the whole operator's compute. */
+        double x[2] = {0, 0}, out_bytes;
+        coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
+        def->features(op, out, &seen, x, &out_bytes);
+        dev->backend->op_ran(dev, (int)op->kind, x, -1);
+    }
     return s;
 }
 

@@ -6,6 +6,7 @@
 #ifndef COPROC_HOSTRUN_H
 #define COPROC_HOSTRUN_H
 
+#include "backend/backend.h"
 #include "cost/cost.h"
 #include "data/column.h"
 
@@ -41,5 +42,16 @@ coproc_status coproc__result_to_host(coproc_runtime *rt, coproc__device *dev, co
 void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t);
 void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_timer *t,
                             const coproc_op *op, const coproc_result *r, coproc_status s);
+
+/* A synchronous call on device columns (no task): observed as above, and on
+ * the runtime's clock as a task submitted and waited for at once. dev NULL:
+ * nothing. */
+typedef struct coproc__op_call {
+    coproc__op_timer timer;
+    coproc__task_clock clock;
+} coproc__op_call;
+void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c);
+void coproc__op_call_end(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
+                         const coproc_op *op, const coproc_result *r, coproc_status s);
 
 #endif

@@ -63,10 +63,10 @@ static void host_overwrite(coproc_column *col, const coproc_column *src)
 #define OBSERVED(col, op, result, call)                                                     \
     do {                                                                                    \
         coproc__device *dev_ = device_of(rt, (col));                                        \
-        coproc__op_timer t_;                                                                \
-        coproc__op_observe_begin(dev_, &t_);                                                \
+        coproc__op_call t_;                                                                 \
+        coproc__op_call_begin(rt, dev_, &t_);                                               \
         coproc_status s_ = (call);                                                          \
-        coproc__op_observe_end(rt, dev_, &t_, (op), (result), s_);                          \
+        coproc__op_call_end(rt, dev_, &t_, (op), (result), s_);                             \
         return s_;                                                                          \
     } while (0)
 
@@ -131,10 +131,10 @@ static coproc_status select_call(coproc_runtime *rt, coproc_op_variant variant, 
             return s;
     } else {
         coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
-        coproc__op_timer t;
-        coproc__op_observe_begin(dev, &t);
+        coproc__op_call t;
+        coproc__op_call_begin(rt, dev, &t);
         s = fn(rt, f, col, &r.count);
-        coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+        coproc__op_call_end(rt, dev, &t, &o, &r, s);
         if (s != COPROC_OK)
             return s;
         r.column = col ? *col : NULL;
@@ -267,11 +267,11 @@ coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
         return one_column(rt, &o, out);
     coproc_result r = {.column = NULL};
     coproc__device *dev = device_of(rt, src);
-    coproc__op_timer t;
-    coproc__op_observe_begin(dev, &t);
+    coproc__op_call t;
+    coproc__op_call_begin(rt, dev, &t);
     coproc_status s = coproc__compact_run(rt, src, bitmap, out);
     r.column = s == COPROC_OK ? *out : NULL;
-    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+    coproc__op_call_end(rt, dev, &t, &o, &r, s);
     return s;
 }
 
@@ -305,12 +305,12 @@ coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
         return s;
     }
     coproc__device *dev = device_of(rt, keys);
-    coproc__op_timer t;
-    coproc__op_observe_begin(dev, &t);
+    coproc__op_call t;
+    coproc__op_call_begin(rt, dev, &t);
     s = coproc__group_by_run(rt, keys, values, sorted, out);
     if (s == COPROC_OK)
         r.groups = *out;
-    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+    coproc__op_call_end(rt, dev, &t, &o, &r, s);
     return s;
 }
 
@@ -369,12 +369,12 @@ static coproc_status join_call(coproc_runtime *rt, coproc_op_kind kind, join_fn 
         return s;
     }
     coproc__device *dev = device_of(rt, left);
-    coproc__op_timer t;
-    coproc__op_observe_begin(dev, &t);
+    coproc__op_call t;
+    coproc__op_call_begin(rt, dev, &t);
     s = fn(rt, left, right, out);
     if (s == COPROC_OK)
         r.join = *out;
-    coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+    coproc__op_call_end(rt, dev, &t, &o, &r, s);
     return s;
 }
 
@@ -408,10 +408,10 @@ coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
             return s;
     } else {
         coproc__device *dev = device_of(rt, probe);
-        coproc__op_timer t;
-        coproc__op_observe_begin(dev, &t);
+        coproc__op_call t;
+        coproc__op_call_begin(rt, dev, &t);
         s = coproc__semi_join_run(rt, probe, build, positions, &r.count);
-        coproc__op_observe_end(rt, dev, &t, &o, &r, s);
+        coproc__op_call_end(rt, dev, &t, &o, &r, s);
         if (s != COPROC_OK)
             return s;
         r.column = positions ? *positions : NULL;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "cost/bandwidth.h"
 #include "exec/hostrun.h"
 #include "cost/profile.h"
@@ -21,6 +22,7 @@ struct coproc_task {
     coproc_runtime *rt;
     coproc_op op;
     coproc__sched_ticket ticket;
+    coproc__task_clock clock;  /* on the runtime's clock (backend.h) */
     int tried;                 /* devices that ran out of memory on it (bits) */
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
@@ -57,7 +59,11 @@ typedef struct coproc__tasks {
     worker *w;
 } coproc__tasks;
 
-static double clock_now(const coproc__tasks *ts) { return coproc__now() - ts->t0; }
+/* The scheduler's clock: the runtime's (the backend's: wall or simulated) from t0. */
+static double clock_now(coproc_runtime *rt, const coproc__tasks *ts)
+{
+    return rt->backend->now(rt) - ts->t0;
+}
 
 static void finish(coproc_task *t, coproc_status s)
 {
@@ -80,11 +86,12 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
     coproc_status s;
     for (;;) {
         coproc__device *dev = &rt->devices[d];
-        coproc__sched_start(&ts->sched, &t->ticket, clock_now(ts));
-        double t0 = coproc__now();
+        dev->backend->task_begin(rt, dev, &t->clock);
+        coproc__sched_start(&ts->sched, &t->ticket, t->clock.start - ts->t0);
         s = coproc__op_run(rt, dev, &t->op, &t->result);
-        double seconds = coproc__now() - t0;
-        coproc__sched_finish(&ts->sched, &t->ticket, clock_now(ts),
+        dev->backend->task_end(rt, dev, &t->clock);
+        double seconds = t->clock.seconds;
+        coproc__sched_finish(&ts->sched, &t->ticket, t->clock.end - ts->t0,
                              s == COPROC_OK ? seconds : -1);
         if (s == COPROC_OK) {
             atomic_fetch_add(&ts->w[d].tasks_run, 1);
@@ -113,7 +120,8 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
         st.forced = next;
         for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
             st.cost[i] = st.transfer[i] = -1;
-        coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+        coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &t->ticket);
+        t->clock.submitted = t->clock.end; /* handed on when the first device gave up */
         d = next;
     }
     finish(t, s);
@@ -237,7 +245,7 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
         pthread_mutex_unlock(&rt->tasks_lock);
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "bad scheduler configuration");
     }
-    ts->t0 = coproc__now();
+    ts->t0 = rt->backend->now(rt);
     ts->depth = rt->queue_depth;
     for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
         worker *w = &ts->w[d];
@@ -367,7 +375,8 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
         return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_submit: no device can run it "
                             "(float64 needs fp64)");
     }
-    int d = coproc__sched_place(&ts->sched, &st, clock_now(ts), &t->ticket);
+    t->clock.submitted = rt->backend->now(rt);
+    int d = coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &t->ticket);
     if (d < 0 || d >= rt->device_count) { /* cannot happen with a device allowed; be safe */
         pthread_mutex_destroy(&t->lock);
         pthread_cond_destroy(&t->done_cond);
@@ -401,6 +410,7 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
     coproc_status s = t->status;
     if (s != COPROC_OK)
         coproc__fail(t->rt, s, "%s", t->errmsg);
+    t->rt->backend->task_waited(t->rt, &t->clock);
     if (out)
         *out = t->result;
     else

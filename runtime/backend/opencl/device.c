@@ -8,6 +8,8 @@
 
 #include <CL/cl_ext.h>
 
+#include "backend/backend.h"
+
 #include "data/residency.h"
 #include "core/runtime.h"
 #include "backend/opencl/transfer.h"
@@ -281,6 +283,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     memset(dev, 0, sizeof *dev);
     dev->info = found->info;
     dev->index = index;
+    dev->backend = &coproc__backend_opencl;
     dev->platform = found->platform;
     dev->id = found->id;
     pthread_mutex_init(&dev->program_lock, NULL);

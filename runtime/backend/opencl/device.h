@@ -10,6 +10,7 @@
 #include "backend/opencl/memory.h"
 
 typedef struct coproc_runtime coproc_runtime;
+struct coproc__backend;
 typedef struct coproc__profile coproc__profile;
 
 /* Upper bound on embedded kernel programs (cl/ files). */
@@ -18,6 +19,10 @@ typedef struct coproc__profile coproc__profile;
 typedef struct coproc__device {
     coproc_device_info info;
     int index;                    /* index in the runtime */
+    /* The backend that opened it (backend/backend.h) and that backend's own
+     * state for it (NULL for OpenCL devices). */
+    const struct coproc__backend *backend;
+    void *backend_state;
     cl_platform_id platform;
     cl_device_id id;
     cl_context context;

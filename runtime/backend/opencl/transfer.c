@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "cost/bandwidth.h"
 #include "cost/profile.h"
 #include "core/runtime.h"
@@ -205,7 +206,10 @@ static void learn(coproc__device *dev, int to_device, int pinned, size_t bytes, 
         seconds = (double)(t1 - t0) * 1e-9;
     if (ev)
         clReleaseEvent(ev);
-    if (err != CL_SUCCESS || (double)bytes < COPROC__DRIFT_MIN_BYTES)
+    if (err != CL_SUCCESS)
+        return;
+    seconds = dev->backend->copy_ran(dev, to_device, pinned, (double)bytes, seconds);
+    if ((double)bytes < COPROC__DRIFT_MIN_BYTES)
         return;
     pthread_mutex_lock(&dev->model_lock);
     coproc__profile_transfer_observe(dev->profile, to_device, pinned, (double)bytes, seconds);
@@ -272,5 +276,7 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
     *done = NULL;
     cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
                        : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
+    if (err == CL_SUCCESS && bytes) /* not timed here; a simulated device charges it */
+        dev->backend->copy_ran(dev, 1, 0, (double)bytes, -1);
     return counted(rt, dev, err, bytes, 1);
 }

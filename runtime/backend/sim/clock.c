@@ -1,0 +1,120 @@
+/* clock.c - the simulated devices' time: every operator and copy is charged
+ * to its device at the profile's cost times a noise factor; a task's time is
+ * what was charged while it ran; tasks on one device follow each other, and
+ * the runtime's clock is the latest task end a caller waited for. Work outside
+ * any task (a column's upload or download) is the caller's own and moves the
+ * clock at once. Copies and kernels do not overlap (profiles carry no overlap
+ * figure). Lock order: a device's, then the clock's. */
+#include "backend/sim/sim.h"
+
+#include <math.h>
+
+#include "backend/opencl/device.h"
+#include "core/runtime.h"
+#include "cost/model.h"
+
+/* splitmix64: the noise is a function of (seed, draw), so a run is repeatable. */
+static uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Charge `seconds` (noiseless) of work to dev; returns the noisy seconds charged. */
+static double charge(coproc__device *dev, double seconds)
+{
+    coproc__sim_state *st = dev->backend_state;
+    if (!(seconds > 0) || !isfinite(seconds))
+        return 0;
+    pthread_mutex_lock(&st->lock);
+    double u = (double)(mix(st->seed ^ mix(st->draws++)) >> 11) * 0x1.0p-53 * 2 - 1;
+    double t = seconds * (1 + st->noise * u);
+    st->work += t;
+    if (st->tasks_open == 0) { /* the caller waits for it: a task of its own */
+        pthread_mutex_lock(&st->clock->lock);
+        double start = st->busy_until > st->clock->now ? st->busy_until : st->clock->now;
+        st->busy_until = st->clock->now = start + t;
+        pthread_mutex_unlock(&st->clock->lock);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return t;
+}
+
+static double sim_op_ran(coproc__device *dev, int kind, const double *x, double measured)
+{
+    coproc__sim_state *st = dev->backend_state;
+    double t = -1;
+    if (kind >= 0 && kind < COPROC__OP_KIND_COUNT)
+        t = coproc__model_predict(&st->truth->ops[kind], x);
+    if (!(t >= 0)) /* the profile has no curve for it: the executor's time stands in */
+        t = measured > 0 ? measured : 0;
+    return charge(dev, t);
+}
+
+static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, double bytes,
+                           double measured)
+{
+    (void)measured;
+    coproc__sim_state *st = dev->backend_state;
+    return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes));
+}
+
+static double sim_now(coproc_runtime *rt)
+{
+    coproc__sim_clock *c = rt->backend_state;
+    pthread_mutex_lock(&c->lock);
+    double now = c->now;
+    pthread_mutex_unlock(&c->lock);
+    return now;
+}
+
+static void sim_task_begin(coproc_runtime *rt, coproc__device *dev, coproc__task_clock *c)
+{
+    (void)rt;
+    coproc__sim_state *st = dev->backend_state;
+    pthread_mutex_lock(&st->lock);
+    st->tasks_open++;
+    c->mark = st->work;
+    c->start = st->busy_until > c->submitted ? st->busy_until : c->submitted;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void sim_task_end(coproc_runtime *rt, coproc__device *dev, coproc__task_clock *c)
+{
+    (void)rt;
+    coproc__sim_state *st = dev->backend_state;
+    pthread_mutex_lock(&st->lock);
+    st->tasks_open--;
+    c->seconds = st->work - c->mark;
+    c->end = c->start + c->seconds;
+    if (c->end > st->busy_until)
+        st->busy_until = c->end;
+    pthread_mutex_unlock(&st->lock);
+}
+
+static void sim_task_waited(coproc_runtime *rt, const coproc__task_clock *c)
+{
+    coproc__sim_clock *clk = rt->backend_state;
+    pthread_mutex_lock(&clk->lock);
+    if (c->end > clk->now)
+        clk->now = c->end;
+    pthread_mutex_unlock(&clk->lock);
+}
+
+const coproc__backend coproc__backend_sim = {
+    .version = COPROC__BACKEND_VERSION,
+    .name = "sim",
+    .claims = coproc__sim_claims,
+    .open = coproc__sim_open,
+    .release_device = coproc__sim_release_device,
+    .close = coproc__sim_close,
+    .calibrates = 0,
+    .op_ran = sim_op_ran,
+    .copy_ran = sim_copy_ran,
+    .now = sim_now,
+    .task_begin = sim_task_begin,
+    .task_end = sim_task_end,
+    .task_waited = sim_task_waited,
+};
