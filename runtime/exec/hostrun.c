@@ -57,12 +57,14 @@ static int zero_copy(const coproc__device *dev)
     return dev->zero_copy && dev->info.host_unified_memory;
 }
 
-static double move_time(coproc__device *dev, int to_device, double bytes)
+/* Seconds to move `bytes` to or from dev, from or to pinned host memory or
+ * not (pageable memory goes at its own, usually lower, rate). */
+static double move_time(coproc__device *dev, int to_device, int pinned, double bytes)
 {
     if (bytes <= 0)
         return 0;
     pthread_mutex_lock(&dev->model_lock);
-    double t = coproc__profile_transfer_now(dev->profile, to_device, 1, bytes);
+    double t = coproc__profile_transfer_now(dev->profile, to_device, pinned, bytes);
     pthread_mutex_unlock(&dev->model_lock);
     return t >= 0 ? t : 20e-6 + bytes / 8e9; /* uncalibrated: a modest PCIe guess */
 }
@@ -81,12 +83,16 @@ double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *tra
     const coproc__op_def *def = def_of(op);
     const coproc_column *in[MAX_INPUTS];
     int n = def->inputs(op, in);
-    double x[2], out_bytes, in_bytes = 0;
+    double x[2], out_bytes, in_bytes[2] = {0, 0}; /* [pinned] */
     estimate_features(in[0]->rt, def, op, x, &out_bytes);
     for (int i = 0; i < n; i++)
         if (!in[i]->dev && !zero_copy(dev) && !coproc__residency_has(dev, in[i]))
-            in_bytes += coproc__col_bytes(in[i]);
-    double move = zero_copy(dev) ? 0 : move_time(dev, 1, in_bytes) + move_time(dev, 0, out_bytes);
+            in_bytes[in[i]->pinned != NULL] += coproc__col_bytes(in[i]);
+    /* Results come back into new (pageable) host memory. */
+    double move = zero_copy(dev) ? 0
+                                 : move_time(dev, 1, 0, in_bytes[0]) +
+                                       move_time(dev, 1, 1, in_bytes[1]) +
+                                       move_time(dev, 0, 0, out_bytes);
     *transfer = move;
     double compute = coproc__predict_cost(dev, (coproc__op_kind)op->kind, x, 0, 0);
     return compute < 0 ? -1 : compute + move;

@@ -1,0 +1,320 @@
+/* test_sim_devices.c - simulated devices (COPROC_DEVICES=sim:PROFILE.json):
+ * a runtime over a simulated PoCL CPU (profiles/pocl-ci.json) and a simulated
+ * H100 (profiles/h100-synthetic.json) describes them as their profiles say,
+ * keeps time on their virtual clock, places work as their costs say (a 1 GiB
+ * host-resident reduce on the CPU, a sort of data resident on the GPU on the
+ * GPU), and its learned models converge to the profile's curves. Results are
+ * checked against C. Bad selections get clear statuses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "coproc/inspect.h"
+
+#define PROFILES COPROC_PROFILES_DIR
+#define POCL PROFILES "/pocl-ci.json"
+#define H100 PROFILES "/h100-synthetic.json"
+
+static coproc_runtime *open_sim(const char *spec)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.devices = spec;
+    coproc_runtime *rt = NULL;
+    coproc_status s = coproc_open(&o, &rt);
+    if (s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE) {
+        printf("skipped: no host OpenCL device to run simulated devices on: %s\n",
+               coproc_errmsg(rt));
+        coproc_close(rt);
+        exit(TEST_SKIP);
+    }
+    if (s != COPROC_OK)
+        fail_msg("coproc_open(%s): %s: %s", spec, coproc_status_name(s), coproc_errmsg(rt));
+    return rt;
+}
+
+/* Submit op and wait; the device it ran on into *device, its seconds into *seconds. */
+static coproc_result run(coproc_runtime *rt, const coproc_op *op)
+{
+    coproc_task *t = NULL;
+    coproc_result r;
+    assert_int_equal(coproc_submit(rt, op, &t), COPROC_OK);
+    coproc_status s = coproc_wait(t, &r);
+    if (s != COPROC_OK)
+        fail_msg("%s: %s", coproc_status_name(s), coproc_errmsg(rt));
+    return r;
+}
+
+static void describes_devices(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = open_sim("sim:" POCL ",sim:" H100 ":noise=0");
+    assert_int_equal(coproc_device_count(rt), 2);
+    coproc_device_info cpu, gpu;
+    assert_int_equal(coproc_device_info_get(rt, 0, &cpu), COPROC_OK);
+    assert_int_equal(coproc_device_info_get(rt, 1, &gpu), COPROC_OK);
+    assert_string_equal(gpu.vendor, "coproc (simulated)");
+    assert_string_equal(gpu.name, "sim NVIDIA H100 PCIe (synthetic)");
+    assert_int_equal(gpu.type, COPROC_DEVICE_GPU);
+    assert_int_equal(gpu.host_unified_memory, 0);
+    assert_true(gpu.global_mem_bytes == (uint64_t)78 << 30);
+    /* pocl-ci.json has no simulated_device object: the executor (PoCL's CPU) stands in. */
+    assert_int_equal(cpu.type, COPROC_DEVICE_CPU);
+    assert_int_equal(cpu.host_unified_memory, 1);
+
+    /* Measuring a simulated device would measure the executor: refused. */
+    coproc_profile *p = NULL;
+    assert_int_equal(coproc_calibrate(rt, 1, 0, NULL, NULL, &p), COPROC_UNSUPPORTED);
+    assert_null(p);
+    assert_non_null(strstr(coproc_errmsg(rt), "simulated"));
+    double bw = 1;
+    assert_int_equal(coproc_measure_bandwidth(rt, 1, 1 << 20, 1, &bw), COPROC_UNSUPPORTED);
+
+    /* The clock starts at 0 and an upload (no task) moves it by its copy time. */
+    assert_true(coproc_clock_seconds(rt) == 0);
+    enum { N = 1 << 20 };
+    int32_t *v = malloc(N * sizeof *v);
+    for (int i = 0; i < N; i++)
+        v[i] = i % 1000 - 500;
+    coproc_column *c = NULL;
+    assert_int_equal(coproc_column_upload(rt, 1, COPROC_INT32, v, N, &c), COPROC_OK);
+    double t_upload = coproc_clock_seconds(rt);
+    coproc_profile *h = NULL;
+    assert_int_equal(coproc_profile_current(rt, 1, &h), COPROC_OK);
+    double want = coproc_profile_transfer_time(h, 1, 0, (double)N * 4);
+    assert_true(t_upload > 0.999 * want && t_upload < 1.001 * want);
+    /* A synchronous reduce on the device column: the clock moves by the profile's curve. */
+    coproc_scalar sum;
+    assert_int_equal(coproc_reduce(rt, COPROC_REDUCE_SUM, c, &sum), COPROC_OK);
+    int64_t ref = 0;
+    for (int i = 0; i < N; i++)
+        ref += v[i];
+    assert_true(sum.v.i64 == ref);
+    double x[1] = {(double)N * 4};
+    double t_reduce = coproc_clock_seconds(rt) - t_upload;
+    double curve = coproc_profile_predict(h, COPROC_OP_REDUCE, x);
+    assert_true(curve > 0 && t_reduce > 0.999 * curve && t_reduce < 1.001 * curve);
+    printf("sim H100: 4 MiB upload %.1f us, sum %.1f us on the virtual clock\n", t_upload * 1e6,
+           t_reduce * 1e6);
+    coproc_profile_free(h);
+    coproc_column_free(c);
+    free(v);
+    coproc_close(rt);
+}
+
+static void expect_open_error(const char *spec, coproc_status want, const char *in_msg)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.devices = spec;
+    coproc_runtime *rt = NULL;
+    coproc_status s = coproc_open(&o, &rt);
+    if (s != want)
+        fail_msg("%s: %s (%s), wanted %s", spec, coproc_status_name(s), coproc_errmsg(rt),
+                 coproc_status_name(want));
+    if (!strstr(coproc_errmsg(rt), in_msg))
+        fail_msg("%s: message \"%s\" lacks \"%s\"", spec, coproc_errmsg(rt), in_msg);
+    assert_int_equal(coproc_device_count(rt), 0);
+    coproc_close(rt);
+}
+
+static void bad_selections(void **state)
+{
+    (void)state;
+    char bad[] = "/tmp/coproc-sim-bad-XXXXXX";
+    int fd = mkstemp(bad);
+    assert_true(fd >= 0);
+    assert_true(write(fd, "{\"schema\": \"coproc.profile\", \"schema_v", 37) == 37);
+    close(fd);
+    char spec[256];
+    expect_open_error("sim:", COPROC_INVALID_ARGUMENT, "profile path");
+    expect_open_error("sim:/nonexistent/x.json", COPROC_CORRUPT_PROFILE, "cannot read");
+    snprintf(spec, sizeof spec, "sim:%s", bad);
+    expect_open_error(spec, COPROC_CORRUPT_PROFILE, "cannot read");
+    expect_open_error("sim:" H100 ",cpu", COPROC_INVALID_ARGUMENT, "cannot be mixed");
+    expect_open_error("sim:" H100 ":noise=2", COPROC_INVALID_ARGUMENT, "noise");
+    expect_open_error("sim:" H100 ":mem=lots", COPROC_INVALID_ARGUMENT, "mem");
+    expect_open_error("sim:" H100 ":color=red", COPROC_INVALID_ARGUMENT, "unknown option");
+    expect_open_error("sim:" H100 ":noise", COPROC_INVALID_ARGUMENT, "name=value");
+    /* A document that is JSON but not a profile. */
+    FILE *f = fopen(bad, "w");
+    fputs("{\"schema\": \"something.else\"}", f);
+    fclose(f);
+    expect_open_error(spec, COPROC_CORRUPT_PROFILE, "not a usable profile");
+    unlink(bad);
+}
+
+/* HyPE's training phase places each kind 3 times on every device before
+ * estimates decide: run it on small inputs first. */
+static void train(coproc_runtime *rt, coproc_op_kind kind, coproc_column *small)
+{
+    for (int i = 0; i < 3 * coproc_device_count(rt); i++) {
+        coproc_op op;
+        coproc_op_init(&op, kind);
+        op.a = small;
+        op.reduce = COPROC_REDUCE_SUM;
+        coproc_result r = run(rt, &op);
+        coproc_result_free(&r);
+    }
+}
+
+static void places_by_cost(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = open_sim("sim:" POCL ":noise=0,sim:" H100 ":noise=0");
+    enum { SMALL = 4096 };
+    static uint32_t small[SMALL];
+    for (int i = 0; i < SMALL; i++)
+        small[i] = (uint32_t)(SMALL - i);
+    coproc_column *cs = NULL;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_UINT32, small, SMALL, &cs), COPROC_OK);
+    train(rt, COPROC_OP_REDUCE, cs);
+    train(rt, COPROC_OP_SORT, cs);
+
+    /* 1 GiB of host-resident int32 (pageable caller memory): the simulated
+     * H100 would first move it over the bus at the pageable rate, which costs
+     * more than PoCL's whole reduction in place. */
+    size_t n = (size_t)1 << 28;
+    int32_t *big = malloc(n * sizeof *big);
+    assert_non_null(big);
+    int64_t ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        big[i] = (int32_t)(i % 2001) - 1000;
+        ref += big[i];
+    }
+    coproc_column *cb = NULL;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT32, big, n, &cb), COPROC_OK);
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_REDUCE);
+    op.a = cb;
+    op.reduce = COPROC_REDUCE_SUM;
+    double est[2], move[2];
+    for (int d = 0; d < 2; d++)
+        assert_int_equal(coproc_op_estimate(rt, &op, d, &est[d], &move[d]), COPROC_OK);
+    printf("1 GiB reduce: estimate CPU %.1f ms, GPU %.1f ms (of which moving %.1f ms)\n",
+           est[0] * 1e3, est[1] * 1e3, move[1] * 1e3);
+    assert_true(est[0] < est[1] && move[0] == 0 && move[1] > 0);
+    coproc_result r = run(rt, &op);
+    assert_int_equal(r.device, 0);
+    assert_true(r.scalar.v.i64 == ref);
+    /* The task's time is the simulated CPU's curve (noise 0, nothing moved). */
+    assert_true(r.seconds > 0.999 * est[0] && r.seconds < 1.001 * est[0]);
+    coproc_result_free(&r);
+    coproc_column_free(cb);
+    free(big);
+
+    /* A sort of 4 Mi keys whose copy is resident on the simulated GPU: its
+     * 19 Gkeys/s beat PoCL's sort by far, and nothing needs moving. */
+    size_t m = (size_t)1 << 22;
+    uint32_t *keys = malloc(m * sizeof *keys);
+    test_rng rng = {42};
+    for (size_t i = 0; i < m; i++)
+        keys[i] = (uint32_t)test_rand(&rng);
+    coproc_column *ck = NULL;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_UINT32, keys, m, &ck), COPROC_OK);
+    coproc_op warm;
+    coproc_op_init(&warm, COPROC_OP_REDUCE);
+    warm.a = ck;
+    warm.reduce = COPROC_REDUCE_MAX;
+    warm.device = 1; /* run below: leaves a cached copy on the GPU */
+    coproc_op sort;
+    coproc_op_init(&sort, COPROC_OP_SORT);
+    sort.a = ck;
+    double cold[2], cold_move[2];
+    for (int d = 0; d < 2; d++)
+        assert_int_equal(coproc_op_estimate(rt, &sort, d, &cold[d], &cold_move[d]), COPROC_OK);
+    r = run(rt, &warm);
+    coproc_result_free(&r);
+    for (int d = 0; d < 2; d++)
+        assert_int_equal(coproc_op_estimate(rt, &sort, d, &est[d], &move[d]), COPROC_OK);
+    printf("4 Mi-key sort: estimate CPU %.1f ms, GPU %.3f ms (moving %.3f ms)\n", est[0] * 1e3,
+           est[1] * 1e3, move[1] * 1e3);
+    /* Resident: only the sorted result comes back (16 MiB, pageable, both times). */
+    assert_true(move[1] < cold_move[1] / 1.9 && est[1] < est[0]);
+    r = run(rt, &sort);
+    assert_int_equal(r.device, 1);
+    coproc_device_stats ds = {.struct_size = sizeof ds};
+    assert_int_equal(coproc_device_stats_get(rt, 1, &ds), COPROC_OK);
+    assert_true(ds.cache_hits >= 1);
+    uint32_t *got = malloc(m * sizeof *got);
+    assert_int_equal(coproc_column_download(r.column, got, m), COPROC_OK);
+    for (size_t i = 1; i < m; i++)
+        assert_true(got[i - 1] <= got[i]);
+    uint64_t s_in = 0, s_out = 0;
+    for (size_t i = 0; i < m; i++)
+        s_in += keys[i], s_out += got[i];
+    assert_true(s_in == s_out);
+    coproc_result_free(&r);
+    free(got);
+    coproc_column_free(ck);
+    free(keys);
+    coproc_column_free(cs);
+    coproc_close(rt);
+}
+
+/* A device that starts without models (models=empty) learns them from its
+ * runs; with 5 % noise they come within 10 % of the profile's curves. */
+static void models_converge(void **state)
+{
+    (void)state;
+    coproc_runtime *truth_rt = open_sim("sim:" H100);
+    coproc_profile *truth = NULL;
+    assert_int_equal(coproc_profile_current(truth_rt, 0, &truth), COPROC_OK);
+    coproc_close(truth_rt);
+
+    coproc_runtime *rt = open_sim("sim:" H100 ":models=empty:noise=0.05:seed=7");
+    coproc_profile *before = NULL;
+    assert_int_equal(coproc_profile_current(rt, 0, &before), COPROC_OK);
+    double x1[1] = {4.0 * (1 << 20)};
+    assert_true(coproc_profile_predict(before, COPROC_OP_REDUCE, x1) < 0); /* no model yet */
+    coproc_profile_free(before);
+
+    /* Sizes up to 64 MiB, where the curve's slope outweighs its 10 us launch;
+     * more than COPROC__MODEL_REFIT_EVERY (100, HyPE's cadence) runs, so the
+     * model refits on them. */
+    enum { SIZES = 15, ROUNDS = 8 };
+    size_t max = (size_t)1 << 24;
+    int32_t *v = malloc(max * sizeof *v);
+    for (size_t i = 0; i < max; i++)
+        v[i] = (int32_t)(i & 1023);
+    coproc_column *cols[SIZES];
+    for (int k = 0; k < SIZES; k++)
+        assert_int_equal(coproc_column_upload(rt, 0, COPROC_INT32, v, (size_t)1024 << k, &cols[k]),
+                         COPROC_OK);
+    for (int round = 0; round < ROUNDS; round++)
+        for (int k = 0; k < SIZES; k++) {
+            size_t n = (size_t)1024 << k;
+            coproc_scalar s;
+            assert_int_equal(coproc_reduce(rt, COPROC_REDUCE_SUM, cols[k], &s), COPROC_OK);
+            assert_true(s.v.i64 == (int64_t)(n / 1024) * (1023 * 1024 / 2));
+        }
+    for (int k = 0; k < SIZES; k++)
+        coproc_column_free(cols[k]);
+    free(v);
+    coproc_profile *learned = NULL;
+    assert_int_equal(coproc_profile_current(rt, 0, &learned), COPROC_OK);
+    for (size_t n = 1 << 12; n <= max; n <<= 2) {
+        double x[1] = {4.0 * (double)n};
+        double want = coproc_profile_predict(truth, COPROC_OP_REDUCE, x);
+        double got = coproc_profile_predict(learned, COPROC_OP_REDUCE, x);
+        printf("reduce of %zu rows: profile %.2f us, learned %.2f us\n", n, want * 1e6,
+               got * 1e6);
+        assert_true(want > 0 && got > 0.9 * want && got < 1.1 * want);
+    }
+    coproc_profile_free(learned);
+    coproc_profile_free(truth);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(describes_devices),
+        cmocka_unit_test(bad_selections),
+        cmocka_unit_test(places_by_cost),
+        cmocka_unit_test(models_converge),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
