@@ -1,5 +1,5 @@
-/* workload.h - coproc-workload's two halves: the simulator run (workload.c)
- * and the run on real OpenCL devices (workload_real.c). */
+/* workload.h - coproc-workload: options (workload.c) and the run
+ * (workload_real.c), on OpenCL devices or on simulated ones. */
 #ifndef COPROC_BENCH_WORKLOAD_H
 #define COPROC_BENCH_WORKLOAD_H
 
@@ -23,6 +23,7 @@ typedef struct wl_real_config {
     uint64_t budget_bytes;   /* coproc_options.device_budget_bytes */
     int disable_zero_copy;   /* coproc_options.disable_zero_copy */
     int pinned;              /* columns in coproc_column_host_alloc memory, not wrapped */
+    int simulated;           /* devices are simulated (--simulate): times are virtual */
     int json;                /* the JSON document on stdout */
     int progress;            /* progress lines on stderr */
     FILE *out;               /* the human-readable report; NULL: none */
@@ -31,18 +32,6 @@ typedef struct wl_real_config {
 /* Run the workload with every policy and every device alone; returns the
  * exit status (0, EX_USAGE, EX_UNAVAILABLE, EX_SOFTWARE, EX_OSERR). */
 int wl_run_real(const wl_real_config *cfg);
-
-/* Median seconds of one WTAR decision over 4 devices (place, start, finish). */
-double wl_decision_time(void);
-
-/* Device d's estimate (0..3) of the operator wl_submit_decision_time times:
- * its seconds, and into *transfer the part that moves data. */
-typedef double (*wl_estimate_fn)(void *user, int d, double *transfer);
-
-/* Median seconds of the whole decision coproc_submit makes for one operator
- * of kind `kind` over 4 devices: the estimate on each (estimate, with user)
- * and the WTAR placement (workload_sched.c). -1 on failure. */
-double wl_submit_decision_time(int kind, wl_estimate_fn estimate, void *user);
 
 /* CLOCK_MONOTONIC in seconds. */
 double wl_now(void);

@@ -743,9 +743,10 @@ static void *stream_main(void *arg)
 {
     stream *s = arg;
     pthread_barrier_wait(&s->rc->start);
-    s->begin = wl_now();
+    /* The runtime's clock: the wall clock, or simulated devices' virtual one. */
+    s->begin = coproc_clock_seconds(s->rc->rt);
     submit_all(s->rc, s->id, s->nstreams, s->rc->cfg->window, -1, 0);
-    s->end = wl_now();
+    s->end = coproc_clock_seconds(s->rc->rt);
     return NULL;
 }
 
@@ -1085,34 +1086,35 @@ typedef struct estimate_ctx {
     int ndev;
 } estimate_ctx;
 
-/* The estimate coproc_submit makes of the operator on device d (wrapping
- * around the devices there are); -1 when there is none. */
-static double submit_estimate(void *user, int d, double *transfer)
-{
-    const estimate_ctx *e = user;
-    double seconds = -1;
-    *transfer = -1;
-    if (coproc_op_estimate(e->rt, e->op, d % e->ndev, &seconds, transfer) != COPROC_OK)
-        return -1;
-    return seconds;
-}
-
-/* Median seconds of the whole decision coproc_submit makes for one operator
- * over 4 devices: the cost estimate on each (model, transfers of uncached
- * inputs, residency lookup) and the WTAR placement. With fewer devices the
- * estimates repeat over the ones there are. */
+/* Median seconds of the cost estimates coproc_submit makes for one operator
+ * over 4 devices (model, transfers of uncached inputs, residency lookup),
+ * through coproc_op_estimate; with fewer devices the estimates repeat over the
+ * ones there are. (The placement among the estimates, ~100 ns, has no public
+ * call and is not in the figure.) */
 static double submit_decision_time(coproc_runtime *rt)
 {
+    enum { SAMPLES = 2001, DEVS = 4 };
     static int32_t data[4096];
     coproc_column *col = NULL;
-    if (coproc_column_wrap(rt, COPROC_INT32, data, 4096, &col) != COPROC_OK)
+    double *samples = malloc(SAMPLES * sizeof *samples);
+    if (!samples || coproc_column_wrap(rt, COPROC_INT32, data, 4096, &col) != COPROC_OK) {
+        free(samples);
         return -1;
+    }
     coproc_op op;
     coproc_op_init(&op, COPROC_OP_SELECT);
     op.filter.first = (coproc_predicate){.col = col, .cmp = COPROC_CMP_LT, .a.i64 = 0};
-    estimate_ctx e = {rt, &op, coproc_device_count(rt)};
-    double median = wl_submit_decision_time((int)op.kind, submit_estimate, &e);
+    int ndev = coproc_device_count(rt);
+    for (int i = 0; i < SAMPLES; i++) {
+        double t0 = wl_now(), seconds, transfer;
+        for (int d = 0; d < DEVS; d++)
+            coproc_op_estimate(rt, &op, d % ndev, &seconds, &transfer);
+        samples[i] = wl_now() - t0;
+    }
     coproc_column_free(col);
+    qsort(samples, SAMPLES, sizeof *samples, cmp_double);
+    double median = samples[SAMPLES / 2];
+    free(samples);
     return median;
 }
 
@@ -1267,12 +1269,10 @@ int wl_run_real(const wl_real_config *cfg)
         mismatches += single[d].mismatches, failed += single[d].failed;
     for (int p = 0; p < POLICIES; p++)
         mismatches += pol[p].mismatches, failed += pol[p].failed;
-    double decide = wl_decision_time();
     if (out && !exit_code)
-        fprintf(out, "results: %llu wrong, %llu failed; scheduling decision (WTAR, 4 devices): "
-                "%.0f ns median, with the cost estimates of a submit %.0f ns median\n",
-                (unsigned long long)mismatches, (unsigned long long)failed, decide * 1e9,
-                decide_submit * 1e9);
+        fprintf(out, "results: %llu wrong, %llu failed; the cost estimates of a submit "
+                "(4 devices): %.0f ns median\n", (unsigned long long)mismatches,
+                (unsigned long long)failed, decide_submit * 1e9);
 
     if (cfg->json && !exit_code) {
         json_t *doc = json_object(), *jdev = json_array(), *jsingle = json_object(),
@@ -1307,7 +1307,7 @@ int wl_run_real(const wl_real_config *cfg)
         json_object_set_new(jw, "timed", json_false());
         json_object_set_new(doc, "schema", json_string("coproc.workload"));
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "simulated", json_false());
+        json_object_set_new(doc, "simulated", json_boolean(cfg->simulated));
         json_object_set_new(doc, "workload", json_string(cfg->bus_bound ? "bus-bound" : "mixed"));
         json_object_set_new(doc, "tasks", json_integer(cfg->tasks));
         json_object_set_new(doc, "operators", jkinds);
@@ -1333,7 +1333,6 @@ int wl_run_real(const wl_real_config *cfg)
         json_object_set_new(doc, "mismatches", json_integer((json_int_t)mismatches));
         json_object_set_new(doc, "failed", json_integer((json_int_t)failed));
         json_object_set_new(doc, "results_ok", json_boolean(mismatches == 0 && failed == 0));
-        json_object_set_new(doc, "decision_time_median_s", json_real(decide));
         json_object_set_new(doc, "submit_decision_time_median_s", json_real(decide_submit));
         json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);

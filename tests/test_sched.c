@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "sched/oracle.h"
+#include "sched_oracle.h"
 #include "sched/scheduler.h"
-#include "sched/sim.h"
+#include "sched_sim.h"
 
 static coproc__sched_task task_of(int kind, int n, const double *cost)
 {

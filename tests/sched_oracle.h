@@ -1,4 +1,4 @@
-/* oracle.h - a lower bound on the makespan of any schedule of simulated tasks,
+/* sched_oracle.h - a lower bound on the makespan of any schedule of simulated tasks,
  * computed from their true costs (sim.h's noisy, schedule-independent ones).
  *
  * Let p[j][d] be task j's true time on device d when every input that is another
@@ -18,7 +18,7 @@
 #ifndef COPROC_ORACLE_H
 #define COPROC_ORACLE_H
 
-#include "sched/sim.h"
+#include "sched_sim.h"
 
 typedef struct coproc__oracle_bound {
     double bound;           /* max of the two below */

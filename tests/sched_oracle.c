@@ -1,5 +1,5 @@
-/* oracle.c - lower bound on the makespan; see oracle.h. */
-#include "sched/oracle.h"
+/* sched_oracle.c - lower bound on the makespan (test_sched); see sched_oracle.h. */
+#include "sched_oracle.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-/* sim.c - discrete-event simulation of tasks on modelled devices; see sim.h. */
-#include "sched/sim.h"
+/* sched_sim.c - discrete-event simulation of tasks on modelled devices, for
+ * test_sched (policies against the oracle bound); see sched_sim.h. */
+#include "sched_sim.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* sim.h - a deterministic discrete-event simulator of devices running tasks,
+/* sched_sim.h - test_sched's a deterministic discrete-event simulator of devices running tasks,
  * driven by the real scheduler (scheduler.c) on a virtual clock, so policies can be
  * compared without hardware. Model, deliberately simple:
  *  - a device runs one task at a time, FIFO in placement order; a task's time
