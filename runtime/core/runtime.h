@@ -1,4 +1,5 @@
-/* runtime.h - the runtime handle: devices, options, last error, log, counters. */
+/* runtime.h - the runtime handle: devices, options, last error, log, counters.
+ * Files that only report errors and log need core/error.h alone. */
 #ifndef COPROC_RUNTIME_H
 #define COPROC_RUNTIME_H
 
@@ -7,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "coproc.h"
+#include "core/error.h"
 #include "backend/opencl/device.h"
 #include "ops/table.h"
 
@@ -40,25 +42,6 @@ struct coproc_runtime {
     coproc__op_seen seen;      /* output sizes so far, for estimates (ops/table.h) */
     pthread_mutex_t tasks_lock;  /* guards creating `tasks` */
 };
-
-/* Record an error message on rt (may be NULL) and return s, so callers write
- * `return coproc__fail(rt, COPROC_X, "...")`. */
-coproc_status coproc__fail(coproc_runtime *rt, coproc_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* As coproc__fail for an OpenCL error: the message ends with the CL error name,
- * and the status is derived from the CL code (out of memory, device lost, ...). */
-coproc_status coproc__fail_cl(coproc_runtime *rt, int cl_err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Map an OpenCL error code to the closest coproc status. */
-coproc_status coproc__status_from_cl(int cl_err);
-
-/* Copy the last error message of rt into buf (size bytes), under its lock. */
-void coproc__errmsg_copy(coproc_runtime *rt, char *buf, size_t size);
-
-void coproc__log(coproc_runtime *rt, coproc_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* The device at index i, or NULL (with an error set) if i is out of range. */
 coproc__device *coproc__device_at(coproc_runtime *rt, int i);

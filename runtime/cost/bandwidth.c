@@ -6,7 +6,7 @@
 #include "data/column.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
-#include "core/runtime.h"
+#include "core/error.h"
 
 double coproc__now(void)
 {

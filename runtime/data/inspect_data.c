@@ -4,7 +4,7 @@
 
 #include "coproc/inspect.h"
 #include "backend/opencl/transfer.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "data/column.h"
 
 coproc_status coproc_column_write(coproc_column *col, size_t first_row, const void *src,

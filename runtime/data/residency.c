@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/runtime.h"
+#include "core/error.h"
 #include "backend/opencl/transfer.h"
 
 coproc_status coproc__residency_init(coproc__residency *r)

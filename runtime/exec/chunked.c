@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "backend/opencl/transfer.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "data/column.h"
 #include "exec/hostrun.h"
 

@@ -20,7 +20,7 @@
 #include "exec/hostops.h"
 #include "ops/table.h"
 #include "ops/ops.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "backend/opencl/transfer.h"
 
 /* Below this a chunk is too small to be worth a device call. */

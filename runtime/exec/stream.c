@@ -13,7 +13,7 @@
 #include "backend/opencl/launch.h"
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "backend/opencl/transfer.h"
 
 #define STREAM_BUFFERS 2                   /* chunks on the device at once */

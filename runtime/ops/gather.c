@@ -14,7 +14,7 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "exec/chunked.h"
 #include "ops/table.h"
 

@@ -11,7 +11,7 @@
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
 

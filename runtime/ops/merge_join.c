@@ -15,7 +15,7 @@
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
-#include "core/runtime.h"
+#include "core/error.h"
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
 

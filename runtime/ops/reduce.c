@@ -10,7 +10,7 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
 

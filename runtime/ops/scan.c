@@ -10,7 +10,7 @@
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "exec/chunked.h"
 #include "ops/table.h"
 

@@ -15,7 +15,7 @@
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
 

@@ -11,7 +11,7 @@
 #include "backend/backend.h"
 
 #include "data/residency.h"
-#include "core/runtime.h"
+#include "core/error.h"
 #include "backend/opencl/transfer.h"
 
 /* NVIDIA's vendor queries (cl_nv_device_attribute_query); not in every header. */

@@ -1,7 +1,7 @@
 /* launch.c - launch geometry and kernel enqueue with error mapping. */
 #include "backend/opencl/launch.h"
 
-#include "core/runtime.h"
+#include "core/error.h"
 
 #define CPU_GROUPS_PER_UNIT 4
 #define CPU_MIN_CHUNK 4096

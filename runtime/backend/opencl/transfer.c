@@ -8,7 +8,7 @@
 #include "backend/backend.h"
 #include "cost/bandwidth.h"
 #include "cost/profile.h"
-#include "core/runtime.h"
+#include "core/error.h"
 
 typedef struct copy_part {
     void *dst;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cost/bandwidth.h"
+#include "core/runtime.h"
 #include "cost/calibration/calibration.h"
 #include "data/column.h"
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "cost/profile.h"
-#include "core/runtime.h"
+#include "core/error.h"
 
 typedef struct coproc__calib {
     coproc_runtime *rt;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cost/bandwidth.h"
+#include "core/runtime.h"
 #include "cost/calibration/calibration.h"
 #include "data/column.h"
 #include "backend/opencl/launch.h"
