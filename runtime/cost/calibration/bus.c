@@ -454,6 +454,19 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
     if (!(hi > lo))
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "transfer check: the sweep of device "
                             "%d ends below 1 MiB", dev->index);
+    /* The draw below retries until it finds a multiple of 4 KiB in [lo, hi)
+     * that is not a sweep size; a sweep ending just past 1 MiB (a loaded
+     * profile may have one) has none, and the draw would never end. */
+    int drawable = 0;
+    for (double b = lo; b < hi && !drawable; b += 4 * KiB) {
+        drawable = 1;
+        for (int j = 0; j < f->points && drawable; j++)
+            drawable = b != f->bytes[j];
+    }
+    if (!drawable)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "transfer check: the sweep of device "
+                            "%d leaves no size between 1 MiB and its end (%.0f bytes) that it "
+                            "did not measure", dev->index, hi);
     size_t sizes[COPROC__CHECK_MAX];
     for (int i = 0; i < points; i++) {
         for (;;) {
