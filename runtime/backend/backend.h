@@ -54,8 +54,9 @@ typedef struct coproc__backend {
      * timed): the seconds it took on dev, which its model learns. */
     double (*op_ran)(coproc__device *dev, int kind, const double *x, double measured);
     /* A copy of `bytes` to (to_device 1) or from dev, from or to pinned host
-     * memory or not, ran in `measured` seconds (< 0: not timed): its seconds on dev. */
-    double (*copy_ran)(coproc__device *dev, int to_device, int pinned, double bytes,
+     * memory or not, ran in `measured` seconds (< 0: not timed): its seconds on
+     * dev. ahead: made by the prefetcher for the task after the running one. */
+    double (*copy_ran)(coproc__device *dev, int to_device, int pinned, int ahead, double bytes,
                        double measured);
 
     /* The runtime's clock, seconds. */

@@ -99,10 +99,10 @@ static double opencl_op_ran(coproc__device *dev, int kind, const double *x, doub
     return measured;
 }
 
-static double opencl_copy_ran(coproc__device *dev, int to_device, int pinned, double bytes,
-                              double measured)
+static double opencl_copy_ran(coproc__device *dev, int to_device, int pinned, int ahead,
+                              double bytes, double measured)
 {
-    (void)dev, (void)to_device, (void)pinned, (void)bytes;
+    (void)dev, (void)to_device, (void)pinned, (void)ahead, (void)bytes;
     return measured;
 }
 

@@ -192,8 +192,8 @@ static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_
  * its time is the command's device time, as calibration measured it, where
  * the driver gives one (a direct copy, ev), else the wall clock (a staged copy:
  * what copying from pageable memory costs here). Releases ev. */
-static void learn(coproc__device *dev, int to_device, int pinned, size_t bytes, cl_int err,
-                  cl_event ev, double wall)
+static void learn(coproc__device *dev, int to_device, int pinned, int ahead, size_t bytes,
+                  cl_int err, cl_event ev, double wall)
 {
     double seconds = wall;
     cl_ulong t0 = 0, t1 = 0;
@@ -208,7 +208,7 @@ static void learn(coproc__device *dev, int to_device, int pinned, size_t bytes, 
         clReleaseEvent(ev);
     if (err != CL_SUCCESS)
         return;
-    seconds = dev->backend->copy_ran(dev, to_device, pinned, (double)bytes, seconds);
+    seconds = dev->backend->copy_ran(dev, to_device, pinned, ahead, (double)bytes, seconds);
     if ((double)bytes < COPROC__DRIFT_MIN_BYTES)
         return;
     pthread_mutex_lock(&dev->model_lock);
@@ -232,6 +232,7 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
 {
     if (bytes == 0)
         return COPROC_OK;
+    int ahead = q && q == dev->copy_queue; /* the prefetcher's (residency.h) */
     if (!q)
         q = dev->queue;
     coproc__staging *s = staging_take(dev, bytes, src_pinned);
@@ -243,7 +244,7 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
-    learn(dev, 1, src_pinned, bytes, err, ev, wall);
+    learn(dev, 1, src_pinned, ahead, bytes, err, ev, wall);
     return counted(rt, dev, err, bytes, 1);
 }
 
@@ -263,7 +264,7 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
-    learn(dev, 0, dst_pinned, bytes, err, ev, wall);
+    learn(dev, 0, dst_pinned, 0, bytes, err, ev, wall);
     return counted(rt, dev, err, bytes, 0);
 }
 
@@ -277,6 +278,6 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
     cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
                        : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
     if (err == CL_SUCCESS && bytes) /* not timed here; a simulated device charges it */
-        dev->backend->copy_ran(dev, 1, 0, (double)bytes, -1);
+        dev->backend->copy_ran(dev, 1, 0, 0, (double)bytes, -1);
     return counted(rt, dev, err, bytes, 1);
 }

@@ -3,8 +3,8 @@
  * what was charged while it ran; tasks on one device follow each other, and
  * the runtime's clock is the latest task end a caller waited for. Work outside
  * any task (a column's upload or download) is the caller's own and moves the
- * clock at once. Copies and kernels do not overlap (profiles carry no overlap
- * figure). Lock order: a device's, then the clock's. */
+ * clock at once; copies the prefetcher makes ahead of a task are that task's.
+ * Copies and kernels do not overlap (profiles carry no overlap figure). Lock order: a device's, then the clock's. */
 #include "backend/sim/sim.h"
 
 #include <math.h>
@@ -22,8 +22,9 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* Charge `seconds` (noiseless) of work to dev; returns the noisy seconds charged. */
-static double charge(coproc__device *dev, double seconds)
+/* Charge `seconds` (noiseless) of work to dev, or to its next task (ahead);
+ * returns the noisy seconds charged. */
+static double charge(coproc__device *dev, double seconds, int ahead)
 {
     coproc__sim_state *st = dev->backend_state;
     if (!(seconds > 0) || !isfinite(seconds))
@@ -31,6 +32,11 @@ static double charge(coproc__device *dev, double seconds)
     pthread_mutex_lock(&st->lock);
     double u = (double)(mix(st->seed ^ mix(st->draws++)) >> 11) * 0x1.0p-53 * 2 - 1;
     double t = seconds * (1 + st->noise * u);
+    if (ahead) {
+        st->ahead += t;
+        pthread_mutex_unlock(&st->lock);
+        return t;
+    }
     st->work += t;
     if (st->tasks_open == 0) { /* the caller waits for it: a task of its own */
         pthread_mutex_lock(&st->clock->lock);
@@ -50,15 +56,15 @@ static double sim_op_ran(coproc__device *dev, int kind, const double *x, double 
         t = coproc__model_predict(&st->truth->ops[kind], x);
     if (!(t >= 0)) /* the profile has no curve for it: the executor's time stands in */
         t = measured > 0 ? measured : 0;
-    return charge(dev, t);
+    return charge(dev, t, 0);
 }
 
-static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, double bytes,
-                           double measured)
+static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, int ahead,
+                           double bytes, double measured)
 {
     (void)measured;
     coproc__sim_state *st = dev->backend_state;
-    return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes));
+    return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes), ahead);
 }
 
 static double sim_now(coproc_runtime *rt)
@@ -77,6 +83,8 @@ static void sim_task_begin(coproc_runtime *rt, coproc__device *dev, coproc__task
     pthread_mutex_lock(&st->lock);
     st->tasks_open++;
     c->mark = st->work;
+    st->work += st->ahead; /* its inputs, copied while the task before ran */
+    st->ahead = 0;
     c->start = st->busy_until > c->submitted ? st->busy_until : c->submitted;
     pthread_mutex_unlock(&st->lock);
 }

@@ -25,6 +25,7 @@ typedef struct coproc__sim_state {
     pthread_mutex_t lock;     /* guards the fields below */
     uint64_t draws;           /* noise draws so far */
     double work;              /* seconds of work charged so far */
+    double ahead;             /* copies made for the next task, charged when it begins */
     double busy_until;        /* the runtime clock when its last task ended */
     int tasks_open;           /* tasks running now: work outside one (a column's upload)
                                  is the caller's, and moves the runtime clock itself */
