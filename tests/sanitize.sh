@@ -13,6 +13,7 @@ jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 tests='test_async|test_budget_submit|test_budget_stream|test_budget_residency'
 tests+='|test_budget_outofcore|test_multi_device|test_isolation|test_submit_all'
+tests+='|test_sim_devices|sim_test_budget_stream|sim_test_multi_device'   # simulated devices' clock
 
 cmake -S "$src" -B "$build" -DCOPROC_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j"$jobs"
