@@ -14,6 +14,8 @@
 #ifndef COPROC_BACKEND_H
 #define COPROC_BACKEND_H
 
+#include <stddef.h>
+
 #include "coproc.h"
 
 typedef struct coproc__device coproc__device;
@@ -75,5 +77,10 @@ extern const coproc__backend coproc__backend_sim;
 /* The backend whose devices `spec` selects (simulated when it names sim:
  * devices, else OpenCL). */
 const coproc__backend *coproc__backend_for(const char *spec);
+
+/* The next comma-separated entry of a device selection at *p, spaces trimmed
+ * (possibly empty: ",,"), into *entry and *len; *p moves past it. 0 when
+ * nothing is left. */
+int coproc__selection_next(const char **p, const char **entry, size_t *len);
 
 #endif

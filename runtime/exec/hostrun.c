@@ -69,13 +69,13 @@ static double move_time(coproc__device *dev, int to_device, int pinned, double b
     return t >= 0 ? t : 20e-6 + bytes / 8e9; /* uncalibrated: a modest PCIe guess */
 }
 
-/* Features and result bytes of op before it runs, output sizes guessed from
- * those seen so far. */
-static void estimate_features(coproc_runtime *rt, const coproc__op_def *def, const coproc_op *op,
-                              double x[2], double *out_bytes)
+/* Features and result bytes of op: of its result r after a run, or (r NULL)
+ * before it, output sizes guessed from those seen so far. */
+static void op_features(coproc_runtime *rt, const coproc__op_def *def, const coproc_op *op,
+                        const coproc_result *r, double x[2], double *out_bytes)
 {
     coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
-    def->features(op, NULL, &seen, x, out_bytes);
+    def->features(op, r, &seen, x, out_bytes);
 }
 
 double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *transfer)
@@ -84,7 +84,7 @@ double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *tra
     const coproc_column *in[MAX_INPUTS];
     int n = def->inputs(op, in);
     double x[2], out_bytes, in_bytes[2] = {0, 0}; /* [pinned] */
-    estimate_features(in[0]->rt, def, op, x, &out_bytes);
+    op_features(in[0]->rt, def, op, NULL, x, &out_bytes);
     for (int i = 0; i < n; i++)
         if (!in[i]->dev && !zero_copy(dev) && !coproc__residency_has(dev, in[i]))
             in_bytes[in[i]->pinned != NULL] += coproc__col_bytes(in[i]);
@@ -103,7 +103,7 @@ static double working_bytes(coproc_runtime *rt, coproc__device *dev, const copro
                             const coproc_op *op)
 {
     double x[2], out_bytes;
-    estimate_features(rt, def, op, x, &out_bytes);
+    op_features(rt, def, op, NULL, x, &out_bytes);
     return def->device_bytes(dev, op, out_bytes);
 }
 
@@ -189,9 +189,8 @@ void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_
         return;
     const coproc__op_def *def = coproc__op_def_of(op);
     double x[2] = {0, 0}, out_bytes;
-    coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
     if (s == COPROC_OK && def)
-        def->features(op, r, &seen, x, &out_bytes);
+        op_features(rt, def, op, r, x, &out_bytes);
     coproc__op_timer_end(dev, t, (coproc__op_kind)op->kind, x, s == COPROC_OK && def);
 }
 
@@ -283,8 +282,7 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
         /* A streamed run teaches no model (chunks cost what the whole does not),
          * but a simulated device charges the whole operator's compute. */
         double x[2] = {0, 0}, out_bytes;
-        coproc__op_seen seen = coproc__op_seen_get(&rt->seen);
-        def->features(op, out, &seen, x, &out_bytes);
+        op_features(rt, def, op, out, x, &out_bytes);
         dev->backend->op_ran(dev, (int)op->kind, x, -1);
     }
     return s;

@@ -1,7 +1,6 @@
 /* device.c - OpenCL discovery, device selection, per-device context and queue. */
 #include "backend/opencl/device.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,18 +233,9 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
     }
     for (int i = 0; i < count; i++)
         keep[i] = 0;
-    const char *p = spec;
-    while (*p) {
-        while (*p == ',' || isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        size_t len = (size_t)(p - start);
-        while (len && isspace((unsigned char)start[len - 1]))
-            len--;
+    const char *p = spec, *start;
+    size_t len;
+    while (coproc__selection_next(&p, &start, &len)) {
         char word[32];
         if (len == 0 || len >= sizeof word)
             return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "bad device selection \"%s\"", spec);

@@ -299,17 +299,9 @@ coproc_status coproc__sim_open(coproc_runtime *rt, const char *spec)
 
     sim_entry entries[SIM_MAX_DEVICES];
     int n = 0;
-    for (const char *p = spec; *p;) {
-        while (*p == ',' || isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        const char *start = p;
-        while (*p && *p != ',')
-            p++;
-        size_t len = (size_t)(p - start);
-        while (len && isspace((unsigned char)start[len - 1]))
-            len--;
+    const char *p = spec, *start;
+    size_t len;
+    while (coproc__selection_next(&p, &start, &len)) {
         if (n == SIM_MAX_DEVICES)
             return coproc__fail(rt, COPROC_UNSUPPORTED, "more than %d simulated devices",
                                 SIM_MAX_DEVICES);
