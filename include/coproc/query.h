@@ -1,0 +1,194 @@
+/* coproc/query.h - whole queries: tables of named columns, plans built in C,
+ * run as fused OpenCL pipelines (one generated kernel per pipeline) or one
+ * operator at a time. Opt-in header; needs coproc.h.
+ *
+ * A plan is a tree of nodes: scan, filter, project, join (inner or semi, the
+ * build side a sub-plan), group-by aggregate and order-by with limit. The run
+ * cuts it at its breakers (a join's build side, a group-by, an order-by) into
+ * pipelines, places each pipeline on a device from its estimated cost, and
+ * returns the result as a table of host columns.
+ *
+ * Building never needs error checks between calls: a builder that fails (a
+ * column that does not exist, mismatched types, a NULL argument) returns NULL
+ * and records the first error in the plan; builders given a NULL input return
+ * NULL too; coproc_query_run then returns that first error with the node named
+ * (also in coproc_errmsg). A plan and its tables are used by one thread at a
+ * time; different plans may run at once from different threads.
+ *
+ * Values in expressions: integer columns (int32, int64, uint32, uint64 - the
+ * last read as int64 bits) compute in 64-bit signed integers (wrapping; x/0 is
+ * 0), float columns and any mix with a float in double precision (in float on a
+ * device without fp64). Comparisons, BETWEEN, IN, AND/OR/NOT give a boolean.
+ */
+#ifndef COPROC_QUERY_H
+#define COPROC_QUERY_H
+
+#include "coproc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- tables */
+
+/* Named columns of equal length. Columns added are borrowed (they must outlive
+ * every run over the table) - host columns, device columns or Arrow imports
+ * (coproc/arrow.h); a result table owns its columns. */
+typedef struct coproc_table coproc_table;
+
+COPROC_API coproc_status coproc_table_create(coproc_runtime *rt, coproc_table **out);
+/* INVALID_ARGUMENT: NULL, an empty or duplicate name, a column of another runtime,
+ * or a length that differs from the columns already added. */
+COPROC_API coproc_status coproc_table_add(coproc_table *t, const char *name,
+                                          const coproc_column *col);
+COPROC_API int coproc_table_column_count(const coproc_table *t);
+COPROC_API size_t coproc_table_rows(const coproc_table *t);
+COPROC_API const char *coproc_table_column_name(const coproc_table *t, int i); /* NULL if out of range */
+COPROC_API const coproc_column *coproc_table_column_at(const coproc_table *t, int i);
+COPROC_API const coproc_column *coproc_table_column(const coproc_table *t, const char *name);
+/* Frees the table (and the columns it owns). NULL is a no-op. */
+COPROC_API void coproc_table_free(coproc_table *t);
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct coproc_plan coproc_plan;
+typedef struct coproc_expr coproc_expr; /* owned by its plan */
+typedef struct coproc_node coproc_node; /* owned by its plan */
+
+COPROC_API coproc_status coproc_plan_create(coproc_runtime *rt, coproc_plan **out);
+/* Frees the plan, its nodes and expressions (not the tables it scans). */
+COPROC_API void coproc_plan_free(coproc_plan *p);
+/* The first error building recorded (COPROC_OK if none), and its message. */
+COPROC_API coproc_status coproc_plan_status(const coproc_plan *p);
+COPROC_API const char *coproc_plan_errmsg(const coproc_plan *p);
+
+/* Expressions. A column is named as it appears in the node's input. */
+COPROC_API coproc_expr *coproc_expr_column(coproc_plan *p, const char *name);
+COPROC_API coproc_expr *coproc_expr_int(coproc_plan *p, int64_t v);
+COPROC_API coproc_expr *coproc_expr_float(coproc_plan *p, double v);
+COPROC_API coproc_expr *coproc_expr_arith(coproc_plan *p, coproc_arith op, coproc_expr *a,
+                                          coproc_expr *b);
+/* a op b for op EQ, NE, LT, LE, GT, GE (COPROC_CMP_RANGE: use coproc_expr_between). */
+COPROC_API coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a,
+                                            coproc_expr *b);
+/* lo <= e AND e <= hi (SQL's BETWEEN, both ends included). */
+COPROC_API coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *e, coproc_expr *lo,
+                                            coproc_expr *hi);
+/* e equals one of the n constants (coproc_expr_int/float), n >= 1. */
+COPROC_API coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *e, int n,
+                                       coproc_expr *const *list);
+COPROC_API coproc_expr *coproc_expr_and(coproc_plan *p, coproc_expr *a, coproc_expr *b);
+COPROC_API coproc_expr *coproc_expr_or(coproc_plan *p, coproc_expr *a, coproc_expr *b);
+COPROC_API coproc_expr *coproc_expr_not(coproc_plan *p, coproc_expr *a);
+
+/* Every column of t. `name` labels the node in messages and reports. */
+COPROC_API coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char *name);
+/* The rows of in for which pred (a boolean expression) holds. */
+COPROC_API coproc_node *coproc_plan_filter(coproc_plan *p, coproc_node *in, coproc_expr *pred);
+/* Exactly n columns: names[i] = exprs[i]. A column reference keeps its type;
+ * arithmetic gives int64 or float64, a boolean int32 (0/1). */
+COPROC_API coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int n,
+                                            const char *const *names,
+                                            coproc_expr *const *exprs);
+
+typedef enum coproc_join_kind {
+    COPROC_JOIN_INNER = 0, /* probe's columns then build's, one row per matching pair */
+    COPROC_JOIN_SEMI       /* probe's rows whose key occurs in build; probe's columns */
+} coproc_join_kind;
+
+/* Equi-join on probe_key = build_key (integer columns). The build side (a
+ * sub-plan) is hashed; the probe side streams past it. Column names of the two
+ * sides must differ for an inner join. Duplicate build keys give every pair. */
+COPROC_API coproc_node *coproc_plan_join(coproc_plan *p, coproc_join_kind kind,
+                                         coproc_node *probe, const char *probe_key,
+                                         coproc_node *build, const char *build_key);
+
+typedef enum coproc_agg_fn {
+    COPROC_AGG_SUM = 0, /* integers into int64 (wrapping), floats into float64 */
+    COPROC_AGG_COUNT,   /* int64; arg NULL counts rows */
+    COPROC_AGG_MIN,     /* the argument's type */
+    COPROC_AGG_MAX,
+    COPROC_AGG_AVG      /* float64 */
+} coproc_agg_fn;
+
+typedef struct coproc_aggregate {
+    coproc_agg_fn fn;
+    coproc_expr *arg;   /* NULL only for COUNT */
+    const char *name;   /* the output column's name */
+} coproc_aggregate;
+
+/* One row per distinct combination of the nkeys integer key columns (nkeys 0:
+ * one row over all input rows, even none), holding the keys then the
+ * aggregates. Rows come in no particular order: add an order-by. */
+COPROC_API coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
+                                             const char *const *keys, int naggs,
+                                             const coproc_aggregate *aggs);
+
+typedef struct coproc_order_key {
+    const char *column;
+    int descending;
+} coproc_order_key;
+
+/* The rows of in ordered by the keys (stable: ties keep the input order;
+ * floats: NaN after every number), the first `limit` of them (0: all). */
+COPROC_API coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
+                                             const coproc_order_key *keys, uint64_t limit);
+
+/* ---------------------------------------------------------------- running */
+
+typedef enum coproc_query_mode {
+    COPROC_QUERY_FUSED = 0,  /* one generated kernel per pipeline; a pipeline that cannot be
+                                fused runs one operator at a time (reported) */
+    COPROC_QUERY_OPERATORS   /* every node through the operators, intermediates materialised */
+} coproc_query_mode;
+
+typedef struct coproc_query_options {
+    size_t struct_size;      /* set by coproc_query_options_init */
+    coproc_query_mode mode;
+    int device;              /* -1 (default): each pipeline where it costs least; else there */
+} coproc_query_options;
+
+COPROC_API void coproc_query_options_init(coproc_query_options *o);
+
+/* Where and how one pipeline ran. */
+typedef struct coproc_pipeline_info {
+    char what[160];          /* e.g. "scan lineorder > filter > join date > group-by" */
+    int device;              /* where it ran (-1: on the host, e.g. a small order-by) */
+    int fused;               /* 1: one generated kernel; 0: operator at a time */
+    double start_s, end_s;   /* from the start of the run */
+    double estimate_s;       /* predicted seconds on that device (< 0 if none) */
+    uint64_t rows_in;        /* rows scanned */
+    uint64_t bytes_in;       /* bytes of columns read by its kernels */
+    uint64_t bytes_moved;    /* bytes copied between host and device */
+} coproc_pipeline_info;
+
+typedef struct coproc_query_result {
+    coproc_table *table;     /* host columns, owned */
+    int pipelines;
+    coproc_pipeline_info *pipeline; /* in execution order, owned */
+    double seconds;          /* the whole run */
+    uint64_t kernels_built;  /* programs compiled (not from a cache) during the run */
+    char note[256];          /* why a fused run fell back to operators, else "" */
+} coproc_query_result;
+
+/* Run the plan rooted at root. On error *out holds nothing and everything the
+ * run made is released. */
+COPROC_API coproc_status coproc_query_run(coproc_plan *p, coproc_node *root,
+                                          const coproc_query_options *opts,
+                                          coproc_query_result *out);
+
+typedef struct coproc_query_task coproc_query_task;
+/* Run it on a thread of its own; the plan must not change or be freed until
+ * coproc_query_wait. */
+COPROC_API coproc_status coproc_query_submit(coproc_plan *p, coproc_node *root,
+                                             const coproc_query_options *opts,
+                                             coproc_query_task **out);
+/* Wait, move the result into *out (may be NULL) and free the task. */
+COPROC_API coproc_status coproc_query_wait(coproc_query_task *t, coproc_query_result *out);
+
+COPROC_API void coproc_query_result_free(coproc_query_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COPROC_QUERY_H */

@@ -1,0 +1,629 @@
+/* plan.c - building plans: expressions, nodes and each node's output schema,
+ * checked as they are built so that an error names the node that caused it. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/column.h"
+#include "query/plan.h"
+
+#define MAX_KEYS 8
+
+coproc_status coproc_plan_create(coproc_runtime *rt, coproc_plan **out)
+{
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_plan_create: out is NULL");
+    *out = NULL;
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    coproc_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_plan_create: out of host memory");
+    p->rt = rt;
+    *out = p;
+    return COPROC_OK;
+}
+
+static void schema_free(coproc__schema *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->types);
+}
+
+static void free_names(char **names, int n)
+{
+    if (!names)
+        return;
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+void coproc_plan_free(coproc_plan *p)
+{
+    if (!p)
+        return;
+    for (coproc_expr *e = p->exprs, *next; e; e = next) {
+        next = e->next_alloc;
+        free(e->name);
+        free(e->list);
+        free(e);
+    }
+    for (coproc_node *n = p->nodes, *next; n; n = next) {
+        next = n->next_alloc;
+        schema_free(&n->schema);
+        free_names(n->names, n->n);
+        free(n->exprs);
+        free(n->desc);
+        free(n->probe_key);
+        free(n->build_key);
+        for (int i = 0; i < n->naggs; i++)
+            free(n->aggs[i].name);
+        free(n->aggs);
+        free(n);
+    }
+    free(p);
+}
+
+coproc_status coproc_plan_status(const coproc_plan *p)
+{
+    return p ? p->status : COPROC_NULL_POINTER;
+}
+
+const char *coproc_plan_errmsg(const coproc_plan *p)
+{
+    return p ? p->errmsg : "no plan";
+}
+
+/* Record the first error; later ones are consequences of it. */
+static void *plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void *plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
+{
+    if (p->status == COPROC_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->errmsg, sizeof p->errmsg, fmt, ap);
+        va_end(ap);
+        p->status = s;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- schemas and types */
+
+int coproc__type_is_int(coproc_type t)
+{
+    return t == COPROC_INT32 || t == COPROC_INT64 || t == COPROC_UINT32 || t == COPROC_UINT64;
+}
+
+int coproc__schema_find(const coproc__schema *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int schema_add(coproc__schema *s, const char *name, coproc_type t)
+{
+    char **names = realloc(s->names, (s->n + 1) * sizeof *names);
+    if (!names)
+        return -1;
+    s->names = names;
+    coproc_type *types = realloc(s->types, (s->n + 1) * sizeof *types);
+    if (!types)
+        return -1;
+    s->types = types;
+    if (!(s->names[s->n] = strdup(name)))
+        return -1;
+    s->types[s->n++] = t;
+    return 0;
+}
+
+static int numeric(int qv) { return qv == COPROC__QV_INT || qv == COPROC__QV_FLOAT; }
+
+int coproc__expr_check(const coproc_expr *e, const coproc__schema *s, char *why, size_t whylen)
+{
+    int a, b, c;
+    switch (e->kind) {
+    case COPROC__QE_COLUMN: {
+        int i = coproc__schema_find(s, e->name);
+        if (i < 0) {
+            snprintf(why, whylen, "no column \"%s\" in the input", e->name);
+            return -1;
+        }
+        return coproc__type_is_int(s->types[i]) ? COPROC__QV_INT : COPROC__QV_FLOAT;
+    }
+    case COPROC__QE_INT:
+        return COPROC__QV_INT;
+    case COPROC__QE_FLOAT:
+        return COPROC__QV_FLOAT;
+    case COPROC__QE_ARITH:
+        if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0 ||
+            (b = coproc__expr_check(e->b, s, why, whylen)) < 0)
+            return -1;
+        if (!numeric(a) || !numeric(b)) {
+            snprintf(why, whylen, "arithmetic on a boolean");
+            return -1;
+        }
+        return a == COPROC__QV_FLOAT || b == COPROC__QV_FLOAT ? COPROC__QV_FLOAT : COPROC__QV_INT;
+    case COPROC__QE_CMP:
+    case COPROC__QE_BETWEEN:
+        if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0 ||
+            (b = coproc__expr_check(e->b, s, why, whylen)) < 0)
+            return -1;
+        c = COPROC__QV_INT;
+        if (e->kind == COPROC__QE_BETWEEN && (c = coproc__expr_check(e->c, s, why, whylen)) < 0)
+            return -1;
+        if (!numeric(a) || !numeric(b) || !numeric(c)) {
+            snprintf(why, whylen, "comparison of a boolean");
+            return -1;
+        }
+        return COPROC__QV_BOOL;
+    case COPROC__QE_IN:
+        if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0)
+            return -1;
+        if (!numeric(a)) {
+            snprintf(why, whylen, "IN over a boolean");
+            return -1;
+        }
+        return COPROC__QV_BOOL;
+    case COPROC__QE_AND:
+    case COPROC__QE_OR:
+        if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0 ||
+            (b = coproc__expr_check(e->b, s, why, whylen)) < 0)
+            return -1;
+        if (a != COPROC__QV_BOOL || b != COPROC__QV_BOOL) {
+            snprintf(why, whylen, "AND/OR of a value that is not a boolean");
+            return -1;
+        }
+        return COPROC__QV_BOOL;
+    case COPROC__QE_NOT:
+        if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0)
+            return -1;
+        if (a != COPROC__QV_BOOL) {
+            snprintf(why, whylen, "NOT of a value that is not a boolean");
+            return -1;
+        }
+        return COPROC__QV_BOOL;
+    }
+    snprintf(why, whylen, "unknown expression");
+    return -1;
+}
+
+coproc_type coproc__expr_out_type(const coproc_expr *e, const coproc__schema *s)
+{
+    if (e->kind == COPROC__QE_COLUMN) {
+        int i = coproc__schema_find(s, e->name);
+        return i < 0 ? COPROC__TYPE_COUNT : s->types[i];
+    }
+    char why[8];
+    switch (coproc__expr_check(e, s, why, sizeof why)) {
+    case COPROC__QV_INT:
+        return COPROC_INT64;
+    case COPROC__QV_FLOAT:
+        return COPROC_FLOAT64;
+    case COPROC__QV_BOOL:
+        return COPROC_INT32;
+    }
+    return COPROC__TYPE_COUNT;
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+static coproc_expr *expr_new(coproc_plan *p, coproc__qe_kind kind)
+{
+    coproc_expr *e = calloc(1, sizeof *e);
+    if (!e)
+        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
+    e->kind = kind;
+    e->next_alloc = p->exprs;
+    p->exprs = e;
+    return e;
+}
+
+coproc_expr *coproc_expr_column(coproc_plan *p, const char *name)
+{
+    if (!p)
+        return NULL;
+    if (!name)
+        return plan_fail(p, COPROC_NULL_POINTER, "coproc_expr_column: name is NULL");
+    coproc_expr *e = expr_new(p, COPROC__QE_COLUMN);
+    if (e && !(e->name = strdup(name)))
+        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
+    return e;
+}
+
+coproc_expr *coproc_expr_int(coproc_plan *p, int64_t v)
+{
+    coproc_expr *e = p ? expr_new(p, COPROC__QE_INT) : NULL;
+    if (e)
+        e->i = v;
+    return e;
+}
+
+coproc_expr *coproc_expr_float(coproc_plan *p, double v)
+{
+    coproc_expr *e = p ? expr_new(p, COPROC__QE_FLOAT) : NULL;
+    if (e)
+        e->f = v;
+    return e;
+}
+
+/* NULL operands mean an error was recorded already, unless none was: then the
+ * caller passed NULL itself. */
+static int operands_ok(coproc_plan *p, const char *what, int n, coproc_expr *a, coproc_expr *b,
+                       coproc_expr *c)
+{
+    if (!p)
+        return 0;
+    if (!a || (n > 1 && !b) || (n > 2 && !c)) {
+        plan_fail(p, COPROC_NULL_POINTER, "%s: an operand is NULL", what);
+        return 0;
+    }
+    return p->status == COPROC_OK;
+}
+
+coproc_expr *coproc_expr_arith(coproc_plan *p, coproc_arith op, coproc_expr *a, coproc_expr *b)
+{
+    if (!operands_ok(p, "coproc_expr_arith", 2, a, b, NULL))
+        return NULL;
+    if ((unsigned)op > COPROC_ARITH_DIV)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_arith: unknown operator %d", (int)op);
+    coproc_expr *e = expr_new(p, COPROC__QE_ARITH);
+    if (e)
+        e->arith = op, e->a = a, e->b = b;
+    return e;
+}
+
+coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a, coproc_expr *b)
+{
+    if (!operands_ok(p, "coproc_expr_compare", 2, a, b, NULL))
+        return NULL;
+    if ((unsigned)op > COPROC_CMP_GE)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT,
+                         "coproc_expr_compare: operator %d is not one of EQ..GE (use coproc_expr_between)",
+                         (int)op);
+    coproc_expr *e = expr_new(p, COPROC__QE_CMP);
+    if (e)
+        e->cmp = op, e->a = a, e->b = b;
+    return e;
+}
+
+coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *x, coproc_expr *lo, coproc_expr *hi)
+{
+    if (!operands_ok(p, "coproc_expr_between", 3, x, lo, hi))
+        return NULL;
+    coproc_expr *e = expr_new(p, COPROC__QE_BETWEEN);
+    if (e)
+        e->a = x, e->b = lo, e->c = hi;
+    return e;
+}
+
+coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *x, int n, coproc_expr *const *list)
+{
+    if (!operands_ok(p, "coproc_expr_in", 1, x, NULL, NULL))
+        return NULL;
+    if (n < 1 || !list)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_in: the list is empty");
+    for (int i = 0; i < n; i++)
+        if (!list[i] || (list[i]->kind != COPROC__QE_INT && list[i]->kind != COPROC__QE_FLOAT))
+            return plan_fail(p, COPROC_INVALID_ARGUMENT,
+                             "coproc_expr_in: list item %d is not a constant", i);
+    coproc_expr *e = expr_new(p, COPROC__QE_IN);
+    if (!e)
+        return NULL;
+    if (!(e->list = malloc(n * sizeof *e->list)))
+        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "coproc_expr_in: out of host memory");
+    memcpy(e->list, list, n * sizeof *e->list);
+    e->n = n;
+    e->a = x;
+    return e;
+}
+
+static coproc_expr *logic(coproc_plan *p, coproc__qe_kind k, const char *what, coproc_expr *a,
+                          coproc_expr *b)
+{
+    if (!operands_ok(p, what, k == COPROC__QE_NOT ? 1 : 2, a, b, NULL))
+        return NULL;
+    coproc_expr *e = expr_new(p, k);
+    if (e)
+        e->a = a, e->b = b;
+    return e;
+}
+
+coproc_expr *coproc_expr_and(coproc_plan *p, coproc_expr *a, coproc_expr *b)
+{
+    return logic(p, COPROC__QE_AND, "coproc_expr_and", a, b);
+}
+coproc_expr *coproc_expr_or(coproc_plan *p, coproc_expr *a, coproc_expr *b)
+{
+    return logic(p, COPROC__QE_OR, "coproc_expr_or", a, b);
+}
+coproc_expr *coproc_expr_not(coproc_plan *p, coproc_expr *a)
+{
+    return logic(p, COPROC__QE_NOT, "coproc_expr_not", a, NULL);
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+static coproc_node *node_new(coproc_plan *p, coproc__qn_kind kind, coproc_node *in,
+                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static coproc_node *node_new(coproc_plan *p, coproc__qn_kind kind, coproc_node *in,
+                             const char *fmt, ...)
+{
+    coproc_node *n = calloc(1, sizeof *n);
+    if (!n)
+        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building a plan: out of host memory");
+    n->kind = kind;
+    n->in = in;
+    n->id = ++p->next_id;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->label, sizeof n->label, fmt, ap);
+    va_end(ap);
+    n->next_alloc = p->nodes;
+    p->nodes = n;
+    return n;
+}
+
+static coproc_node *oom(coproc_plan *p, const coproc_node *n)
+{
+    return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "%s: out of host memory", n->label);
+}
+
+static int copy_schema(coproc__schema *dst, const coproc__schema *src)
+{
+    for (int i = 0; i < src->n; i++)
+        if (schema_add(dst, src->names[i], src->types[i]) != 0)
+            return -1;
+    return 0;
+}
+
+/* Inputs must be nodes; a NULL one means an error was recorded (or the caller
+ * passed NULL: record that). */
+static int input_ok(coproc_plan *p, const char *what, const coproc_node *in)
+{
+    if (!p)
+        return 0;
+    if (!in)
+        plan_fail(p, COPROC_NULL_POINTER, "%s: the input node is NULL", what);
+    return in && p->status == COPROC_OK;
+}
+
+coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char *name)
+{
+    if (!p)
+        return NULL;
+    if (!t)
+        return plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_scan: the table is NULL");
+    if (t->rt != p->rt)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: the table is of another runtime");
+    if (t->n == 0)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: table %s has no columns",
+                         name ? name : "");
+    coproc_node *n = node_new(p, COPROC__QN_SCAN, NULL, "scan#%d %s", p->next_id + 1,
+                              name ? name : "table");
+    if (!n)
+        return NULL;
+    n->table = t;
+    for (int i = 0; i < t->n; i++)
+        if (schema_add(&n->schema, t->names[i], t->cols[i]->type) != 0)
+            return oom(p, n);
+    return n;
+}
+
+static int check_expr(coproc_plan *p, const coproc_node *n, const coproc_expr *e,
+                      const coproc__schema *s, int want_bool)
+{
+    char why[256];
+    int qv = coproc__expr_check(e, s, why, sizeof why);
+    if (qv < 0) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %s", n->label, why);
+        return -1;
+    }
+    if (want_bool == 1 && qv != COPROC__QV_BOOL) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: the predicate is not a boolean", n->label);
+        return -1;
+    }
+    if (want_bool == 0 && qv == COPROC__QV_BOOL) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: a boolean where a number is needed", n->label);
+        return -1;
+    }
+    return qv;
+}
+
+coproc_node *coproc_plan_filter(coproc_plan *p, coproc_node *in, coproc_expr *pred)
+{
+    if (!input_ok(p, "coproc_plan_filter", in))
+        return NULL;
+    if (!pred)
+        return plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_filter: the predicate is NULL");
+    coproc_node *n = node_new(p, COPROC__QN_FILTER, in, "filter#%d", p->next_id + 1);
+    if (!n || check_expr(p, n, pred, &in->schema, 1) < 0)
+        return NULL;
+    n->pred = pred;
+    if (copy_schema(&n->schema, &in->schema) != 0)
+        return oom(p, n);
+    return n;
+}
+
+static int names_unique(coproc_plan *p, const coproc_node *n, const coproc__schema *s,
+                        const char *name)
+{
+    if (!name || !*name) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: an output column has no name", n->label);
+        return 0;
+    }
+    if (coproc__schema_find(s, name) >= 0) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: two output columns are named \"%s\"",
+                  n->label, name);
+        return 0;
+    }
+    return 1;
+}
+
+coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
+                                 const char *const *names, coproc_expr *const *exprs)
+{
+    if (!input_ok(p, "coproc_plan_project", in))
+        return NULL;
+    if (count < 1 || !names || !exprs)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: no output columns");
+    coproc_node *n = node_new(p, COPROC__QN_PROJECT, in, "project#%d", p->next_id + 1);
+    if (!n)
+        return NULL;
+    if (!(n->names = calloc(count, sizeof *n->names)) || !(n->exprs = calloc(count, sizeof *n->exprs)))
+        return oom(p, n);
+    n->n = count;
+    for (int i = 0; i < count; i++) {
+        if (!exprs[i])
+            return plan_fail(p, COPROC_NULL_POINTER, "%s: expression %d is NULL", n->label, i);
+        if (!names_unique(p, n, &n->schema, names[i]) || check_expr(p, n, exprs[i], &in->schema, -1) < 0)
+            return NULL;
+        n->exprs[i] = exprs[i];
+        if (!(n->names[i] = strdup(names[i])) ||
+            schema_add(&n->schema, names[i], coproc__expr_out_type(exprs[i], &in->schema)) != 0)
+            return oom(p, n);
+    }
+    return n;
+}
+
+static int int_key(coproc_plan *p, const coproc_node *n, const coproc__schema *s, const char *key,
+                   const char *side)
+{
+    if (!key) {
+        plan_fail(p, COPROC_NULL_POINTER, "%s: the %s key is NULL", n->label, side);
+        return -1;
+    }
+    int i = coproc__schema_find(s, key);
+    if (i < 0) {
+        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" on the %s side", n->label, key, side);
+        return -1;
+    }
+    if (!coproc__type_is_int(s->types[i])) {
+        plan_fail(p, COPROC_UNSUPPORTED_TYPE, "%s: key \"%s\" is %s, not an integer", n->label, key,
+                  coproc_type_name(s->types[i]));
+        return -1;
+    }
+    return i;
+}
+
+coproc_node *coproc_plan_join(coproc_plan *p, coproc_join_kind kind, coproc_node *probe,
+                              const char *probe_key, coproc_node *build, const char *build_key)
+{
+    if (!input_ok(p, "coproc_plan_join", probe) || !input_ok(p, "coproc_plan_join", build))
+        return NULL;
+    if (kind != COPROC_JOIN_INNER && kind != COPROC_JOIN_SEMI)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_join: unknown kind %d", (int)kind);
+    coproc_node *n = node_new(p, COPROC__QN_JOIN, probe, "%sjoin#%d %s=%s",
+                              kind == COPROC_JOIN_SEMI ? "semi-" : "", p->next_id + 1,
+                              probe_key ? probe_key : "?", build_key ? build_key : "?");
+    if (!n)
+        return NULL;
+    n->build = build;
+    n->join = kind;
+    if (int_key(p, n, &probe->schema, probe_key, "probe") < 0 ||
+        int_key(p, n, &build->schema, build_key, "build") < 0)
+        return NULL;
+    if (!(n->probe_key = strdup(probe_key)) || !(n->build_key = strdup(build_key)) ||
+        copy_schema(&n->schema, &probe->schema) != 0)
+        return oom(p, n);
+    if (kind == COPROC_JOIN_INNER)
+        for (int i = 0; i < build->schema.n; i++) {
+            if (!names_unique(p, n, &n->schema, build->schema.names[i]))
+                return NULL;
+            if (schema_add(&n->schema, build->schema.names[i], build->schema.types[i]) != 0)
+                return oom(p, n);
+        }
+    return n;
+}
+
+coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
+                                  const char *const *keys, int naggs,
+                                  const coproc_aggregate *aggs)
+{
+    if (!input_ok(p, "coproc_plan_group_by", in))
+        return NULL;
+    coproc_node *n = node_new(p, COPROC__QN_GROUP_BY, in, "group-by#%d", p->next_id + 1);
+    if (!n)
+        return NULL;
+    if (nkeys < 0 || nkeys > MAX_KEYS || (nkeys > 0 && !keys))
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (0 to %d)", n->label, nkeys, MAX_KEYS);
+    if (naggs < 0 || (naggs > 0 && !aggs) || nkeys + naggs == 0)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no keys and no aggregates", n->label);
+    if ((nkeys && !(n->names = calloc(nkeys, sizeof *n->names))) ||
+        (naggs && !(n->aggs = calloc(naggs, sizeof *n->aggs))))
+        return oom(p, n);
+    for (int i = 0; i < nkeys; i++) {
+        int c = int_key(p, n, &in->schema, keys[i], "input");
+        if (c < 0 || !names_unique(p, n, &n->schema, keys[i]))
+            return NULL;
+        if (!(n->names[i] = strdup(keys[i])))
+            return oom(p, n);
+        n->n = i + 1;
+        if (schema_add(&n->schema, keys[i], in->schema.types[c]) != 0)
+            return oom(p, n);
+    }
+    for (int i = 0; i < naggs; i++) {
+        const coproc_aggregate *a = &aggs[i];
+        if ((unsigned)a->fn > COPROC_AGG_AVG)
+            return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: aggregate %d: unknown function", n->label, i);
+        if (!a->arg && a->fn != COPROC_AGG_COUNT)
+            return plan_fail(p, COPROC_NULL_POINTER, "%s: aggregate %d has no argument", n->label, i);
+        if (!names_unique(p, n, &n->schema, a->name))
+            return NULL;
+        coproc_type t = COPROC_INT64;
+        if (a->arg) {
+            int qv = check_expr(p, n, a->arg, &in->schema, 0);
+            if (qv < 0)
+                return NULL;
+            if (a->fn == COPROC_AGG_SUM)
+                t = qv == COPROC__QV_FLOAT ? COPROC_FLOAT64 : COPROC_INT64;
+            else if (a->fn == COPROC_AGG_MIN || a->fn == COPROC_AGG_MAX)
+                t = coproc__expr_out_type(a->arg, &in->schema);
+            else if (a->fn == COPROC_AGG_AVG)
+                t = COPROC_FLOAT64;
+        }
+        n->aggs[i].fn = a->fn;
+        n->aggs[i].arg = a->arg;
+        n->naggs = i + 1;
+        if (!(n->aggs[i].name = strdup(a->name)) || schema_add(&n->schema, a->name, t) != 0)
+            return oom(p, n);
+    }
+    return n;
+}
+
+coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
+                                  const coproc_order_key *keys, uint64_t limit)
+{
+    if (!input_ok(p, "coproc_plan_order_by", in))
+        return NULL;
+    coproc_node *n = node_new(p, COPROC__QN_ORDER_BY, in, "order-by#%d", p->next_id + 1);
+    if (!n)
+        return NULL;
+    if (nkeys < 1 || nkeys > MAX_KEYS || !keys)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (1 to %d)", n->label, nkeys, MAX_KEYS);
+    if (!(n->names = calloc(nkeys, sizeof *n->names)) || !(n->desc = calloc(nkeys, sizeof *n->desc)))
+        return oom(p, n);
+    for (int i = 0; i < nkeys; i++) {
+        if (!keys[i].column)
+            return plan_fail(p, COPROC_NULL_POINTER, "%s: key %d names no column", n->label, i);
+        if (coproc__schema_find(&in->schema, keys[i].column) < 0)
+            return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" in the input",
+                             n->label, keys[i].column);
+        if (!(n->names[i] = strdup(keys[i].column)))
+            return oom(p, n);
+        n->desc[i] = keys[i].descending != 0;
+        n->n = i + 1;
+    }
+    n->limit = limit;
+    if (copy_schema(&n->schema, &in->schema) != 0)
+        return oom(p, n);
+    return n;
+}

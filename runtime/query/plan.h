@@ -1,0 +1,124 @@
+/* plan.h - the query layer's seam: tables, expressions and plan nodes as the
+ * builders (plan.c, table.c) make them and the two engines read them - fused
+ * pipelines (pipeline.c, codegen.c, fused.c) and operator at a time
+ * (operators_mode.c). Every node knows its output schema once built. */
+#ifndef COPROC_QUERY_PLAN_H
+#define COPROC_QUERY_PLAN_H
+
+#include <stdint.h>
+
+#include "coproc.h"
+#include "coproc/query.h"
+
+struct coproc_table {
+    coproc_runtime *rt;
+    int n, cap;
+    char **names;
+    const coproc_column **cols;
+    coproc_column **owned;   /* result tables: the columns to free (else NULL entries) */
+    size_t rows;
+};
+
+/* A value's kind while evaluating: 64-bit integer, double, or boolean. */
+typedef enum coproc__qv {
+    COPROC__QV_INT = 0,
+    COPROC__QV_FLOAT,
+    COPROC__QV_BOOL
+} coproc__qv;
+
+typedef enum coproc__qe_kind {
+    COPROC__QE_COLUMN = 0,
+    COPROC__QE_INT,
+    COPROC__QE_FLOAT,
+    COPROC__QE_ARITH,   /* a arith b */
+    COPROC__QE_CMP,     /* a cmp b */
+    COPROC__QE_BETWEEN, /* a between b and c */
+    COPROC__QE_IN,      /* a in list */
+    COPROC__QE_AND,
+    COPROC__QE_OR,
+    COPROC__QE_NOT      /* not a */
+} coproc__qe_kind;
+
+struct coproc_expr {
+    coproc__qe_kind kind;
+    char *name;          /* COLUMN */
+    int64_t i;           /* INT */
+    double f;            /* FLOAT */
+    coproc_arith arith;
+    coproc_cmp cmp;
+    coproc_expr *a, *b, *c;
+    int n;               /* IN */
+    coproc_expr **list;
+    coproc_expr *next_alloc; /* the plan's list of everything it owns */
+};
+
+/* A node's output columns. */
+typedef struct coproc__schema {
+    int n;
+    char **names;
+    coproc_type *types;
+} coproc__schema;
+
+typedef enum coproc__qn_kind {
+    COPROC__QN_SCAN = 0,
+    COPROC__QN_FILTER,
+    COPROC__QN_PROJECT,
+    COPROC__QN_JOIN,
+    COPROC__QN_GROUP_BY,
+    COPROC__QN_ORDER_BY
+} coproc__qn_kind;
+
+typedef struct coproc__agg {
+    coproc_agg_fn fn;
+    coproc_expr *arg;
+    char *name;
+} coproc__agg;
+
+struct coproc_node {
+    coproc__qn_kind kind;
+    int id;
+    char label[96];              /* "join#3 lo_orderdate=d_datekey", for messages */
+    coproc_node *in;             /* every kind but SCAN; JOIN: the probe side */
+    coproc_node *build;          /* JOIN */
+    const coproc_table *table;   /* SCAN */
+    coproc_expr *pred;           /* FILTER */
+    int n;                       /* PROJECT outputs, GROUP_BY keys, ORDER_BY keys */
+    char **names;                /* PROJECT: output names; GROUP_BY keys; ORDER_BY keys */
+    coproc_expr **exprs;         /* PROJECT */
+    int *desc;                   /* ORDER_BY */
+    uint64_t limit;              /* ORDER_BY */
+    coproc_join_kind join;       /* JOIN */
+    char *probe_key, *build_key; /* JOIN */
+    int naggs;                   /* GROUP_BY */
+    coproc__agg *aggs;
+    coproc__schema schema;
+    coproc_node *next_alloc;
+};
+
+struct coproc_plan {
+    coproc_runtime *rt;
+    coproc_status status;        /* the first error building */
+    char errmsg[512];
+    int next_id;
+    coproc_expr *exprs;          /* everything allocated, to free */
+    coproc_node *nodes;
+};
+
+/* Index of `name` in s, or -1. */
+int coproc__schema_find(const coproc__schema *s, const char *name);
+
+/* The kind of value e gives over input schema s; -1 (with the message in why)
+ * when a column is missing or the operands do not fit. */
+int coproc__expr_check(const coproc_expr *e, const coproc__schema *s, char *why, size_t whylen);
+
+/* The column type an expression's values take when materialised: a column
+ * reference keeps its column's type; integers INT64, floats FLOAT64, booleans INT32. */
+coproc_type coproc__expr_out_type(const coproc_expr *e, const coproc__schema *s);
+
+/* Whether t is an integer type. */
+int coproc__type_is_int(coproc_type t);
+
+/* Append a result column (owned) to a result table. */
+coproc_status coproc__table_add_owned(coproc_table *t, const char *name, coproc_column *col);
+
+#endif

@@ -1,0 +1,181 @@
+/* run.c - coproc_query_run/submit/wait: one run's bookkeeping, the choice of
+ * engine (fused, else one operator at a time) and the result. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/runtime.h"
+#include "query/run.h"
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double coproc__qrun_now(const coproc__qrun *run) { return wall_now() - run->t0; }
+
+coproc_status coproc__qrun_report(coproc__qrun *run, const coproc_pipeline_info *info)
+{
+    if (run->ninfo == run->cap) {
+        int cap = run->cap ? 2 * run->cap : 8;
+        coproc_pipeline_info *p = realloc(run->info, cap * sizeof *p);
+        if (!p)
+            return coproc__fail(run->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+        run->info = p;
+        run->cap = cap;
+    }
+    run->info[run->ninfo++] = *info;
+    return COPROC_OK;
+}
+
+void coproc_query_options_init(coproc_query_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->mode = COPROC_QUERY_FUSED;
+    o->device = -1;
+}
+
+void coproc_query_result_free(coproc_query_result *r)
+{
+    if (!r)
+        return;
+    coproc_table_free(r->table);
+    free(r->pipeline);
+    memset(r, 0, sizeof *r);
+}
+
+/* Is root one of p's nodes? (A node of another plan would outlive its plan.) */
+static int owns(const coproc_plan *p, const coproc_node *root)
+{
+    for (const coproc_node *n = p->nodes; n; n = n->next_alloc)
+        if (n == root)
+            return 1;
+    return 0;
+}
+
+coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_query_options *opts,
+                               coproc_query_result *out)
+{
+    if (!p)
+        return COPROC_NULL_POINTER;
+    coproc_runtime *rt = p->rt;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_query_run: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (p->status != COPROC_OK)
+        return coproc__fail(rt, p->status, "coproc_query_run: the plan has an error: %s", p->errmsg);
+    if (!root)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_query_run: root is NULL");
+    if (!owns(p, root))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_query_run: root is not a node of this plan");
+    coproc__qrun run = {.rt = rt, .plan = p, .t0 = wall_now()};
+    coproc_query_options_init(&run.opts);
+    if (opts) {
+        if (opts->struct_size != sizeof *opts)
+            return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                                "coproc_query_run: options not set up by coproc_query_options_init");
+        run.opts = *opts;
+    }
+    if (run.opts.mode != COPROC_QUERY_FUSED && run.opts.mode != COPROC_QUERY_OPERATORS)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_query_run: unknown mode %d",
+                            (int)run.opts.mode);
+    if (run.opts.device < -1 || run.opts.device >= rt->device_count)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_query_run: no device %d (%d devices)",
+                            run.opts.device, rt->device_count);
+    if (rt->device_count == 0)
+        return coproc__fail(rt, COPROC_NO_DEVICE, "coproc_query_run: the runtime has no device");
+
+    uint64_t built0 = atomic_load(&rt->programs_built);
+    coproc_table *table = NULL;
+    coproc_status s;
+    if (run.opts.mode == COPROC_QUERY_FUSED) {
+        s = coproc__fused_run(&run, root, &table);
+        if (s == COPROC_UNSUPPORTED && run.note[0]) {
+            coproc__log(rt, COPROC_LOG_INFO, "query: one operator at a time: %s", run.note);
+            s = coproc__operators_run(&run, root, &table);
+        }
+    } else {
+        s = coproc__operators_run(&run, root, &table);
+    }
+    if (s != COPROC_OK) {
+        coproc_table_free(table);
+        free(run.info);
+        return s;
+    }
+    out->table = table;
+    out->pipelines = run.ninfo;
+    out->pipeline = run.info;
+    out->seconds = coproc__qrun_now(&run);
+    out->kernels_built = atomic_load(&rt->programs_built) - built0;
+    memcpy(out->note, run.note, sizeof out->note);
+    return COPROC_OK;
+}
+
+/* ---------------------------------------------------------------- asynchronous */
+
+struct coproc_query_task {
+    pthread_t thread;
+    coproc_plan *plan;
+    coproc_node *root;
+    coproc_query_options opts;
+    int has_opts;
+    coproc_status status;
+    coproc_query_result result;
+};
+
+static void *task_main(void *arg)
+{
+    coproc_query_task *t = arg;
+    t->status = coproc_query_run(t->plan, t->root, t->has_opts ? &t->opts : NULL, &t->result);
+    return NULL;
+}
+
+coproc_status coproc_query_submit(coproc_plan *p, coproc_node *root, const coproc_query_options *opts,
+                                  coproc_query_task **out)
+{
+    if (!p)
+        return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(p->rt, COPROC_NULL_POINTER, "coproc_query_submit: out is NULL");
+    *out = NULL;
+    if (p->status != COPROC_OK)
+        return coproc__fail(p->rt, p->status, "coproc_query_submit: the plan has an error: %s", p->errmsg);
+    if (!root)
+        return coproc__fail(p->rt, COPROC_NULL_POINTER, "coproc_query_submit: root is NULL");
+    coproc_query_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return coproc__fail(p->rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_query_submit: out of host memory");
+    t->plan = p;
+    t->root = root;
+    if (opts) {
+        t->opts = *opts;
+        t->has_opts = 1;
+    }
+    if (pthread_create(&t->thread, NULL, task_main, t) != 0) {
+        free(t);
+        return coproc__fail(p->rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_query_submit: cannot start a thread");
+    }
+    *out = t;
+    return COPROC_OK;
+}
+
+coproc_status coproc_query_wait(coproc_query_task *t, coproc_query_result *out)
+{
+    if (!t)
+        return COPROC_NULL_POINTER;
+    pthread_join(t->thread, NULL);
+    coproc_status s = t->status;
+    if (out)
+        *out = t->result;
+    else
+        coproc_query_result_free(&t->result);
+    free(t);
+    return s;
+}
