@@ -1,0 +1,671 @@
+/* codegen.c - one pipeline into OpenCL C 1.2 source: the rows a work-item owns
+ * pass through the pipeline's filters, projections and join probes in
+ * registers (nothing intermediate is written), into its sink. Everything that
+ * depends on the data (key ranges, table sizes, the hash tables' shape) is a
+ * kernel argument, so a query shape gives the same source at any scale and the
+ * program cache serves it again. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/column.h"
+#include "query/pipeline.h"
+
+void coproc__sb_printf(coproc__strbuf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->s && b->len + n < b->cap) {
+            b->len += n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap <= b->len + n)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+void coproc__sb_free(coproc__strbuf *b)
+{
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+void coproc__qkernel_free(coproc__qkernel *k) { coproc__sb_free(&k->src); }
+
+/* ---------------------------------------------------------------- names in scope */
+
+typedef struct binding {
+    const char *name;
+    char code[64];            /* locals: the variable; direct columns: see bcode */
+    int qv;                   /* coproc__qv */
+    coproc_type type;         /* the type it materialises as */
+    const coproc_table *table;/* a direct column: table and col, else NULL */
+    int col;
+    char row[12];             /* direct columns: the row variable */
+} binding;
+
+typedef struct scope {
+    binding b[256];
+    int n;
+} scope;
+
+typedef struct gen {
+    const coproc__qprog *prog;
+    coproc__qkernel *k;
+    coproc__strbuf body;
+    int locals;
+    int failed;               /* k->why says why */
+} gen;
+
+static int fail(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(gen *g, const char *fmt, ...)
+{
+    if (!g->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->k->why, sizeof g->k->why, fmt, ap);
+        va_end(ap);
+        g->failed = 1;
+    }
+    return -1;
+}
+
+static const char *cl_type(coproc_type t)
+{
+    static const char *names[] = {"int", "long", "uint", "ulong", "float", "double"};
+    return (unsigned)t < COPROC__TYPE_COUNT ? names[t] : "void";
+}
+
+static const binding *lookup(const scope *s, const char *name)
+{
+    for (int i = s->n - 1; i >= 0; i--)
+        if (strcmp(s->b[i].name, name) == 0)
+            return &s->b[i];
+    return NULL;
+}
+
+static int arg_of(gen *g, const coproc_table *t, int col)
+{
+    for (int i = 0; i < g->k->nargs; i++)
+        if (g->k->args[i].table == t && g->k->args[i].col == col)
+            return i;
+    if (g->k->nargs == COPROC__QP_MAX_ARGS)
+        return fail(g, "more than %d columns in one pipeline", COPROC__QP_MAX_ARGS);
+    g->k->args[g->k->nargs] = (coproc__qarg){t, col};
+    return g->k->nargs++;
+}
+
+static binding *push(gen *g, scope *s)
+{
+    if (s->n == (int)(sizeof s->b / sizeof s->b[0])) {
+        fail(g, "more than %zu columns in scope", sizeof s->b / sizeof s->b[0]);
+        return NULL;
+    }
+    binding *b = &s->b[s->n++];
+    memset(b, 0, sizeof *b);
+    b->col = -1;
+    return b;
+}
+
+/* The columns of table t, read at row `row`. A column becomes a kernel
+ * argument only when the code reads it (bcode). */
+static void scope_table(gen *g, scope *s, const coproc_table *t, const char *row)
+{
+    for (int c = 0; c < t->n && !g->failed; c++) {
+        binding *b = push(g, s);
+        if (!b)
+            return;
+        coproc_type ty = t->cols[c]->type;
+        b->name = t->names[c];
+        b->type = ty;
+        b->qv = coproc__type_is_int(ty) ? COPROC__QV_INT : COPROC__QV_FLOAT;
+        b->table = t;
+        b->col = c;
+        snprintf(b->row, sizeof b->row, "%s", row);
+    }
+}
+
+/* The code that reads binding b (buf holds it for direct columns). */
+static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
+{
+    if (!b->table)
+        return b->code;
+    int a = arg_of(g, b->table, b->col);
+    snprintf(buf, len, "((%s)c%d[%s])", b->qv == COPROC__QV_INT ? "long" : "real", a < 0 ? 0 : a, b->row);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o);
+
+static void as_real(coproc__strbuf *o, int qv, const coproc__strbuf *x)
+{
+    if (qv == COPROC__QV_INT)
+        coproc__sb_printf(o, "((real)%s)", x->s);
+    else
+        coproc__sb_printf(o, "%s", x->s);
+}
+
+static void constant(coproc__strbuf *o, const coproc_expr *e)
+{
+    if (e->kind == COPROC__QE_INT) {
+        if (e->i == INT64_MIN)
+            coproc__sb_printf(o, "((long)(-9223372036854775807L - 1))");
+        else
+            coproc__sb_printf(o, "((long)%" PRId64 "L)", e->i);
+    } else if (isnan(e->f)) {
+        coproc__sb_printf(o, "((real)NAN)");
+    } else if (isinf(e->f)) {
+        coproc__sb_printf(o, "((real)(%sINFINITY))", e->f < 0 ? "-" : "");
+    } else {
+        coproc__sb_printf(o, "((real)%a)", e->f);
+    }
+}
+
+static const char *cmp_op(coproc_cmp c)
+{
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    return ops[c];
+}
+
+/* Two operands, as long when both are integers, else as real. */
+static int binary(gen *g, const scope *s, const coproc_expr *a, const coproc_expr *b,
+                  coproc__strbuf *oa, coproc__strbuf *ob, int *as_float)
+{
+    coproc__strbuf xa = {0}, xb = {0};
+    int qa = gexpr(g, s, a, &xa), qb = gexpr(g, s, b, &xb);
+    int r = 0;
+    if (qa < 0 || qb < 0 || xa.failed || xb.failed) {
+        r = fail(g, "expression too large");
+    } else {
+        *as_float = qa == COPROC__QV_FLOAT || qb == COPROC__QV_FLOAT;
+        if (*as_float) {
+            as_real(oa, qa, &xa);
+            as_real(ob, qb, &xb);
+        } else {
+            coproc__sb_printf(oa, "%s", xa.s);
+            coproc__sb_printf(ob, "%s", xb.s);
+        }
+    }
+    coproc__sb_free(&xa);
+    coproc__sb_free(&xb);
+    return r;
+}
+
+static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
+{
+    coproc__strbuf a = {0}, b = {0};
+    int fl = 0, r = -1;
+    switch (e->kind) {
+    case COPROC__QE_COLUMN: {
+        const binding *x = lookup(s, e->name);
+        if (!x)
+            return fail(g, "no column \"%s\" in the pipeline", e->name);
+        char buf[64];
+        coproc__sb_printf(o, "%s", bcode(g, x, buf, sizeof buf));
+        return x->qv;
+    }
+    case COPROC__QE_INT:
+    case COPROC__QE_FLOAT:
+        constant(o, e);
+        return e->kind == COPROC__QE_INT ? COPROC__QV_INT : COPROC__QV_FLOAT;
+    case COPROC__QE_ARITH:
+        if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0) {
+            static const char ops[] = "+-*/";
+            if (fl)
+                coproc__sb_printf(o, "(%s %c %s)", a.s, ops[e->arith], b.s);
+            else if (e->arith == COPROC_ARITH_DIV)
+                coproc__sb_printf(o, "qdiv(%s, %s)", a.s, b.s);
+            else /* wrapping: signed overflow is undefined in OpenCL C as in C */
+                coproc__sb_printf(o, "((long)((ulong)%s %c (ulong)%s))", a.s, ops[e->arith], b.s);
+            r = fl ? COPROC__QV_FLOAT : COPROC__QV_INT;
+        }
+        break;
+    case COPROC__QE_CMP:
+        if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0) {
+            coproc__sb_printf(o, "(%s %s %s)", a.s, cmp_op(e->cmp), b.s);
+            r = COPROC__QV_BOOL;
+        }
+        break;
+    case COPROC__QE_BETWEEN: {
+        coproc__strbuf c = {0}, d = {0};
+        int fl2 = 0;
+        if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0 && binary(g, s, e->a, e->c, &c, &d, &fl2) == 0) {
+            coproc__sb_printf(o, "(%s <= %s && %s <= %s)", b.s, a.s, c.s, d.s);
+            r = COPROC__QV_BOOL;
+        }
+        coproc__sb_free(&c);
+        coproc__sb_free(&d);
+        break;
+    }
+    case COPROC__QE_IN:
+        coproc__sb_printf(o, "(");
+        for (int i = 0; i < e->n; i++) {
+            coproc__strbuf x = {0}, y = {0};
+            int f = 0;
+            if (binary(g, s, e->a, e->list[i], &x, &y, &f) == 0)
+                coproc__sb_printf(o, "%s%s == %s", i ? " || " : "", x.s, y.s);
+            coproc__sb_free(&x);
+            coproc__sb_free(&y);
+        }
+        coproc__sb_printf(o, ")");
+        r = g->failed ? -1 : COPROC__QV_BOOL;
+        break;
+    case COPROC__QE_AND:
+    case COPROC__QE_OR:
+        if (gexpr(g, s, e->a, &a) >= 0 && gexpr(g, s, e->b, &b) >= 0) {
+            coproc__sb_printf(o, "(%s %s %s)", a.s, e->kind == COPROC__QE_AND ? "&&" : "||", b.s);
+            r = COPROC__QV_BOOL;
+        }
+        break;
+    case COPROC__QE_NOT:
+        if (gexpr(g, s, e->a, &a) >= 0) {
+            coproc__sb_printf(o, "(!%s)", a.s);
+            r = COPROC__QV_BOOL;
+        }
+        break;
+    }
+    coproc__sb_free(&a);
+    coproc__sb_free(&b);
+    if (r < 0)
+        return fail(g, "an expression could not be generated");
+    return r;
+}
+
+/* Emit `type vN = expr;` and bind name to vN. */
+static int bind_local(gen *g, scope *s, const char *name, const coproc_expr *e, coproc_type out)
+{
+    coproc__strbuf x = {0};
+    int qv = gexpr(g, s, e, &x);
+    if (qv < 0 || x.failed) {
+        coproc__sb_free(&x);
+        return fail(g, "expression too large");
+    }
+    binding *b = push(g, s);
+    if (!b) {
+        coproc__sb_free(&x);
+        return -1;
+    }
+    int v = g->locals++;
+    const char *t = qv == COPROC__QV_INT ? "long" : qv == COPROC__QV_FLOAT ? "real" : "int";
+    coproc__sb_printf(&g->body, "        %s v%d = %s;\n", t, v, x.s);
+    coproc__sb_free(&x);
+    b->name = name;
+    b->qv = qv == COPROC__QV_BOOL ? COPROC__QV_INT : qv;
+    b->type = out;
+    snprintf(b->code, sizeof b->code, "v%d", v);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- steps */
+
+static int steps(gen *g, scope *s, int pi, const char *row, int filters);
+
+/* A project replaces the scope by its outputs. */
+static int project(gen *g, scope *s, const coproc_node *n)
+{
+    scope *out = calloc(1, sizeof *out);
+    if (!out)
+        return fail(g, "out of host memory");
+    for (int m = 0; m < n->n && !g->failed; m++) {
+        const coproc_expr *e = n->exprs[m];
+        if (e->kind == COPROC__QE_COLUMN) {
+            const binding *x = lookup(s, e->name);
+            binding *b = push(g, out);
+            if (!x || !b) {
+                fail(g, "%s: no column \"%s\"", n->label, e->name);
+                break;
+            }
+            *b = *x;
+            b->name = n->names[m];
+        } else {
+            /* Its local is computed in the current scope, then bound in the new one. */
+            scope *tmp = s;
+            if (bind_local(g, tmp, n->names[m], e, n->schema.types[m]) == 0) {
+                binding *b = push(g, out);
+                if (b)
+                    *b = tmp->b[--tmp->n];
+            }
+        }
+    }
+    if (!g->failed)
+        *s = *out;
+    free(out);
+    return g->failed ? -1 : 0;
+}
+
+static int probe(gen *g, scope *s, const coproc__qstep *st)
+{
+    const coproc_node *j = st->node;
+    const coproc__qpipe *bp = &g->prog->p[st->build];
+    if (!bp->src)
+        return fail(g, "%s: the build side has not run", j->label);
+    int jb = g->k->nbuilds++;
+    g->k->builds[jb] = st->build;
+    const binding *key = lookup(s, j->probe_key);
+    if (!key)
+        return fail(g, "%s: no probe key \"%s\"", j->label, j->probe_key);
+    int kc = arg_of(g, bp->src, bp->built.key_col);
+    if (kc < 0)
+        return -1;
+    char kbuf[64];
+    const char *kcode = bcode(g, key, kbuf, sizeof kbuf);
+    coproc__strbuf *o = &g->body;
+    coproc__sb_printf(o,
+                      "        long pk%d = %s;\n"
+                      "        uint r%d;\n"
+                      "        if (dense%d) {\n"
+                      "            if (pk%d < kmin%d || pk%d > kmax%d)\n"
+                      "                continue;\n"
+                      "            r%d = ht%d[pk%d - kmin%d];\n"
+                      "        } else {\n"
+                      "            uint h = QHASH(pk%d) & mask%d;\n"
+                      "            for (;;) {\n"
+                      "                r%d = ht%d[h];\n"
+                      "                if (r%d == 0u || (long)c%d[r%d - 1u] == pk%d)\n"
+                      "                    break;\n"
+                      "                h = (h + 1u) & mask%d;\n"
+                      "            }\n"
+                      "        }\n"
+                      "        if (r%d == 0u)\n"
+                      "            continue;\n"
+                      "        r%d -= 1u;\n",
+                      jb, kcode, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, kc,
+                      jb, jb, jb, jb, jb);
+    if (j->join == COPROC_JOIN_SEMI)
+        return 0;
+    /* The build side's columns, read at the matching row. */
+    scope *bs = calloc(1, sizeof *bs);
+    if (!bs)
+        return fail(g, "out of host memory");
+    char row[16];
+    snprintf(row, sizeof row, "r%d", jb);
+    scope_table(g, bs, bp->src, row);
+    if (!g->failed)
+        steps(g, bs, st->build, row, 0);
+    for (int i = 0; i < bs->n && !g->failed; i++) {
+        binding *b = push(g, s);
+        if (b)
+            *b = bs->b[i];
+    }
+    free(bs);
+    return g->failed ? -1 : 0;
+}
+
+/* The steps of pipeline pi over scope s; filters only when asked (a build
+ * side's filters ran when it was built). */
+static int steps(gen *g, scope *s, int pi, const char *row, int filters)
+{
+    const coproc__qpipe *q = &g->prog->p[pi];
+    (void)row;
+    for (int i = 0; i < q->nsteps && !g->failed; i++) {
+        const coproc__qstep *st = &q->steps[i];
+        switch (st->kind) {
+        case COPROC__QS_FILTER:
+            if (filters) {
+                coproc__strbuf x = {0};
+                if (gexpr(g, s, st->node->pred, &x) >= 0)
+                    coproc__sb_printf(&g->body, "        if (!%s)\n            continue;\n", x.s);
+                coproc__sb_free(&x);
+            }
+            break;
+        case COPROC__QS_PROJECT:
+            project(g, s, st->node);
+            break;
+        case COPROC__QS_PROBE:
+            if (!filters)
+                return fail(g, "a build side that probes");
+            probe(g, s, st);
+            break;
+        }
+    }
+    return g->failed ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+static const char *PRELUDE =
+    "#ifdef COPROC_FP64\n"
+    "typedef double real;\n"
+    "#else\n"
+    "typedef float real;\n"
+    "#endif\n"
+    "#define QHASH(k) ((uint)(((ulong)(k) * 0x9E3779B97F4A7C15UL) >> 32))\n"
+    "long qdiv(long a, long b)\n"
+    "{\n"
+    "    return b == 0 ? 0 : (b == -1 ? (long)(0UL - (ulong)a) : a / b);\n"
+    "}\n";
+
+/* The kernel's leading arguments: rows, the columns, the probed tables. */
+static void params(gen *g, coproc__strbuf *o)
+{
+    coproc__sb_printf(o, "ulong n");
+    for (int i = 0; i < g->k->nargs; i++) {
+        const coproc__qarg *a = &g->k->args[i];
+        coproc__sb_printf(o, ", __global const %s *c%d", cl_type(a->table->cols[a->col]->type), i);
+    }
+    for (int j = 0; j < g->k->nbuilds; j++)
+        coproc__sb_printf(o, ", __global const uint *ht%d, int dense%d, long kmin%d, long kmax%d, uint mask%d",
+                          j, j, j, j, j);
+}
+
+static const char *agg_identity(int fn, int fl)
+{
+    if (fn == COPROC_AGG_MIN)
+        return fl ? "((real)INFINITY)" : "LONG_MAX";
+    if (fn == COPROC_AGG_MAX)
+        return fl ? "((real)(-INFINITY))" : "LONG_MIN";
+    return fl ? "((real)0)" : "0L";
+}
+
+static void agg_update(coproc__strbuf *o, int fn, int fl, const char *dst, const char *v)
+{
+    if (fn == COPROC_AGG_MIN)
+        coproc__sb_printf(o, "%s = %s(%s, %s);\n", dst, fl ? "fmin" : "min", dst, v);
+    else if (fn == COPROC_AGG_MAX)
+        coproc__sb_printf(o, "%s = %s(%s, %s);\n", dst, fl ? "fmax" : "max", dst, v);
+    else if (fl)
+        coproc__sb_printf(o, "%s += %s;\n", dst, v);
+    else
+        coproc__sb_printf(o, "%s = (long)((ulong)%s + (ulong)%s);\n", dst, dst, v);
+}
+
+static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *head, coproc__strbuf *tail)
+{
+    coproc__qkernel *k = g->k;
+    if (gb->naggs > 16)
+        return fail(g, "%s: more than 16 aggregates", gb->label);
+    /* Slot: mixed radix over each key's range in its column. */
+    coproc__sb_printf(tail, "        ulong slot = 0;\n");
+    for (int m = 0; m < gb->n; m++) {
+        const binding *b = lookup(s, gb->names[m]);
+        if (!b || !b->table)
+            return fail(g, "%s: key \"%s\" is computed, not a column", gb->label, gb->names[m]);
+        k->keys[m] = (coproc__qarg){b->table, b->col};
+        char buf[64];
+        coproc__sb_printf(tail, "        slot += (ulong)(%s - gmin%d) * gstride%d;\n",
+                          bcode(g, b, buf, sizeof buf), m, m);
+    }
+    k->nkeys = gb->n;
+    k->naggs = gb->naggs;
+    coproc__sb_printf(tail, "        cnt[slot] += 1;\n");
+    for (int a = 0; a < gb->naggs; a++) {
+        const coproc__agg *ag = &gb->aggs[a];
+        k->agg_fn[a] = ag->fn;
+        if (ag->fn == COPROC_AGG_COUNT || !ag->arg) {
+            k->agg_float[a] = 0;
+            continue;
+        }
+        coproc__strbuf x = {0};
+        int qv = gexpr(g, s, ag->arg, &x);
+        if (qv < 0) {
+            coproc__sb_free(&x);
+            return -1;
+        }
+        k->agg_float[a] = qv == COPROC__QV_FLOAT;
+        char dst[32];
+        snprintf(dst, sizeof dst, "a%d[slot]", a);
+        coproc__sb_printf(tail, "        ");
+        agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
+        coproc__sb_free(&x);
+    }
+    /* Every column is known now: the arguments. */
+    params(g, head);
+    for (int m = 0; m < gb->n; m++)
+        coproc__sb_printf(head, ", long gmin%d, ulong gstride%d", m, m);
+    coproc__sb_printf(head, ", ulong S, __global long *pcnt");
+    for (int a = 0; a < gb->naggs; a++)
+        coproc__sb_printf(head, ", __global %s *pa%d", k->agg_float[a] ? "real" : "long", a);
+    return 0;
+}
+
+int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel *k)
+{
+    memset(k, 0, sizeof *k);
+    gen g = {.prog = prog, .k = k};
+    const coproc__qpipe *q = &prog->p[pi];
+    scope *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(k->why, sizeof k->why, "out of host memory");
+        return -1;
+    }
+    (void)fp64;
+    scope_table(&g, s, q->src, "i");
+    steps(&g, s, pi, "i", 1);
+
+    coproc__strbuf *o = &k->src;
+    coproc__strbuf head = {0}, tail = {0};
+    coproc__sb_printf(o, "%s\n", PRELUDE);
+    if (!g.failed && q->sink == COPROC__QK_GROUP) {
+        const coproc_node *gb = q->sink_node;
+        if (gen_group(&g, s, gb, &head, &tail) == 0) {
+            coproc__sb_printf(o, "__kernel void q_main(%s)\n{\n", head.s);
+            coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
+                                 "    __global long *cnt = pcnt + p * S;\n");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, "    __global %s *a%d = pa%d + p * S;\n",
+                                  k->agg_float[a] ? "real" : "long", a, a);
+            coproc__sb_printf(o, "    for (ulong s = 0; s < S; s++) {\n        cnt[s] = 0;\n");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, "        a%d[s] = %s;\n", a, agg_identity(k->agg_fn[a], k->agg_float[a]));
+            coproc__sb_printf(o, "    }\n    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n}\n\n",
+                              g.body.s ? g.body.s : "", tail.s);
+            /* Combine: the partitions' partials, slot by slot. */
+            coproc__sb_printf(o, "__kernel void q_combine(ulong P, ulong S, __global const long *pcnt, "
+                                 "__global long *ocnt");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, ", __global const %s *pa%d, __global %s *oa%d",
+                                  k->agg_float[a] ? "real" : "long", a, k->agg_float[a] ? "real" : "long", a);
+            coproc__sb_printf(o, ")\n{\n    ulong s = get_global_id(0);\n    if (s >= S)\n        return;\n"
+                                 "    long c = 0;\n");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, "    %s x%d = %s;\n", k->agg_float[a] ? "real" : "long", a,
+                                  agg_identity(k->agg_fn[a], k->agg_float[a]));
+            coproc__sb_printf(o, "    for (ulong p = 0; p < P; p++) {\n        c += pcnt[p * S + s];\n");
+            for (int a = 0; a < gb->naggs; a++) {
+                char dst[16], v[32];
+                snprintf(dst, sizeof dst, "x%d", a);
+                snprintf(v, sizeof v, "pa%d[p * S + s]", a);
+                coproc__sb_printf(o, "        ");
+                agg_update(o, k->agg_fn[a] == COPROC_AGG_COUNT ? COPROC_AGG_SUM : k->agg_fn[a],
+                           k->agg_float[a], dst, v);
+            }
+            coproc__sb_printf(o, "    }\n    ocnt[s] = c;\n");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
+            coproc__sb_printf(o, "}\n");
+        }
+    } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
+        const coproc__schema *out = &q->top->schema;
+        for (int m = 0; m < out->n && !g.failed; m++) {
+            const binding *b = lookup(s, out->names[m]);
+            if (!b) {
+                fail(&g, "no column \"%s\" to materialise", out->names[m]);
+                break;
+            }
+            char buf[64];
+            coproc__sb_printf(&tail, "        o%d[o] = (%s)%s;\n", m, cl_type(out->types[m]),
+                              bcode(&g, b, buf, sizeof buf));
+        }
+        params(&g, &head);
+        if (!g.failed) {
+            coproc__sb_printf(o, "__kernel void q_count(%s, __global uint *counts)\n{\n"
+                                 "    uint o = 0;\n    COPROC_FOR_EACH_ROW(i, n) {\n%s        o++;\n    }\n"
+                                 "    counts[get_global_id(0)] = o;\n}\n\n",
+                              head.s, g.body.s ? g.body.s : "");
+            coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
+            for (int m = 0; m < out->n; m++)
+                coproc__sb_printf(o, ", __global %s *o%d", cl_type(out->types[m]), m);
+            coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n"
+                                 "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s        o++;\n    }\n}\n",
+                              g.body.s ? g.body.s : "", tail.s);
+        }
+    } else if (!g.failed && q->sink == COPROC__QK_BUILD) {
+        const coproc_node *j = q->sink_node;
+        const binding *b = lookup(s, j->build_key);
+        if (!b || b->table != q->src) {
+            fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
+        } else {
+            k->key_col = b->col;
+            char buf[64];
+            const char *kcode = bcode(&g, b, buf, sizeof buf);
+            int kc = arg_of(&g, q->src, b->col);
+            params(&g, &head);
+            coproc__sb_printf(o,
+                              "__kernel void q_build(%s, __global uint *ht, int dense, long kmin, uint mask,"
+                              " int check_dup, __global uint *flag)\n{\n"
+                              "    COPROC_FOR_EACH_ROW(i, n) {\n%s"
+                              "        long k = %s;\n"
+                              "        uint me = (uint)i + 1u;\n"
+                              "        if (dense) {\n"
+                              "            if (atomic_cmpxchg(&ht[k - kmin], 0u, me) != 0u && check_dup)\n"
+                              "                atomic_or(flag, 1u);\n"
+                              "            continue;\n"
+                              "        }\n"
+                              "        uint h = QHASH(k) & mask;\n"
+                              "        for (;;) {\n"
+                              "            uint old = atomic_cmpxchg(&ht[h], 0u, me);\n"
+                              "            if (old == 0u)\n"
+                              "                break;\n"
+                              "            if ((long)c%d[old - 1u] == k) {\n"
+                              "                if (check_dup)\n"
+                              "                    atomic_or(flag, 1u);\n"
+                              "                break;\n"
+                              "            }\n"
+                              "            h = (h + 1u) & mask;\n"
+                              "        }\n"
+                              "    }\n}\n",
+                              head.s, g.body.s ? g.body.s : "", kcode, kc);
+        }
+    } else if (!g.failed) {
+        fail(&g, "pipeline without a sink");
+    }
+    free(s);
+    if (g.body.failed || head.failed || tail.failed || o->failed)
+        fail(&g, "out of host memory");
+    coproc__sb_free(&g.body);
+    coproc__sb_free(&head);
+    coproc__sb_free(&tail);
+    return g.failed ? -1 : 0;
+}

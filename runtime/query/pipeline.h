@@ -1,0 +1,117 @@
+/* pipeline.h - a plan cut at its breakers into pipelines (lower.c), each one
+ * generated kernel (codegen.c), run by the fused engine (fused.c).
+ *
+ * A pipeline reads one table (a base table, or the host table an earlier
+ * pipeline produced), applies filters, projections and hash-join probes row
+ * by row, and ends in a sink: a group-by's aggregates, a materialised table,
+ * or a join's hash table (a build pipeline, run on the device of the pipeline
+ * that probes it). */
+#ifndef COPROC_QUERY_PIPELINE_H
+#define COPROC_QUERY_PIPELINE_H
+
+#include <CL/cl.h>
+
+#include "query/plan.h"
+
+#define COPROC__QP_MAX_STEPS 48
+
+typedef enum coproc__qstep_kind {
+    COPROC__QS_FILTER = 0,  /* node->pred */
+    COPROC__QS_PROJECT,     /* node->names = node->exprs */
+    COPROC__QS_PROBE        /* node is a join; build = its build pipeline */
+} coproc__qstep_kind;
+
+typedef struct coproc__qstep {
+    coproc__qstep_kind kind;
+    const coproc_node *node;
+    int build;
+} coproc__qstep;
+
+typedef enum coproc__qsink {
+    COPROC__QK_NONE = 0,     /* still open */
+    COPROC__QK_GROUP,        /* sink_node: the group-by */
+    COPROC__QK_MATERIALIZE,  /* the columns of `top` */
+    COPROC__QK_BUILD         /* sink_node: the join it builds for */
+} coproc__qsink;
+
+/* A built join table on a device: ht[] holds build rows + 1 (0: empty), at
+ * key - kmin (dense) or at a hash of the key, probing linearly (mask). */
+typedef struct coproc__qbuilt {
+    cl_mem ht;
+    int dense;
+    int64_t kmin, kmax;
+    uint32_t mask;
+    int key_col;             /* the key's column in the build pipeline's source table */
+} coproc__qbuilt;
+
+typedef struct coproc__qpipe {
+    const coproc_table *src;   /* NULL until src_pipe has run */
+    int src_pipe;              /* -1: a base table; else the pipeline whose output is read */
+    char src_name[96];
+    const coproc_node *top;    /* the last node in the pipeline: its schema is the row's */
+    int nsteps;
+    coproc__qstep steps[COPROC__QP_MAX_STEPS];
+    coproc__qsink sink;
+    const coproc_node *sink_node;
+    const coproc_node *order;  /* an order-by applied to the output table, or NULL */
+    int consumer;              /* BUILD: the pipeline that probes it */
+    /* running */
+    coproc_table *out;         /* GROUP / MATERIALIZE: the output (host columns), owned */
+    coproc__qbuilt built;      /* BUILD */
+    int device;
+} coproc__qpipe;
+
+typedef struct coproc__qprog {
+    coproc__qpipe *p;
+    int n, cap;
+    int result;                /* the pipeline whose `out` is the plan's result */
+} coproc__qprog;
+
+/* Cut the plan rooted at root into pipelines. INVALID_ARGUMENT / UNSUPPORTED
+ * name the node; HOST_OUT_OF_MEMORY. */
+coproc_status coproc__lower(coproc_runtime *rt, const coproc_node *root, coproc__qprog *prog);
+void coproc__qprog_free(coproc__qprog *prog);
+
+/* A growable string (codegen's output). */
+typedef struct coproc__strbuf {
+    char *s;
+    size_t len, cap;
+    int failed;                /* out of memory: s is incomplete */
+} coproc__strbuf;
+void coproc__sb_printf(coproc__strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void coproc__sb_free(coproc__strbuf *b);
+
+/* A column a generated kernel reads, in argument order. */
+typedef struct coproc__qarg {
+    const coproc_table *table;
+    int col;
+} coproc__qarg;
+
+#define COPROC__QP_MAX_ARGS 96
+
+/* What codegen made for one pipeline. */
+typedef struct coproc__qkernel {
+    coproc__strbuf src;        /* the program text (without the prelude) */
+    int nargs;
+    coproc__qarg args[COPROC__QP_MAX_ARGS]; /* columns, in kernel argument order */
+    int nbuilds;
+    int builds[COPROC__QP_MAX_STEPS];       /* pipelines probed, in argument order */
+    /* GROUP: keys' columns (resolved to a source column) for their ranges */
+    int nkeys;
+    coproc__qarg keys[8];
+    int naggs;
+    int agg_float[16];         /* 1: the partial is `real`, else long */
+    int agg_fn[16];
+    /* BUILD: the key's source column */
+    int key_col;
+    char why[256];             /* when it cannot be fused */
+} coproc__qkernel;
+
+/* Generate the kernels of pipeline `pi` (its sink's and, for GROUP, the
+ * combine kernel) for a device with (fp64) or without double. Returns 0, or
+ * -1 with k->why set when the pipeline cannot be fused (e.g. a group key that
+ * is computed, not a column). */
+int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel *k);
+void coproc__qkernel_free(coproc__qkernel *k);
+
+#endif
