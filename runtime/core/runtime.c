@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/opencl/cl_error.h"
 #include "cost/profile.h"
+#include "query/state.h"
 #include "sched/scheduler.h"
 #include "sched/task.h"
 #include "backend/opencl/topology.h"
@@ -246,6 +247,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
     pthread_mutex_init(&rt->err_lock, NULL);
     pthread_mutex_init(&rt->tasks_lock, NULL);
     coproc__op_seen_init(&rt->seen);
+    rt->query = coproc__query_state_new(); /* NULL: queries answer HOST_OUT_OF_MEMORY */
     rt->log = o.log;
     rt->log_user = o.log_user;
     rt->log_level = o.log_level;
@@ -281,6 +283,7 @@ void coproc_close(coproc_runtime *rt)
     if (!rt)
         return;
     coproc__tasks_stop(rt);
+    coproc__query_state_free(rt->query);
     for (int i = 0; i < rt->device_count; i++)
         rt->devices[i].backend->release_device(&rt->devices[i]);
     free(rt->devices);

@@ -41,6 +41,7 @@ struct coproc_runtime {
     struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
     coproc__op_seen seen;      /* output sizes so far, for estimates (ops/table.h) */
     pthread_mutex_t tasks_lock;  /* guards creating `tasks` */
+    struct coproc__query_state *query; /* the query layer's programs and learning (query/state.h) */
 };
 
 /* The device at index i, or NULL (with an error set) if i is out of range. */

@@ -1,11 +1,797 @@
-/* fused.c - placeholder while the fused engine is written. */
+/* fused.c - running a plan as fused pipelines (pipeline.h): each pipeline is
+ * placed on the device where its estimate (a roofline of the bytes it reads
+ * and moves, times the device's learned correction) is least, its join
+ * tables are built there, and its one generated kernel runs over the rows.
+ * Intermediate results between breakers (a group-by's groups, a sorted or
+ * materialised table) come back as host tables. */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/opencl/launch.h"
+#include "core/error.h"
+#include "core/runtime.h"
+#include "cost/profile.h"
+#include "data/column.h"
+#include "data/residency.h"
+#include "query/order.h"
+#include "query/pipeline.h"
 #include "query/run.h"
+#include "query/state.h"
+
+#define MAX_SLOTS (1u << 24)               /* groups a fused group-by holds */
+#define PARTIALS_MAX_BYTES (256u << 20)    /* its partial aggregates, all work-items */
+
+typedef struct fused {
+    coproc__qrun *run;
+    coproc_runtime *rt;
+    coproc__qprog prog;
+} fused;
+
+/* ---------------------------------------------------------------- columns on a device */
+
+typedef struct bound {
+    const coproc_column *col;
+    cl_mem mem;
+    int pinned;      /* acquired from the residency cache: unpin */
+    int owned;       /* a placeholder made here: release */
+} bound;
+
+static void unbind(coproc__device *dev, bound *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (b[i].pinned)
+            coproc__residency_unpin(dev, b[i].col);
+        if (b[i].owned)
+            clReleaseMemObject(b[i].mem);
+    }
+}
+
+/* The kernel's columns on dev: device columns where they are, host columns
+ * through the residency cache. *moved counts the bytes copied in. */
+static coproc_status bind_columns(fused *f, coproc__device *dev, const coproc__qkernel *k,
+                                  bound *b, uint64_t *moved)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        const coproc_column *c = k->args[i].table->cols[k->args[i].col];
+        b[i] = (bound){.col = c};
+        coproc_status s = COPROC_OK;
+        if (c->dev) {
+            if (c->dev != dev)
+                s = coproc__fail(f->rt, COPROC_WRONG_DEVICE, "query: column \"%s\" lives on device %d, "
+                                 "the pipeline runs on %d", k->args[i].table->names[k->args[i].col],
+                                 c->dev->index, dev->index);
+            b[i].mem = c->mem;
+        } else if (c->length == 0) {
+            s = coproc__buffer_new(f->rt, dev, 16, &b[i].mem);
+            b[i].owned = s == COPROC_OK;
+        } else {
+            int hit = 0;
+            s = coproc__residency_acquire(f->rt, dev, c, &b[i].mem, &hit);
+            b[i].pinned = s == COPROC_OK;
+            if (s == COPROC_OK && !hit && !dev->zero_copy)
+                *moved += c->length * coproc_type_size(c->type);
+        }
+        if (s != COPROC_OK) {
+            unbind(dev, b, i);
+            return s;
+        }
+    }
+    return COPROC_OK;
+}
+
+static void set_common_args(coproc__args *a, fused *f, const coproc__qkernel *k, const bound *b,
+                            uint64_t rows)
+{
+    cl_ulong n = rows;
+    COPROC__ARG(*a, n);
+    for (int i = 0; i < k->nargs; i++)
+        COPROC__ARG(*a, b[i].mem);
+    for (int j = 0; j < k->nbuilds; j++) {
+        const coproc__qbuilt *t = &f->prog.p[k->builds[j]].built;
+        cl_int dense = t->dense;
+        cl_long kmin = t->kmin, kmax = t->kmax;
+        cl_uint mask = t->mask;
+        COPROC__ARG(*a, t->ht);
+        COPROC__ARG(*a, dense);
+        COPROC__ARG(*a, kmin);
+        COPROC__ARG(*a, kmax);
+        COPROC__ARG(*a, mask);
+    }
+}
+
+/* ---------------------------------------------------------------- key ranges */
+
+/* The smallest and largest value of an integer column (0, -1 when empty). */
+static coproc_status column_range(fused *f, const coproc_column *c, int64_t *lo, int64_t *hi)
+{
+    *lo = 0;
+    *hi = -1;
+    if (c->length == 0)
+        return COPROC_OK;
+    if (c->dev) {
+        coproc_scalar mn, mx;
+        coproc_status s = coproc_reduce(f->rt, COPROC_REDUCE_MIN, c, &mn);
+        if (s == COPROC_OK)
+            s = coproc_reduce(f->rt, COPROC_REDUCE_MAX, c, &mx);
+        if (s != COPROC_OK)
+            return s;
+        int u = c->type == COPROC_UINT32 || c->type == COPROC_UINT64;
+        *lo = u ? (int64_t)mn.v.u64 : mn.v.i64;
+        *hi = u ? (int64_t)mx.v.u64 : mx.v.i64;
+        if (c->type == COPROC_UINT64 && (mn.v.u64 > INT64_MAX || mx.v.u64 > INT64_MAX))
+            return coproc__fail(f->rt, COPROC_UNSUPPORTED, "query: uint64 key values above INT64_MAX");
+        return COPROC_OK;
+    }
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
+#define RANGE(T)                                                                                   \
+    for (size_t i = 0; i < c->length; i++) {                                                       \
+        int64_t v = (int64_t)((const T *)c->host)[i];                                              \
+        mn = v < mn ? v : mn;                                                                      \
+        mx = v > mx ? v : mx;                                                                      \
+    }
+    switch (c->type) {
+    case COPROC_INT32: RANGE(int32_t) break;
+    case COPROC_INT64: RANGE(int64_t) break;
+    case COPROC_UINT32: RANGE(uint32_t) break;
+    case COPROC_UINT64:
+        for (size_t i = 0; i < c->length; i++)
+            if (((const uint64_t *)c->host)[i] > INT64_MAX)
+                return coproc__fail(f->rt, COPROC_UNSUPPORTED, "query: uint64 key values above INT64_MAX");
+        RANGE(uint64_t) break;
+    default:
+        return coproc__fail(f->rt, COPROC_UNSUPPORTED_TYPE, "query: a key that is not an integer");
+    }
+#undef RANGE
+    *lo = mn;
+    *hi = mx;
+    return COPROC_OK;
+}
+
+/* ---------------------------------------------------------------- placement */
+
+static int device_can(coproc__device *dev, const coproc__qpipe *q)
+{
+    /* A pipeline runs where its device columns are, and reads float64 only
+     * where the device has doubles. */
+    for (int c = 0; c < q->src->n; c++) {
+        const coproc_column *col = q->src->cols[c];
+        if ((col->dev && col->dev != dev) || (col->type == COPROC_FLOAT64 && !dev->info.has_fp64))
+            return 0;
+    }
+    return 1;
+}
+
+/* Roofline estimate of a pipeline reading `bytes` of columns, `host_bytes` of
+ * them not yet on dev, over `rows` rows with `work` operations a row. */
+static double roofline(coproc__device *dev, double bytes, double host_bytes, double rows, double work,
+                       int kernels)
+{
+    const coproc__profile *p = dev->profile;
+    double bw = p->mem_read_bytes_per_s > 0 ? p->mem_read_bytes_per_s : 10e9;
+    double ops = p->int_ops_per_s > 0 ? p->int_ops_per_s : 1e10;
+    double launch = p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6;
+    double t = kernels * launch + fmax(bytes / bw, rows * work / ops);
+    if (host_bytes > 0 && !dev->zero_copy) {
+        double x = coproc__profile_transfer_now(p, 1, 0, host_bytes);
+        t += x > 0 ? x : host_bytes / 5e9;
+    }
+    return t;
+}
+
+/* Bytes a pipeline reads (all of each referenced column, an upper bound) and
+ * those not resident on dev. */
+static void pipe_bytes(coproc__device *dev, const coproc__qpipe *q, const coproc__qprog *prog,
+                       double *bytes, double *host_bytes, double *work)
+{
+    *bytes = *host_bytes = 0;
+    *work = 2 + 4.0 * q->nsteps;
+    const coproc_table *tabs[1 + COPROC__QP_MAX_STEPS];
+    int nt = 0;
+    tabs[nt++] = q->src;
+    for (int i = 0; i < q->nsteps; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE && prog->p[q->steps[i].build].src)
+            tabs[nt++] = prog->p[q->steps[i].build].src;
+    /* Every column of the tables involved: codegen has not run yet; the
+     * correction learns the difference. */
+    for (int t = 0; t < nt; t++)
+        for (int c = 0; c < tabs[t]->n; c++) {
+            const coproc_column *col = tabs[t]->cols[c];
+            double b = (double)col->length * coproc_type_size(col->type) / (t == 0 ? 1 : 4);
+            *bytes += b;
+            if (!col->dev && !coproc__residency_has(dev, col))
+                *host_bytes += (double)col->length * coproc_type_size(col->type);
+        }
+}
+
+static double estimate(fused *f, coproc__device *dev, int pi)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    double bytes, host, work;
+    pipe_bytes(dev, q, &f->prog, &bytes, &host, &work);
+    double t = roofline(dev, bytes, host, (double)q->src->rows, work, 2);
+    for (int i = 0; i < q->nsteps; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE) {
+            const coproc__qpipe *b = &f->prog.p[q->steps[i].build];
+            if (!b->src)
+                continue;
+            double bb, bh, bw;
+            pipe_bytes(dev, b, &f->prog, &bb, &bh, &bw);
+            t += roofline(dev, bb, bh, (double)b->src->rows, bw, 2);
+        }
+    return t * coproc__query_correction(f->rt, dev->index);
+}
+
+static int build_ready(const fused *f, int pi)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    for (int i = 0; i < q->nsteps; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE && !f->prog.p[q->steps[i].build].src)
+            return 0;
+    return 1;
+}
+
+static coproc_status place(fused *f, int pi, double *est)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    coproc_runtime *rt = f->rt;
+    int want = f->run->opts.device;
+    int best = -1;
+    double best_t = INFINITY;
+    for (int d = 0; d < rt->device_count; d++) {
+        coproc__device *dev = &rt->devices[d];
+        if ((want >= 0 && d != want) || !device_can(dev, q))
+            continue;
+        int ok = 1;
+        for (int i = 0; i < q->nsteps && ok; i++)
+            if (q->steps[i].kind == COPROC__QS_PROBE)
+                ok = device_can(dev, &f->prog.p[q->steps[i].build]);
+        if (!ok)
+            continue;
+        double t = estimate(f, dev, pi);
+        if (t < best_t || best < 0) {
+            best_t = t;
+            best = d;
+        }
+    }
+    if (best < 0)
+        return coproc__fail(rt, want >= 0 ? COPROC_WRONG_DEVICE : COPROC_UNSUPPORTED,
+                            "query: no device can run the pipeline over %s (its columns live on "
+                            "another device, or it reads float64 on a device without fp64)",
+                            q->src_name);
+    q->device = best;
+    *est = best_t;
+    return COPROC_OK;
+}
+
+/* ---------------------------------------------------------------- the sinks */
+
+static coproc_status kernel_of(fused *f, coproc__device *dev, const coproc__qkernel *k,
+                               const char *name, cl_kernel *out)
+{
+    cl_program prog;
+    coproc_status s = coproc__query_program(f->rt, dev, k->src.s, k->src.len, &prog);
+    if (s != COPROC_OK)
+        return s;
+    cl_int err;
+    *out = clCreateKernel(prog, name, &err);
+    if (!*out)
+        return coproc__fail_cl(f->rt, err, "query: clCreateKernel(%s)", name);
+    return COPROC_OK;
+}
+
+static coproc_status wait_queue(fused *f, coproc__device *dev, const char *what)
+{
+    cl_int err = clFinish(dev->queue);
+    return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: %s on device %d", what, dev->index);
+}
+
+static coproc_status buffer(fused *f, coproc__device *dev, size_t bytes, cl_mem *out)
+{
+    return coproc__buffer_new(f->rt, dev, bytes, out);
+}
+
+static coproc_status read_buf(fused *f, coproc__device *dev, cl_mem m, void *dst, size_t bytes)
+{
+    if (!bytes)
+        return COPROC_OK;
+    cl_int err = clEnqueueReadBuffer(dev->queue, m, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: reading a result");
+}
+
+/* A join's table over the build pipeline's rows, on dev. */
+static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
+                               const bound *b)
+{
+    coproc__qpipe *q = &f->prog.p[bi];
+    coproc__qbuilt *t = &q->built;
+    coproc_runtime *rt = f->rt;
+    size_t n = q->src->rows;
+    if (n >= UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: more than 2^32 - 2 build rows", q->sink_node->label);
+    t->key_col = k->key_col;
+    int64_t lo, hi;
+    coproc_status s = column_range(f, q->src->cols[k->key_col], &lo, &hi);
+    if (s != COPROC_OK)
+        return s;
+    size_t slots;
+    uint64_t range = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
+    if (n == 0 || (range > 0 && range <= 2 * (uint64_t)n + 1024)) {
+        t->dense = 1;
+        t->kmin = n ? lo : 1;
+        t->kmax = n ? hi : 0;
+        slots = n ? range : 1;
+    } else {
+        size_t cap = 16;
+        while (cap < 2 * n)
+            cap *= 2;
+        t->dense = 0;
+        t->kmin = 1;
+        t->kmax = 0;
+        t->mask = (uint32_t)(cap - 1);
+        slots = cap;
+    }
+    if ((s = buffer(f, dev, slots * sizeof(cl_uint), &t->ht)) != COPROC_OK)
+        return s;
+    cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(dev->queue, t->ht, &zero, sizeof zero, 0, slots * sizeof(cl_uint), 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "%s: clearing the hash table", q->sink_node->label);
+    if (n == 0)
+        return COPROC_OK;
+    cl_mem flag;
+    if ((s = buffer(f, dev, sizeof(cl_uint), &flag)) != COPROC_OK)
+        return s;
+    err = clEnqueueFillBuffer(dev->queue, flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    cl_kernel kern = NULL;
+    if (err != CL_SUCCESS)
+        s = coproc__fail_cl(rt, err, "%s: clearing a flag", q->sink_node->label);
+    else
+        s = kernel_of(f, dev, k, "q_build", &kern);
+    if (s == COPROC_OK) {
+        coproc__args a = {.kernel = kern};
+        set_common_args(&a, f, k, b, n);
+        cl_int dense = t->dense, check = q->sink_node->join == COPROC_JOIN_INNER;
+        cl_long kmin = t->kmin;
+        cl_uint mask = t->mask;
+        COPROC__ARG(a, t->ht);
+        COPROC__ARG(a, dense);
+        COPROC__ARG(a, kmin);
+        COPROC__ARG(a, mask);
+        COPROC__ARG(a, check);
+        COPROC__ARG(a, flag);
+        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        s = coproc__launch(rt, dev, &a, &g, "query build");
+    }
+    cl_uint dup = 0;
+    if (s == COPROC_OK)
+        s = read_buf(f, dev, flag, &dup, sizeof dup);
+    if (kern)
+        clReleaseKernel(kern);
+    clReleaseMemObject(flag);
+    if (s == COPROC_OK && dup) {
+        snprintf(f->run->note, sizeof f->run->note,
+                 "%s: the build side has duplicate keys", q->sink_node->label);
+        return COPROC_UNSUPPORTED;
+    }
+    return s;
+}
+
+/* Convert a partial aggregate (long or real as downloaded) into column type t. */
+static void put_value(void *col, size_t row, coproc_type t, int is_float, int64_t iv, double fv)
+{
+    switch (t) {
+    case COPROC_INT32: ((int32_t *)col)[row] = (int32_t)(is_float ? (int64_t)fv : iv); break;
+    case COPROC_INT64: ((int64_t *)col)[row] = is_float ? (int64_t)fv : iv; break;
+    case COPROC_UINT32: ((uint32_t *)col)[row] = (uint32_t)(is_float ? (int64_t)fv : iv); break;
+    case COPROC_UINT64: ((uint64_t *)col)[row] = (uint64_t)(is_float ? (int64_t)fv : iv); break;
+    case COPROC_FLOAT32: ((float *)col)[row] = (float)(is_float ? fv : (double)iv); break;
+    case COPROC_FLOAT64: ((double *)col)[row] = is_float ? fv : (double)iv; break;
+    default: break;
+    }
+}
+
+/* The group-by's result table from the combined counts and aggregates. */
+static coproc_status group_table(fused *f, const coproc_node *gb, const coproc__qkernel *k, size_t S,
+                                 const int64_t *kmin, const uint64_t *stride, const uint64_t *range,
+                                 const int64_t *cnt, void *const *agg, int fp64, coproc_table **out)
+{
+    coproc_runtime *rt = f->rt;
+    size_t rows = 0;
+    for (size_t s = 0; s < S; s++)
+        rows += cnt[s] > 0 || gb->n == 0;
+    coproc_table *t;
+    coproc_status st = coproc_table_create(rt, &t);
+    if (st != COPROC_OK)
+        return st;
+    for (int c = 0; c < gb->schema.n && st == COPROC_OK; c++) {
+        coproc_column *col;
+        st = coproc__host_column_new(rt, gb->schema.types[c], rows, &col);
+        if (st == COPROC_OK)
+            st = coproc__table_add_owned(t, gb->schema.names[c], col);
+    }
+    if (st != COPROC_OK) {
+        coproc_table_free(t);
+        return st;
+    }
+    size_t r = 0;
+    for (size_t s = 0; s < S; s++) {
+        if (cnt[s] == 0 && gb->n > 0)
+            continue;
+        for (int m = 0; m < gb->n; m++) {
+            int64_t key = kmin[m] + (int64_t)((s / stride[m]) % range[m]);
+            put_value(t->owned[m]->host, r, gb->schema.types[m], 0, key, 0);
+        }
+        for (int a = 0; a < gb->naggs; a++) {
+            int fl = k->agg_float[a];
+            int64_t iv = 0;
+            double fv = 0;
+            if (k->agg_fn[a] == COPROC_AGG_COUNT) {
+                iv = cnt[s];
+            } else if (fl) {
+                fv = fp64 ? ((const double *)agg[a])[s] : ((const float *)agg[a])[s];
+            } else {
+                iv = ((const int64_t *)agg[a])[s];
+            }
+            coproc_type ty = gb->schema.types[gb->n + a];
+            if (k->agg_fn[a] == COPROC_AGG_AVG) {
+                double sum = fl ? fv : (double)iv;
+                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, cnt[s] ? sum / (double)cnt[s] : NAN);
+            } else if ((k->agg_fn[a] == COPROC_AGG_MIN || k->agg_fn[a] == COPROC_AGG_MAX) && cnt[s] == 0) {
+                /* No rows (only without keys): 0, or NaN for floats. */
+                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, fl ? NAN : 0);
+            } else {
+                put_value(t->owned[gb->n + a]->host, r, ty, fl, iv, fv);
+            }
+        }
+        r++;
+    }
+    *out = t;
+    return COPROC_OK;
+}
+
+static coproc_status run_group(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
+                               const bound *b)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    const coproc_node *gb = q->sink_node;
+    coproc_runtime *rt = f->rt;
+    int fp64 = dev->info.has_fp64;
+    int64_t kmin[8];
+    uint64_t range[8], stride[8];
+    double slots = 1;
+    for (int m = 0; m < k->nkeys; m++) {
+        int64_t lo, hi;
+        coproc_status s = column_range(f, k->keys[m].table->cols[k->keys[m].col], &lo, &hi);
+        if (s != COPROC_OK)
+            return s;
+        kmin[m] = lo;
+        range[m] = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
+        slots *= (double)range[m];
+    }
+    size_t per_slot = sizeof(cl_long) * (1 + (size_t)k->naggs);
+    if (slots > MAX_SLOTS || slots * per_slot > PARTIALS_MAX_BYTES) {
+        snprintf(f->run->note, sizeof f->run->note,
+                 "%s: the keys span %.0f combinations, more than a fused group-by holds", gb->label, slots);
+        return COPROC_UNSUPPORTED;
+    }
+    size_t S = (size_t)slots;
+    for (int m = k->nkeys - 1; m >= 0; m--)
+        stride[m] = m == k->nkeys - 1 ? 1 : stride[m + 1] * range[m + 1];
+    size_t n = q->src->rows;
+    /* One partition of partials per work-item: no atomics, any aggregate. */
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    while (g.global > 1 && (double)g.global * S * per_slot > PARTIALS_MAX_BYTES) {
+        if (g.groups > 1)
+            g.groups = (g.groups + 1) / 2;
+        else
+            g.local = (g.local + 1) / 2;
+        g.global = g.groups * g.local;
+    }
+    size_t P = g.global;
+    size_t asize[16];
+    cl_mem pcnt = NULL, ocnt = NULL, pa[16] = {0}, oa[16] = {0};
+    cl_kernel km = NULL, kc = NULL;
+    int64_t *cnt = NULL;
+    void *agg[16] = {0};
+    coproc_status s = buffer(f, dev, P * S * sizeof(cl_long), &pcnt);
+    if (s == COPROC_OK)
+        s = buffer(f, dev, S * sizeof(cl_long), &ocnt);
+    for (int a = 0; a < k->naggs && s == COPROC_OK; a++) {
+        asize[a] = k->agg_float[a] ? (fp64 ? sizeof(double) : sizeof(float)) : sizeof(cl_long);
+        s = buffer(f, dev, P * S * asize[a], &pa[a]);
+        if (s == COPROC_OK)
+            s = buffer(f, dev, S * asize[a], &oa[a]);
+    }
+    if (s == COPROC_OK)
+        s = kernel_of(f, dev, k, "q_main", &km);
+    if (s == COPROC_OK)
+        s = kernel_of(f, dev, k, "q_combine", &kc);
+    if (s == COPROC_OK) {
+        coproc__args a = {.kernel = km};
+        set_common_args(&a, f, k, b, n);
+        for (int m = 0; m < k->nkeys; m++) {
+            cl_long lo = kmin[m];
+            cl_ulong st = stride[m];
+            COPROC__ARG(a, lo);
+            COPROC__ARG(a, st);
+        }
+        cl_ulong sl = S;
+        COPROC__ARG(a, sl);
+        COPROC__ARG(a, pcnt);
+        for (int x = 0; x < k->naggs; x++)
+            COPROC__ARG(a, pa[x]);
+        s = coproc__launch(rt, dev, &a, &g, "query pipeline");
+    }
+    if (s == COPROC_OK) {
+        coproc__args a = {.kernel = kc};
+        cl_ulong p = P, sl = S;
+        COPROC__ARG(a, p);
+        COPROC__ARG(a, sl);
+        COPROC__ARG(a, pcnt);
+        COPROC__ARG(a, ocnt);
+        for (int x = 0; x < k->naggs; x++) {
+            COPROC__ARG(a, pa[x]);
+            COPROC__ARG(a, oa[x]);
+        }
+        coproc__geometry gc = coproc__geometry_for(dev, S, 0);
+        gc.local = dev->cpu_path ? 1 : 64;
+        gc.groups = (S + gc.local - 1) / gc.local;
+        gc.global = gc.groups * gc.local;
+        s = coproc__launch(rt, dev, &a, &gc, "query combine");
+    }
+    if (s == COPROC_OK && !(cnt = malloc(S * sizeof *cnt)))
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (s == COPROC_OK)
+        s = read_buf(f, dev, ocnt, cnt, S * sizeof *cnt);
+    for (int a = 0; a < k->naggs && s == COPROC_OK; a++) {
+        if (!(agg[a] = malloc(S * asize[a])))
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+        else
+            s = read_buf(f, dev, oa[a], agg[a], S * asize[a]);
+    }
+    if (s == COPROC_OK)
+        s = group_table(f, gb, k, S, kmin, stride, range, cnt, agg, fp64, &q->out);
+    free(cnt);
+    for (int a = 0; a < 16; a++) {
+        free(agg[a]);
+        if (pa[a])
+            clReleaseMemObject(pa[a]);
+        if (oa[a])
+            clReleaseMemObject(oa[a]);
+    }
+    if (pcnt)
+        clReleaseMemObject(pcnt);
+    if (ocnt)
+        clReleaseMemObject(ocnt);
+    if (km)
+        clReleaseKernel(km);
+    if (kc)
+        clReleaseKernel(kc);
+    return s;
+}
+
+static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
+                                     const bound *b)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    const coproc__schema *sc = &q->top->schema;
+    coproc_runtime *rt = f->rt;
+    size_t n = q->src->rows;
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    size_t P = g.global;
+    cl_mem counts = NULL, offsets = NULL, outs[256] = {0};
+    cl_kernel kn = NULL, kw = NULL;
+    cl_uint *cnt = malloc(P * sizeof *cnt);
+    cl_ulong *off = malloc(P * sizeof *off);
+    coproc_status s = cnt && off ? COPROC_OK
+                                 : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (sc->n > 256)
+        s = coproc__fail(rt, COPROC_UNSUPPORTED, "query: more than 256 output columns");
+    if (s == COPROC_OK)
+        s = buffer(f, dev, P * sizeof(cl_uint), &counts);
+    if (s == COPROC_OK)
+        s = kernel_of(f, dev, k, "q_count", &kn);
+    if (s == COPROC_OK) {
+        coproc__args a = {.kernel = kn};
+        set_common_args(&a, f, k, b, n);
+        COPROC__ARG(a, counts);
+        s = coproc__launch(rt, dev, &a, &g, "query count");
+    }
+    if (s == COPROC_OK)
+        s = read_buf(f, dev, counts, cnt, P * sizeof *cnt);
+    size_t total = 0;
+    for (size_t i = 0; s == COPROC_OK && i < P; i++) {
+        off[i] = total;
+        total += cnt[i];
+    }
+    coproc_table *t = NULL;
+    if (s == COPROC_OK)
+        s = coproc_table_create(rt, &t);
+    for (int c = 0; c < sc->n && s == COPROC_OK; c++) {
+        coproc_column *col;
+        s = coproc__host_column_new(rt, sc->types[c], total, &col);
+        if (s == COPROC_OK)
+            s = coproc__table_add_owned(t, sc->names[c], col);
+        if (s == COPROC_OK && total)
+            s = buffer(f, dev, total * coproc_type_size(sc->types[c]), &outs[c]);
+    }
+    if (s == COPROC_OK && total) {
+        s = buffer(f, dev, P * sizeof(cl_ulong), &offsets);
+        if (s == COPROC_OK) {
+            cl_int err = clEnqueueWriteBuffer(dev->queue, offsets, CL_TRUE, 0, P * sizeof *off, off, 0, NULL, NULL);
+            if (err != CL_SUCCESS)
+                s = coproc__fail_cl(rt, err, "query: writing offsets");
+        }
+        if (s == COPROC_OK)
+            s = kernel_of(f, dev, k, "q_write", &kw);
+        if (s == COPROC_OK) {
+            coproc__args a = {.kernel = kw};
+            set_common_args(&a, f, k, b, n);
+            COPROC__ARG(a, offsets);
+            for (int c = 0; c < sc->n; c++)
+                COPROC__ARG(a, outs[c]);
+            s = coproc__launch(rt, dev, &a, &g, "query write");
+        }
+        for (int c = 0; c < sc->n && s == COPROC_OK; c++)
+            s = read_buf(f, dev, outs[c], t->owned[c]->host, total * coproc_type_size(sc->types[c]));
+    }
+    if (s == COPROC_OK)
+        q->out = t;
+    else
+        coproc_table_free(t);
+    for (int c = 0; c < sc->n && c < 256; c++)
+        if (outs[c])
+            clReleaseMemObject(outs[c]);
+    if (counts)
+        clReleaseMemObject(counts);
+    if (offsets)
+        clReleaseMemObject(offsets);
+    if (kn)
+        clReleaseKernel(kn);
+    if (kw)
+        clReleaseKernel(kw);
+    free(cnt);
+    free(off);
+    return s;
+}
+
+/* ---------------------------------------------------------------- running pipelines */
+
+static coproc_status run_pipe(fused *f, int pi, int device);
+
+/* Generate, bind and run pipeline pi on dev (its builds are ready). */
+static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pipeline_info *info)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    coproc__qkernel *k = calloc(1, sizeof *k);
+    bound *b = calloc(COPROC__QP_MAX_ARGS, sizeof *b);
+    if (!k || !b) {
+        free(k);
+        free(b);
+        return coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    }
+    coproc_status s;
+    if (coproc__codegen(&f->prog, pi, dev->info.has_fp64, k) != 0) {
+        snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
+        s = COPROC_UNSUPPORTED;
+    } else {
+        s = bind_columns(f, dev, k, b, &info->bytes_moved);
+    }
+    if (s == COPROC_OK) {
+        for (int i = 0; i < k->nargs; i++) {
+            const coproc_column *c = b[i].col;
+            info->bytes_in += c->length * coproc_type_size(c->type);
+        }
+        if (q->sink == COPROC__QK_BUILD)
+            s = run_build(f, dev, pi, k, b);
+        else if (q->sink == COPROC__QK_GROUP)
+            s = run_group(f, dev, pi, k, b);
+        else
+            s = run_materialize(f, dev, pi, k, b);
+        if (s == COPROC_OK)
+            s = wait_queue(f, dev, "a pipeline");
+        else
+            clFinish(dev->queue); /* nothing may still read the columns we unpin */
+        unbind(dev, b, k->nargs);
+    }
+    coproc__qkernel_free(k);
+    free(k);
+    free(b);
+    return s;
+}
+
+static void describe(const fused *f, int pi, char *out, size_t len)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    static const char *sinks[] = {"?", "group-by", "materialise", "build"};
+    int w = snprintf(out, len, "%s", q->src_name);
+    for (int i = 0; i < q->nsteps && w > 0 && (size_t)w < len; i++) {
+        const coproc__qstep *st = &q->steps[i];
+        const char *what = st->kind == COPROC__QS_FILTER ? "filter" : st->kind == COPROC__QS_PROJECT ? "project" : "probe";
+        w += snprintf(out + w, len - w, " > %s", what);
+        if (st->kind == COPROC__QS_PROBE && (size_t)w < len)
+            w += snprintf(out + w, len - w, " %s", f->prog.p[st->build].src_name);
+    }
+    if (w > 0 && (size_t)w < len)
+        snprintf(out + w, len - w, " > %s", sinks[q->sink]);
+}
+
+/* Run pipeline pi: first what it reads (an earlier pipeline's output, its
+ * join tables' own inputs), then its builds on its device, then itself.
+ * device >= 0 forces the device (a build runs where its probe does). */
+static coproc_status run_pipe(fused *f, int pi, int device)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    coproc_status s;
+    if (q->src_pipe >= 0 && !q->src) {
+        if ((s = run_pipe(f, q->src_pipe, -1)) != COPROC_OK)
+            return s;
+        q->src = f->prog.p[q->src_pipe].out;
+    }
+    /* The build sides' inputs first, so that placement sees their sizes. */
+    for (int i = 0; i < q->nsteps; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE) {
+            coproc__qpipe *bp = &f->prog.p[q->steps[i].build];
+            if (bp->src_pipe >= 0 && !bp->src) {
+                if ((s = run_pipe(f, bp->src_pipe, -1)) != COPROC_OK)
+                    return s;
+                bp->src = f->prog.p[bp->src_pipe].out;
+            }
+        }
+    coproc_pipeline_info info = {.fused = 1, .estimate_s = -1};
+    double est = -1;
+    if (device >= 0) {
+        q->device = device;
+    } else {
+        if ((s = place(f, pi, &est)) != COPROC_OK)
+            return s;
+    }
+    coproc__device *dev = &f->rt->devices[q->device];
+    for (int i = 0; i < q->nsteps; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE && (s = run_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
+            return s;
+    (void)build_ready;
+    describe(f, pi, info.what, sizeof info.what);
+    info.device = q->device;
+    info.estimate_s = est;
+    info.rows_in = q->src->rows;
+    info.start_s = coproc__qrun_now(f->run);
+    s = run_kernel(f, dev, pi, &info);
+    info.end_s = coproc__qrun_now(f->run);
+    if (s != COPROC_OK)
+        return s;
+    if (est > 0)
+        coproc__query_observe(f->rt, q->device, est / coproc__query_correction(f->rt, q->device),
+                              info.end_s - info.start_s);
+    if (q->order && q->out) {
+        coproc_table *sorted;
+        double t0 = coproc__qrun_now(f->run);
+        if ((s = coproc__order_by_host(f->rt, q->out, q->order, &sorted)) != COPROC_OK)
+            return s;
+        coproc_table_free(q->out);
+        q->out = sorted;
+        info.end_s = coproc__qrun_now(f->run);
+        (void)t0;
+    }
+    return coproc__qrun_report(f->run, &info);
+}
 
 coproc_status coproc__fused_run(coproc__qrun *run, const coproc_node *root, coproc_table **out)
 {
-    (void)root;
     *out = NULL;
-    snprintf(run->note, sizeof run->note, "the fused engine is not built yet");
-    return COPROC_UNSUPPORTED;
+    fused f = {.run = run, .rt = run->rt};
+    coproc_status s = coproc__lower(run->rt, root, &f.prog);
+    if (s == COPROC_OK)
+        s = run_pipe(&f, f.prog.result, -1);
+    if (s == COPROC_OK) {
+        *out = f.prog.p[f.prog.result].out;
+        f.prog.p[f.prog.result].out = NULL;
+    }
+    if (s != COPROC_OK)
+        run->ninfo = 0; /* a fallback reports its own */
+    coproc__qprog_free(&f.prog);
+    return s;
 }
