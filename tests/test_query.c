@@ -1,0 +1,629 @@
+/* test_query.c - whole plans (coproc/query.h) against plain scalar C, in both
+ * modes (fused pipelines, one operator at a time) and on both kernel paths:
+ * filters with every kind of expression, projections, inner and semi joins
+ * over dense and sparse keys, group-by with 0-2 keys and every aggregate,
+ * order-by with limit; empty inputs, nothing or everything passing; and plans
+ * that must fail with a status naming the node. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coproc/query.h"
+#include "testlib.h"
+
+/* ---------------------------------------------------------------- data */
+
+#define DIM 50        /* dense dimension: keys 1..DIM */
+#define SPARSE 40     /* sparse dimension: keys k * 1000003 + 7 */
+
+typedef struct data {
+    size_t n;
+    int32_t *fk, *a;
+    int64_t *b, *sk;
+    uint32_t *u;
+    double *x;
+    float *y;
+    int32_t tk[DIM], tg[DIM];
+    int64_t tw[DIM];
+    int64_t hk[SPARSE];
+    int32_t hv[SPARSE];
+    int32_t dupk[6], dupv[6];   /* a dimension with duplicate keys */
+} data;
+
+static void make_data(data *d, size_t n, uint64_t seed)
+{
+    test_rng r = {seed};
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    size_t m = n ? n : 1;
+    d->fk = malloc(m * 4), d->a = malloc(m * 4), d->b = malloc(m * 8), d->sk = malloc(m * 8);
+    d->u = malloc(m * 4), d->x = malloc(m * 8), d->y = malloc(m * 4);
+    for (size_t i = 0; i < n; i++) {
+        d->fk[i] = (int32_t)test_rand_below(&r, DIM + 5);          /* 0 and > DIM miss */
+        d->a[i] = (int32_t)test_rand_below(&r, 101) - 50;
+        uint64_t k = test_rand_below(&r, 10);
+        d->b[i] = k == 0 ? INT64_MAX - (int64_t)test_rand_below(&r, 3)
+                : k == 1 ? INT64_MIN + (int64_t)test_rand_below(&r, 3)
+                         : (int64_t)test_rand_below(&r, 2000001) - 1000000;
+        d->sk[i] = (int64_t)test_rand_below(&r, SPARSE + 10) * 1000003 + 7;
+        d->u[i] = (uint32_t)test_rand(&r);
+        d->x[i] = ((double)test_rand_below(&r, 20001) - 10000) / 64.0;
+        d->y[i] = (float)((double)test_rand_below(&r, 2001) - 1000) / 8.0f;
+    }
+    for (int i = 0; i < DIM; i++) {
+        d->tk[i] = DIM - i; /* not in order */
+        d->tg[i] = (DIM - i) % 5;
+        d->tw[i] = (int64_t)(DIM - i) * 1000;
+    }
+    for (int i = 0; i < SPARSE; i++) {
+        d->hk[i] = (int64_t)i * 1000003 + 7;
+        d->hv[i] = i % 3;
+    }
+    for (int i = 0; i < 6; i++) {
+        d->dupk[i] = 1 + i % 3; /* keys 1, 2, 3 twice each */
+        d->dupv[i] = i;
+    }
+}
+
+static void free_data(data *d)
+{
+    free(d->fk), free(d->a), free(d->b), free(d->sk), free(d->u), free(d->x), free(d->y);
+}
+
+typedef struct tables {
+    coproc_table *f, *t, *h, *dup;
+    coproc_column *cols[16];
+    int ncols;
+} tables;
+
+static void add(coproc_runtime *rt, tables *tb, coproc_table *t, const char *name, coproc_type ty,
+                const void *p, size_t n)
+{
+    coproc_column *c;
+    assert_int_equal(coproc_column_wrap(rt, ty, n ? p : NULL, n, &c), COPROC_OK);
+    tb->cols[tb->ncols++] = c;
+    assert_int_equal(coproc_table_add(t, name, c), COPROC_OK);
+}
+
+static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
+{
+    memset(tb, 0, sizeof *tb);
+    assert_int_equal(coproc_table_create(rt, &tb->f), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->t), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->h), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->dup), COPROC_OK);
+    add(rt, tb, tb->f, "fk", COPROC_INT32, d->fk, d->n);
+    add(rt, tb, tb->f, "a", COPROC_INT32, d->a, d->n);
+    add(rt, tb, tb->f, "b", COPROC_INT64, d->b, d->n);
+    add(rt, tb, tb->f, "sk", COPROC_INT64, d->sk, d->n);
+    add(rt, tb, tb->f, "u", COPROC_UINT32, d->u, d->n);
+    add(rt, tb, tb->f, "x", COPROC_FLOAT64, d->x, d->n);
+    add(rt, tb, tb->f, "y", COPROC_FLOAT32, d->y, d->n);
+    add(rt, tb, tb->t, "tk", COPROC_INT32, d->tk, DIM);
+    add(rt, tb, tb->t, "tg", COPROC_INT32, d->tg, DIM);
+    add(rt, tb, tb->t, "tw", COPROC_INT64, d->tw, DIM);
+    add(rt, tb, tb->h, "hk", COPROC_INT64, d->hk, SPARSE);
+    add(rt, tb, tb->h, "hv", COPROC_INT32, d->hv, SPARSE);
+    add(rt, tb, tb->dup, "dk", COPROC_INT32, d->dupk, 6);
+    add(rt, tb, tb->dup, "dv", COPROC_INT32, d->dupv, 6);
+}
+
+static void free_tables(tables *tb)
+{
+    coproc_table_free(tb->f), coproc_table_free(tb->t), coproc_table_free(tb->h);
+    coproc_table_free(tb->dup);
+    for (int i = 0; i < tb->ncols; i++)
+        coproc_column_free(tb->cols[i]);
+}
+
+/* ---------------------------------------------------------------- expected results */
+
+/* A result as rows of doubles-or-integers, compared in order or as a multiset. */
+typedef struct rows {
+    int ncols;
+    size_t n, cap;
+    int isf[16];
+    union cell { int64_t i; double f; } *v;
+} rows;
+
+static void rows_init(rows *r, int ncols, const int *isf)
+{
+    memset(r, 0, sizeof *r);
+    r->ncols = ncols;
+    memcpy(r->isf, isf, ncols * sizeof *isf);
+}
+
+static union cell *rows_add(rows *r)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->v = realloc(r->v, r->cap * r->ncols * sizeof *r->v);
+    }
+    return &r->v[r->n++ * r->ncols];
+}
+
+static int cell_cmp(const rows *r, const union cell *x, const union cell *y)
+{
+    for (int c = 0; c < r->ncols; c++) {
+        if (r->isf[c]) {
+            double a = x[c].f, b = y[c].f;
+            if (isnan(a) || isnan(b)) {
+                if (isnan(a) != isnan(b))
+                    return isnan(a) ? 1 : -1;
+                continue;
+            }
+            if (fabs(a - b) <= 1e-9 * fmax(1, fmax(fabs(a), fabs(b))))
+                continue;
+            return a < b ? -1 : 1;
+        }
+        if (x[c].i != y[c].i)
+            return x[c].i < y[c].i ? -1 : 1;
+    }
+    return 0;
+}
+
+static const rows *sort_ctx;
+static int qsort_cmp(const void *a, const void *b) { return cell_cmp(sort_ctx, a, b); }
+
+static void rows_sort(rows *r)
+{
+    sort_ctx = r;
+    qsort(r->v, r->n, r->ncols * sizeof *r->v, qsort_cmp);
+}
+
+/* The result table as rows (every column, in order). */
+static void rows_of(const coproc_table *t, rows *r)
+{
+    int n = coproc_table_column_count(t), isf[16];
+    assert_true(n <= 16);
+    for (int c = 0; c < n; c++) {
+        coproc_type ty = coproc_column_type(coproc_table_column_at(t, c));
+        isf[c] = ty == COPROC_FLOAT32 || ty == COPROC_FLOAT64;
+    }
+    rows_init(r, n, isf);
+    for (size_t i = 0; i < coproc_table_rows(t); i++) {
+        union cell *row = rows_add(r);
+        for (int c = 0; c < n; c++) {
+            const coproc_column *col = coproc_table_column_at(t, c);
+            const void *p = coproc_column_host_data(col);
+            switch (coproc_column_type(col)) {
+            case COPROC_INT32: row[c].i = ((const int32_t *)p)[i]; break;
+            case COPROC_INT64: row[c].i = ((const int64_t *)p)[i]; break;
+            case COPROC_UINT32: row[c].i = ((const uint32_t *)p)[i]; break;
+            case COPROC_UINT64: row[c].i = (int64_t)((const uint64_t *)p)[i]; break;
+            case COPROC_FLOAT32: row[c].f = ((const float *)p)[i]; break;
+            case COPROC_FLOAT64: row[c].f = ((const double *)p)[i]; break;
+            default: fail();
+            }
+        }
+    }
+}
+
+static void expect_rows(const char *what, rows *got, rows *want, int ordered)
+{
+    if (!ordered) {
+        rows_sort(got);
+        rows_sort(want);
+    }
+    if (got->n != want->n || got->ncols != want->ncols)
+        fail_msg("%s: %zu rows x %d columns, expected %zu x %d", what, got->n, got->ncols, want->n,
+                 want->ncols);
+    for (size_t i = 0; i < got->n; i++)
+        if (cell_cmp(want, &got->v[i * got->ncols], &want->v[i * want->ncols]) != 0) {
+            char line[512];
+            int w = 0;
+            for (int c = 0; c < got->ncols; c++) {
+                const union cell *g = &got->v[i * got->ncols + c], *x = &want->v[i * want->ncols + c];
+                if (got->isf[c])
+                    w += snprintf(line + w, sizeof line - w, " %g/%g", g->f, x->f);
+                else
+                    w += snprintf(line + w, sizeof line - w, " %lld/%lld", (long long)g->i, (long long)x->i);
+            }
+            fail_msg("%s: row %zu differs (got/expected):%s", what, i, line);
+        }
+    free(got->v);
+    free(want->v);
+}
+
+static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static int64_t idiv(int64_t a, int64_t b)
+{
+    return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+static int dim_row(const data *d, int64_t key)
+{
+    for (int i = 0; i < DIM; i++)
+        if (d->tk[i] == key)
+            return i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- the plans */
+
+typedef struct ctx {
+    coproc_runtime *rt;
+    const char *path;
+    coproc_query_mode mode;
+    const data *d;
+    tables *tb;
+} ctx;
+
+static coproc_query_result run(ctx *c, coproc_plan *p, coproc_node *root, const char *what)
+{
+    coproc_query_options o;
+    coproc_query_options_init(&o);
+    o.mode = c->mode;
+    coproc_query_result r;
+    coproc_status s = coproc_query_run(p, root, &o, &r);
+    if (s != COPROC_OK)
+        fail_msg("%s (%s, mode %d): %s: %s", what, c->path, c->mode, coproc_status_name(s),
+                 coproc_errmsg(c->rt));
+    return r;
+}
+
+/* Filters of every kind, then a projection: as a multiset. */
+static void plan_filter_project(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+#define COL(n) coproc_expr_column(p, n)
+#define INT(v) coproc_expr_int(p, v)
+    coproc_expr *in_list[] = {INT(1), INT(2), INT(3), INT(5), INT(8), INT(13), INT(-21), INT(-34)};
+    coproc_expr *pred = coproc_expr_or(
+        p,
+        coproc_expr_and(p, coproc_expr_between(p, COL("a"), INT(-10), INT(20)),
+                        coproc_expr_not(p, coproc_expr_compare(p, COPROC_CMP_LT, COL("b"), INT(0)))),
+        coproc_expr_and(p, coproc_expr_in(p, COL("a"), 8, in_list),
+                        coproc_expr_compare(p, COPROC_CMP_GE, COL("x"), COL("y"))));
+    pred = coproc_expr_and(p, pred, coproc_expr_compare(p, COPROC_CMP_NE, COL("fk"), INT(3)));
+    coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->f, "fact"), pred);
+    const char *names[] = {"a", "s", "q", "z", "lt", "u"};
+    coproc_expr *ex[] = {
+        COL("a"),
+        coproc_expr_arith(p, COPROC_ARITH_ADD, coproc_expr_arith(p, COPROC_ARITH_MUL, COL("a"), COL("b")), INT(7)),
+        coproc_expr_arith(p, COPROC_ARITH_DIV, COL("b"), COL("a")),
+        coproc_expr_arith(p, COPROC_ARITH_MUL, COL("x"), coproc_expr_float(p, 2.5)),
+        coproc_expr_compare(p, COPROC_CMP_LT, COL("a"), COL("y")),
+        COL("u"),
+    };
+    coproc_node *pr = coproc_plan_project(p, f, 6, names, ex);
+    coproc_query_result r = run(c, p, pr, "filter+project");
+    int isf[] = {0, 0, 0, 1, 0, 0};
+    rows want, got;
+    rows_init(&want, 6, isf);
+    for (size_t i = 0; i < d->n; i++) {
+        int a = d->a[i];
+        int inl = a == 1 || a == 2 || a == 3 || a == 5 || a == 8 || a == 13 || a == -21 || a == -34;
+        int ok = ((a >= -10 && a <= 20 && !(d->b[i] < 0)) || (inl && d->x[i] >= d->y[i])) && d->fk[i] != 3;
+        if (!ok)
+            continue;
+        union cell *row = rows_add(&want);
+        row[0].i = a;
+        row[1].i = wrap_add(wrap_mul(a, d->b[i]), 7);
+        row[2].i = idiv(d->b[i], a);
+        row[3].f = d->x[i] * 2.5;
+        row[4].i = (double)a < (double)d->y[i];
+        row[5].i = d->u[i];
+    }
+    rows_of(r.table, &got);
+    expect_rows("filter+project", &got, &want, 0);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
+/* fact join dim (dense keys), a filter on the dimension, group by its column:
+ * every aggregate; ordered. */
+static void plan_join_group(ctx *c, int repeat)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *dim = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->t, "dim"),
+                                          coproc_expr_compare(p, COPROC_CMP_LT, COL("tg"), INT(4)));
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk", dim, "tk");
+    const char *keys[] = {"tg"};
+    coproc_aggregate ag[] = {
+        {COPROC_AGG_SUM, COL("a"), "sa"},
+        {COPROC_AGG_COUNT, NULL, "n"},
+        {COPROC_AGG_MIN, COL("a"), "mn"},
+        {COPROC_AGG_MAX, COL("b"), "mx"},
+        {COPROC_AGG_AVG, COL("a"), "av"},
+        {COPROC_AGG_SUM, coproc_expr_arith(p, COPROC_ARITH_MUL, COL("x"), INT(2)), "sx"},
+        {COPROC_AGG_SUM, coproc_expr_arith(p, COPROC_ARITH_ADD, COL("tw"), COL("a")), "sw"},
+    };
+    coproc_node *g = coproc_plan_group_by(p, j, 1, keys, 7, ag);
+    coproc_order_key ok[] = {{"tg", 1}};
+    coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
+    int isf[] = {0, 0, 0, 0, 0, 1, 1, 0};
+    for (int rep = 0; rep < repeat; rep++) {
+        coproc_query_result r = run(c, p, o, "join+group");
+        if (rep > 0 && c->mode == COPROC_QUERY_FUSED && r.kernels_built != 0)
+            fail_msg("join+group again: %llu kernels built, expected none", (unsigned long long)r.kernels_built);
+        rows want, got;
+        rows_init(&want, 8, isf);
+        for (int grp = 3; grp >= 0; grp--) {
+            int64_t sa = 0, n = 0, mn = INT64_MAX, mx = INT64_MIN, sw = 0;
+            double sx = 0;
+            for (size_t i = 0; i < d->n; i++) {
+                int t = dim_row(d, d->fk[i]);
+                if (t < 0 || d->tg[t] != grp)
+                    continue;
+                sa += d->a[i], n++;
+                mn = d->a[i] < mn ? d->a[i] : mn;
+                mx = d->b[i] > mx ? d->b[i] : mx;
+                sx += d->x[i] * 2;
+                sw = wrap_add(sw, d->tw[t] + d->a[i]);
+            }
+            if (!n)
+                continue;
+            union cell *row = rows_add(&want);
+            row[0].i = grp, row[1].i = sa, row[2].i = n, row[3].i = mn, row[4].i = mx;
+            row[5].f = (double)sa / n, row[6].f = sx, row[7].i = sw;
+        }
+        rows_of(r.table, &got);
+        expect_rows("join+group", &got, &want, 1);
+        coproc_query_result_free(&r);
+    }
+    coproc_plan_free(p);
+}
+
+/* Semi join on sparse int64 keys (hashed), then a global aggregate. */
+static void plan_semi_global(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *h = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->h, "sparse"),
+                                        coproc_expr_compare(p, COPROC_CMP_NE, COL("hv"), INT(1)));
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, c->tb->f, "fact"), "sk", h, "hk");
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("b"), "sb"},
+                             {COPROC_AGG_MAX, COL("y"), "my"}};
+    coproc_node *g = coproc_plan_group_by(p, j, 0, NULL, 3, ag);
+    coproc_query_result r = run(c, p, g, "semi+global");
+    int isf[] = {0, 0, 1};
+    rows want, got;
+    rows_init(&want, 3, isf);
+    int64_t n = 0, sb = 0;
+    double my = -INFINITY;
+    for (size_t i = 0; i < d->n; i++) {
+        int64_t k = d->sk[i];
+        if ((k - 7) % 1000003 != 0 || (k - 7) / 1000003 >= SPARSE || d->hv[(k - 7) / 1000003] == 1)
+            continue;
+        n++, sb = wrap_add(sb, d->b[i]);
+        my = d->y[i] > my ? d->y[i] : my;
+    }
+    union cell *row = rows_add(&want);
+    row[0].i = n, row[1].i = sb, row[2].f = n ? my : NAN;
+    rows_of(r.table, &got);
+    /* MIN/MAX over no rows: 0, or NaN for floats - as documented. */
+    expect_rows("semi+global", &got, &want, 1);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
+/* Two keys, order by one ascending and one descending, limit. */
+static void plan_two_keys_limit(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk",
+                                      coproc_plan_scan(p, c->tb->t, "dim"), "tk");
+    const char *keys[] = {"tg", "a"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}};
+    coproc_node *g = coproc_plan_group_by(p, j, 2, keys, 1, ag);
+    coproc_order_key ok[] = {{"n", 1}, {"tg", 0}, {"a", 1}};
+    coproc_node *o = coproc_plan_order_by(p, g, 3, ok, 17);
+    coproc_query_result r = run(c, p, o, "two keys");
+    int isf[] = {0, 0, 0};
+    rows all, got;
+    rows_init(&all, 3, isf);
+    for (int grp = 0; grp < 5; grp++)
+        for (int a = -50; a <= 50; a++) {
+            int64_t n = 0;
+            for (size_t i = 0; i < d->n; i++) {
+                int t = dim_row(d, d->fk[i]);
+                n += t >= 0 && d->tg[t] == grp && d->a[i] == a;
+            }
+            if (n) {
+                union cell *row = rows_add(&all);
+                row[0].i = grp, row[1].i = a, row[2].i = n;
+            }
+        }
+    /* order: n desc, tg asc, a desc */
+    for (size_t i = 1; i < all.n; i++)
+        for (size_t k = i; k > 0; k--) {
+            union cell *x = &all.v[(k - 1) * 3], *y = &all.v[k * 3];
+            int before = y[2].i > x[2].i || (y[2].i == x[2].i && (y[0].i < x[0].i || (y[0].i == x[0].i && y[1].i > x[1].i)));
+            if (!before)
+                break;
+            for (int q = 0; q < 3; q++) {
+                union cell t = x[q];
+                x[q] = y[q], y[q] = t;
+            }
+        }
+    if (all.n > 17)
+        all.n = 17;
+    rows_of(r.table, &got);
+    expect_rows("two keys", &got, &all, 1);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
+/* Duplicate build keys: every pair (the fused engine hands it to the operators). */
+static void plan_duplicates(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk",
+                                      coproc_plan_scan(p, c->tb->dup, "dups"), "dk");
+    const char *keys[] = {"dv"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("a"), "sa"}};
+    coproc_node *g = coproc_plan_group_by(p, j, 1, keys, 2, ag);
+    coproc_order_key ok[] = {{"dv", 0}};
+    coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
+    coproc_query_result r = run(c, p, o, "duplicates");
+    int isf[] = {0, 0, 0};
+    rows want, got;
+    rows_init(&want, 3, isf);
+    for (int v = 0; v < 6; v++) {
+        int64_t n = 0, sa = 0;
+        for (size_t i = 0; i < d->n; i++)
+            if (d->fk[i] == d->dupk[v])
+                n++, sa += d->a[i];
+        if (n) {
+            union cell *row = rows_add(&want);
+            row[0].i = v, row[1].i = n, row[2].i = sa;
+        }
+    }
+    rows_of(r.table, &got);
+    expect_rows("duplicates", &got, &want, 1);
+    if (c->mode == COPROC_QUERY_FUSED && d->n > 0 && !r.note[0])
+        fail_msg("duplicates: the fused run should say why it fell back");
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
+static void each(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    (void)device;
+    static const size_t sizes[] = {0, 1, 777, 20000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        data d;
+        make_data(&d, sizes[si], 42 + si);
+        tables tb;
+        make_tables(rt, &d, &tb);
+        for (int mode = 0; mode < 2; mode++) {
+            ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb};
+            plan_filter_project(&c);
+            plan_join_group(&c, 2);
+            plan_semi_global(&c);
+            plan_two_keys_limit(&c);
+            plan_duplicates(&c);
+        }
+        free_tables(&tb);
+        free_data(&d);
+    }
+    (void)user;
+}
+
+static void test_plans(void **state)
+{
+    (void)state;
+    test_each_device_path(each, NULL);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void test_errors(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    data d;
+    make_data(&d, 100, 7);
+    tables tb;
+    make_tables(rt, &d, &tb);
+    coproc_query_result r;
+
+    /* A column that does not exist: the run names the node. */
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, tb.f, "fact"),
+                                        coproc_expr_compare(p, COPROC_CMP_EQ, coproc_expr_column(p, "nope"),
+                                                            coproc_expr_int(p, 1)));
+    assert_null(f);
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    assert_non_null(strstr(coproc_plan_errmsg(p), "filter#2"));
+    assert_non_null(strstr(coproc_plan_errmsg(p), "nope"));
+    /* Later builders pass the NULL along; the run returns the first error. */
+    coproc_node *g = coproc_plan_group_by(p, f, 0, NULL, 1, (coproc_aggregate[]){{COPROC_AGG_COUNT, NULL, "n"}});
+    assert_null(g);
+    assert_int_equal(coproc_query_run(p, g, NULL, &r), COPROC_INVALID_ARGUMENT);
+    assert_null(r.table);
+    assert_non_null(strstr(coproc_errmsg(rt), "nope"));
+    coproc_plan_free(p);
+
+    /* Arithmetic on a boolean, a float key, name clashes, bad lists. */
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    coproc_node *s = coproc_plan_scan(p, tb.f, "fact");
+    coproc_expr *bad = coproc_expr_arith(p, COPROC_ARITH_ADD, coproc_expr_compare(p, COPROC_CMP_LT, coproc_expr_column(p, "a"), coproc_expr_int(p, 1)), coproc_expr_int(p, 1));
+    const char *nm[] = {"z"};
+    assert_null(coproc_plan_project(p, s, 1, nm, &bad));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p);
+
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    s = coproc_plan_scan(p, tb.f, "fact");
+    const char *fkey[] = {"x"};
+    assert_null(coproc_plan_group_by(p, s, 1, fkey, 1, (coproc_aggregate[]){{COPROC_AGG_COUNT, NULL, "n"}}));
+    assert_int_equal(coproc_plan_status(p), COPROC_UNSUPPORTED_TYPE);
+    coproc_plan_free(p);
+
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    s = coproc_plan_scan(p, tb.f, "fact");
+    assert_null(coproc_plan_join(p, COPROC_JOIN_INNER, s, "fk", coproc_plan_scan(p, tb.f, "fact2"), "fk"));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT); /* same names on both sides */
+    coproc_plan_free(p);
+
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    assert_null(coproc_expr_in(p, coproc_expr_column(p, "a"), 0, NULL));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p);
+
+    /* NULL everywhere. */
+    assert_int_equal(coproc_plan_create(rt, NULL), COPROC_NULL_POINTER);
+    assert_int_equal(coproc_plan_create(NULL, &p), COPROC_NULL_POINTER);
+    assert_null(coproc_plan_scan(NULL, tb.f, "x"));
+    assert_int_equal(coproc_query_run(NULL, NULL, NULL, &r), COPROC_NULL_POINTER);
+    assert_int_equal(coproc_table_add(tb.f, "q", NULL), COPROC_NULL_POINTER);
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    assert_null(coproc_plan_filter(p, NULL, NULL));
+    assert_int_equal(coproc_plan_status(p), COPROC_NULL_POINTER);
+    coproc_plan_free(p);
+
+    /* Mismatched lengths in a table; duplicate names. */
+    coproc_column *shortc;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT32, d.a, 5, &shortc), COPROC_OK);
+    assert_int_equal(coproc_table_add(tb.f, "short", shortc), COPROC_INVALID_ARGUMENT);
+    assert_int_equal(coproc_table_add(tb.f, "a", tb.cols[0]), COPROC_INVALID_ARGUMENT);
+    coproc_column_free(shortc);
+
+    /* A device that does not exist; a root of another plan. */
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    s = coproc_plan_scan(p, tb.f, "fact");
+    coproc_query_options o;
+    coproc_query_options_init(&o);
+    o.device = 99;
+    assert_int_equal(coproc_query_run(p, s, &o, &r), COPROC_INVALID_ARGUMENT);
+    coproc_plan *p2;
+    assert_int_equal(coproc_plan_create(rt, &p2), COPROC_OK);
+    assert_int_equal(coproc_query_run(p2, s, NULL, &r), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p2);
+
+    /* Asynchronous: submit, wait, same rows as the table. */
+    coproc_query_task *task;
+    assert_int_equal(coproc_query_submit(p, s, NULL, &task), COPROC_OK);
+    assert_int_equal(coproc_query_wait(task, &r), COPROC_OK);
+    assert_int_equal(coproc_table_rows(r.table), 100);
+    assert_int_equal(coproc_table_column_count(r.table), 7);
+    assert_memory_equal(coproc_column_host_data(coproc_table_column(r.table, "b")), d.b, 100 * 8);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+
+    free_tables(&tb);
+    free_data(&d);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_plans),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
