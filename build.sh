@@ -41,6 +41,7 @@ need libhwloc-plugins have_file '/usr/lib/*/hwloc/hwloc_pci.so'
 need libjansson-dev pkg-config --exists jansson
 if [ "$mode" = test ]; then
     need libcmocka-dev pkg-config --exists cmocka
+    need libsqlite3-dev pkg-config --exists sqlite3
     need clang-14 command -v clang-14
 fi
 
