@@ -631,11 +631,26 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             char buf[64];
             const char *kcode = bcode(&g, b, buf, sizeof buf);
             int kc = arg_of(&g, q->src, b->col);
+            /* The ranges of the probing group-by's keys over the rows inserted. */
+            coproc__strbuf ranges = {0};
+            for (int r = 0; r < q->nranges; r++) {
+                coproc_type t = q->src->cols[q->range_col[r]]->type;
+                if (t != COPROC_INT32 && t != COPROC_UINT32)
+                    continue;
+                int a = arg_of(&g, q->src, q->range_col[r]);
+                const char *ct = t == COPROC_INT32 ? "int" : "uint";
+                coproc__sb_printf(&ranges,
+                                  "        atomic_min((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n"
+                                  "        atomic_max((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n",
+                                  ct, 2 * r, ct, a, ct, 2 * r + 1, ct, a);
+            }
+            if (ranges.failed)
+                fail(&g, "out of host memory");
             params(&g, &head);
             coproc__sb_printf(o,
                               "__kernel void q_build(%s, __global uint *ht, int dense, long kmin, uint mask,"
-                              " int check_dup, __global uint *flag)\n{\n"
-                              "    COPROC_FOR_EACH_ROW(i, n) {\n%s"
+                              " int check_dup, __global uint *flag, __global uint *kr)\n{\n"
+                              "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s"
                               "        long k = %s;\n"
                               "        uint me = (uint)i + 1u;\n"
                               "        if (dense) {\n"
@@ -656,7 +671,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                               "            h = (h + 1u) & mask;\n"
                               "        }\n"
                               "    }\n}\n",
-                              head.s, g.body.s ? g.body.s : "", kcode, kc);
+                              head.s, g.body.s ? g.body.s : "", ranges.s ? ranges.s : "", kcode, kc);
+            coproc__sb_free(&ranges);
         }
     } else if (!g.failed) {
         fail(&g, "pipeline without a sink");

@@ -341,10 +341,23 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         return coproc__fail_cl(rt, err, "%s: clearing the hash table", q->sink_node->label);
     if (n == 0)
         return COPROC_OK;
-    cl_mem flag;
+    cl_mem flag, kr;
     if ((s = buffer(f, dev, sizeof(cl_uint), &flag)) != COPROC_OK)
         return s;
+    /* The measured key ranges start empty: min at the top, max at the bottom. */
+    cl_uint init[16];
+    for (int r = 0; r < q->nranges; r++) {
+        int sign = q->src->cols[q->range_col[r]]->type == COPROC_INT32;
+        init[2 * r] = sign ? (cl_uint)INT32_MAX : UINT32_MAX;
+        init[2 * r + 1] = sign ? (cl_uint)INT32_MIN : 0;
+    }
+    if ((s = buffer(f, dev, sizeof init, &kr)) != COPROC_OK) {
+        clReleaseMemObject(flag);
+        return s;
+    }
     err = clEnqueueFillBuffer(dev->queue, flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (err == CL_SUCCESS && q->nranges)
+        err = clEnqueueWriteBuffer(dev->queue, kr, CL_TRUE, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL, NULL);
     cl_kernel kern = NULL;
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: clearing a flag", q->sink_node->label);
@@ -362,15 +375,25 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         COPROC__ARG(a, mask);
         COPROC__ARG(a, check);
         COPROC__ARG(a, flag);
+        COPROC__ARG(a, kr);
         coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, &a, &g, "query build");
     }
     cl_uint dup = 0;
     if (s == COPROC_OK)
         s = read_buf(f, dev, flag, &dup, sizeof dup);
+    if (s == COPROC_OK && q->nranges)
+        s = read_buf(f, dev, kr, init, 2 * q->nranges * sizeof(cl_uint));
+    for (int r = 0; s == COPROC_OK && r < q->nranges; r++) {
+        coproc_type t = q->src->cols[q->range_col[r]]->type;
+        q->range_ok[r] = t == COPROC_INT32 || t == COPROC_UINT32;
+        q->range_lo[r] = t == COPROC_INT32 ? (int32_t)init[2 * r] : (int64_t)init[2 * r];
+        q->range_hi[r] = t == COPROC_INT32 ? (int32_t)init[2 * r + 1] : (int64_t)init[2 * r + 1];
+    }
     if (kern)
         clReleaseKernel(kern);
     clReleaseMemObject(flag);
+    clReleaseMemObject(kr);
     if (s == COPROC_OK && dup) {
         snprintf(f->run->note, sizeof f->run->note,
                  "%s: the build side has duplicate keys", q->sink_node->label);
@@ -452,6 +475,51 @@ static coproc_status group_table(fused *f, const coproc_node *gb, const coproc__
     return COPROC_OK;
 }
 
+/* A key's range as the build kernel of the dimension it comes from measured
+ * it over the rows that pass that dimension's filters. */
+static int measured_range(const fused *f, int pi, const coproc__qarg *key, int64_t *lo, int64_t *hi)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    for (int i = 0; i < q->nsteps; i++) {
+        if (q->steps[i].kind != COPROC__QS_PROBE)
+            continue;
+        const coproc__qpipe *b = &f->prog.p[q->steps[i].build];
+        if (b->src != key->table)
+            continue;
+        for (int r = 0; r < b->nranges; r++)
+            if (b->range_col[r] == key->col && b->range_ok[r]) {
+                *lo = b->range_lo[r];
+                *hi = b->range_hi[r];
+                return 1;
+            }
+    }
+    return 0;
+}
+
+/* Ask pipeline pi's builds to measure the ranges of its group-by's keys. */
+static void request_ranges(fused *f, int pi)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    if (q->sink != COPROC__QK_GROUP)
+        return;
+    const coproc_node *gb = q->sink_node;
+    for (int i = 0; i < q->nsteps; i++) {
+        if (q->steps[i].kind != COPROC__QS_PROBE || q->steps[i].node->join != COPROC_JOIN_INNER)
+            continue;
+        coproc__qpipe *b = &f->prog.p[q->steps[i].build];
+        int projected = 0;
+        for (int k = 0; k < b->nsteps; k++)
+            projected |= b->steps[k].kind == COPROC__QS_PROJECT;
+        if (projected || !b->src)
+            continue;
+        b->nranges = 0;
+        for (int m = 0; m < gb->n && b->nranges < 8; m++)
+            for (int c = 0; c < b->src->n; c++)
+                if (strcmp(b->src->names[c], gb->names[m]) == 0)
+                    b->range_col[b->nranges++] = c;
+    }
+}
+
 static coproc_status run_group(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -464,9 +532,11 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
     double slots = 1;
     for (int m = 0; m < k->nkeys; m++) {
         int64_t lo, hi;
-        coproc_status s = column_range(f, k->keys[m].table->cols[k->keys[m].col], &lo, &hi);
-        if (s != COPROC_OK)
-            return s;
+        if (!measured_range(f, pi, &k->keys[m], &lo, &hi)) {
+            coproc_status s = column_range(f, k->keys[m].table->cols[k->keys[m].col], &lo, &hi);
+            if (s != COPROC_OK)
+                return s;
+        }
         kmin[m] = lo;
         range[m] = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
         slots *= (double)range[m];
@@ -750,6 +820,7 @@ static coproc_status run_pipe(fused *f, int pi, int device)
             return s;
     }
     coproc__device *dev = &f->rt->devices[q->device];
+    request_ranges(f, pi);
     for (int i = 0; i < q->nsteps; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE && (s = run_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
             return s;

@@ -58,6 +58,14 @@ typedef struct coproc__qpipe {
     /* running */
     coproc_table *out;         /* GROUP / MATERIALIZE: the output (host columns), owned */
     coproc__qbuilt built;      /* BUILD */
+    /* BUILD: columns of src whose range over the rows that pass the build
+     * side the build kernel measures (the probing group-by's keys), so that
+     * a group-by over a filtered dimension's attribute has as few slots as
+     * the rows that can reach it. range_ok: measured (32-bit columns). */
+    int nranges;
+    int range_col[8];
+    int range_ok[8];
+    int64_t range_lo[8], range_hi[8];
     int device;
 } coproc__qpipe;
 
