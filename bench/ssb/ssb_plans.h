@@ -1,0 +1,35 @@
+/* ssb_plans.h - the 13 SSB queries as coproc plans (coproc/query.h) over the
+ * generated data (ssb.h), and their results in the reference's form. Needs
+ * coproc: linked as coproc_ssb_plans, apart from the coproc-free coproc_ssb. */
+#ifndef SSB_PLANS_H
+#define SSB_PLANS_H
+
+#include "coproc.h"
+#include "coproc/query.h"
+#include "ssb.h"
+
+/* The five tables as coproc tables. device < 0: host columns wrapping the
+ * generated arrays (which must outlive them); else columns uploaded to that
+ * device (resident). */
+typedef struct ssb_tables {
+    coproc_table *t[SSB_NTABLES];
+    coproc_column *cols[64];
+    int ncols;
+} ssb_tables;
+
+coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, ssb_tables *out);
+void ssb_tables_close(ssb_tables *t);
+
+/* Build query q (SSB_Q1_1..) in plan p; *root its last node. Returns the
+ * plan's status (coproc_plan_status). */
+coproc_status ssb_plan_build(coproc_plan *p, const ssb_tables *t, int q, coproc_node **root);
+
+/* The bytes of columns query q must read at least (each column it touches,
+ * once): the numerator of Crystal's bandwidth-bound time. */
+double ssb_query_bytes(const ssb_db *db, int q);
+
+/* A query's result table as an ssb_result with the reference's columns
+ * (by name) and row order. -1 when a column is missing. */
+int ssb_result_from_table(const coproc_table *t, int q, ssb_result *out);
+
+#endif
