@@ -252,7 +252,7 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
         coproc__strbuf c = {0}, d = {0};
         int fl2 = 0;
         if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0 && binary(g, s, e->a, e->c, &c, &d, &fl2) == 0) {
-            coproc__sb_printf(o, "(%s <= %s && %s <= %s)", b.s, a.s, c.s, d.s);
+            coproc__sb_printf(o, "(%s <= %s & %s <= %s)", b.s, a.s, c.s, d.s);
             r = COPROC__QV_BOOL;
         }
         coproc__sb_free(&c);
@@ -265,7 +265,7 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
             coproc__strbuf x = {0}, y = {0};
             int f = 0;
             if (binary(g, s, e->a, e->list[i], &x, &y, &f) == 0)
-                coproc__sb_printf(o, "%s%s == %s", i ? " || " : "", x.s, y.s);
+                coproc__sb_printf(o, "%s%s == %s", i ? " | " : "", x.s, y.s);
             coproc__sb_free(&x);
             coproc__sb_free(&y);
         }
@@ -275,7 +275,10 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
     case COPROC__QE_AND:
     case COPROC__QE_OR:
         if (gexpr(g, s, e->a, &a) >= 0 && gexpr(g, s, e->b, &b) >= 0) {
-            coproc__sb_printf(o, "(%s %s %s)", a.s, e->kind == COPROC__QE_AND ? "&&" : "||", b.s);
+            /* & and |, not && and ||: both sides are 0/1 ints without side
+             * effects, and evaluating both spares a branch a row that the
+             * data would mispredict (Crystal predicates the same way). */
+            coproc__sb_printf(o, "(%s %s %s)", a.s, e->kind == COPROC__QE_AND ? "&" : "|", b.s);
             r = COPROC__QV_BOOL;
         }
         break;
@@ -463,7 +466,7 @@ static void params(gen *g, coproc__strbuf *o)
     coproc__sb_printf(o, "ulong n");
     for (int i = 0; i < g->k->nargs; i++) {
         const coproc__qarg *a = &g->k->args[i];
-        coproc__sb_printf(o, ", __global const %s *c%d", cl_type(a->table->cols[a->col]->type), i);
+        coproc__sb_printf(o, ", __global const %s *restrict c%d", cl_type(a->table->cols[a->col]->type), i);
     }
     for (int j = 0; j < g->k->nbuilds; j++)
         coproc__sb_printf(o, ", __global const uint *ht%d, int dense%d, long kmin%d, long kmax%d, uint mask%d",
