@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The README's two commands, on a fresh Debian 12 machine (as root) or any machine that
 # already has the dependencies:
-#   ./build.sh demo   install what is missing, build, list devices, calibrate, run the demo
+#   ./build.sh demo   install what is missing, build, list devices, calibrate, run the
+#                     Star Schema Benchmark (coproc-ssb) and draw its timeline
 #   ./build.sh test   install what is missing, build, run the test suite (CTest)
 # Environment: BUILD_DIR (default build), JOBS (default: number of cores),
-# CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined).
+# CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined),
+# SSB_SF (the demo's scale factor).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
 
@@ -62,7 +64,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # ---- build
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+# The demo needs no test framework (cmocka, SQLite): it builds without the tests.
+tests=ON
+[ "$mode" = demo ] && tests=OFF
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOPROC_BUILD_TESTS=$tests ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS"
 
 case "$mode" in
@@ -71,8 +76,17 @@ demo)
     "$BUILD_DIR/coproc-calibrate" --list
     echo "== calibration (coproc-calibrate --quick; cached after the first run)"
     "$BUILD_DIR/coproc-calibrate" --quick
-    echo "== demo workload"
-    "$BUILD_DIR/examples/coproc-demo"
+    # The Star Schema Benchmark at a scale that suits the machine: SF 1 on a
+    # few cores, SF 10 with 8 cores and 32 GiB or more (SSB_SF overrides).
+    # The data is generated once and kept in the cache directory.
+    cores=$(nproc 2>/dev/null || echo 2)
+    mem_gib=$(awk '/MemTotal/ {print int($2 / 1048576)}' /proc/meminfo 2>/dev/null || echo 0)
+    sf=1
+    [ "$cores" -ge 8 ] && [ "$mem_gib" -ge 32 ] && sf=10
+    sf=${SSB_SF:-$sf}
+    echo "== SSB: the 13 queries at SF $sf, fused and one operator at a time, on every device"
+    "$BUILD_DIR/bench/coproc-ssb" --sf "$sf" --repeat 3 --timeline "$BUILD_DIR/ssb-timeline.svg"
+    echo "== where and when each pipeline ran: $BUILD_DIR/ssb-timeline.svg (open it in a browser)"
     ;;
 test)
     cd "$BUILD_DIR"
