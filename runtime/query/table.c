@@ -58,9 +58,12 @@ coproc_status coproc_table_add(coproc_table *t, const char *name, const coproc_c
         return COPROC_NULL_POINTER;
     if (!name || !*name)
         return coproc__fail(t->rt, COPROC_INVALID_ARGUMENT, "coproc_table_add: the column needs a name");
-    coproc_status s = coproc__column_check(t->rt, col, NULL, "coproc_table_add");
-    if (s != COPROC_OK)
-        return s;
+    /* host and device columns alike (coproc__column_check refuses host columns) */
+    if (!col)
+        return coproc__fail(t->rt, COPROC_NULL_POINTER, "coproc_table_add: the column is NULL");
+    if (col->rt != t->rt)
+        return coproc__fail(t->rt, COPROC_INVALID_ARGUMENT,
+                            "coproc_table_add: the column belongs to another runtime");
     for (int i = 0; i < t->n; i++)
         if (strcmp(t->names[i], name) == 0)
             return coproc__fail(t->rt, COPROC_INVALID_ARGUMENT,
