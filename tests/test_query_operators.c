@@ -1323,6 +1323,42 @@ static void test_submit(void **state)
     free_made();
 }
 
+/* MIN/MAX ignore NaN unless every row of the group is NaN; SUM/AVG take it. */
+static void test_nan_groups(void **state)
+{
+    (void)state;
+    ttab T;
+    ttab_init(&T, 7);
+    int64_t *k = arr(COPROC_INT64, 7);
+    float *f = arr(COPROC_FLOAT32, 7);
+    double *g = arr(COPROC_FLOAT64, 7);
+    const int64_t kv[] = {1, 1, 2, 2, 3, 4, 4};
+    const float fv[] = {NAN, NAN, 1.0f, NAN, -0.5f, INFINITY, -2.0f};
+    for (int i = 0; i < 7; i++)
+        k[i] = kv[i], f[i] = fv[i], g[i] = NAN;
+    ttab_add(&T, "k", COPROC_INT64, k, -1);
+    ttab_add(&T, "f", COPROC_FLOAT32, f, -1);
+    ttab_add(&T, "g", COPROC_FLOAT64, g, -1);
+    plan_begin();
+    dn s = d_scan(&T, "T");
+    ragg ag[] = {{COPROC_AGG_MIN, COL("f"), "mn"}, {COPROC_AGG_MAX, COL("f"), "mx"},
+                 {COPROC_AGG_SUM, COL("f"), "sm"}, {COPROC_AGG_AVG, COL("f"), "av"},
+                 {COPROC_AGG_COUNT, COL("f"), "n"}, {COPROC_AGG_MIN, COL("g"), "gmn"},
+                 {COPROC_AGG_MAX, ARITH(COPROC_ARITH_MUL, COL("f"), INT(2)), "mx2"}};
+    const char *key[] = {"k"};
+    check(d_group(s, 1, key, 7, ag), 0, "NaN groups");
+    check(d_group(s, 0, NULL, 7, ag), 1, "NaN, no keys");
+    check(d_group(d_filter(s, CMP(COPROC_CMP_LE, COL("k"), INT(1))), 0, NULL, 7, ag), 1,
+          "every value NaN, no keys");
+    coproc_order_key ok[] = {{"f", 1}, {"k", 1}};
+    check(d_order(s, 2, ok, 0), 1, "NaN first descending");
+    ok[0].descending = 0;
+    check(d_order(s, 2, ok, 0), 1, "NaN last ascending");
+    plan_end();
+    ttab_free(&T);
+    free_made();
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1345,6 +1381,7 @@ int main(void)
         cmocka_unit_test(test_joins),
         cmocka_unit_test(test_group_by),
         cmocka_unit_test(test_order_by),
+        cmocka_unit_test(test_nan_groups),
         cmocka_unit_test(test_empty_table),
         cmocka_unit_test(test_device_columns),
         cmocka_unit_test(test_errors),

@@ -1221,10 +1221,36 @@ static coproc_status run_order_by(ctx *c, const coproc_node *n, rel *in, rel *ou
 
 static coproc_status run_node(ctx *c, const coproc_node *n, rel *out);
 
-static coproc_status report(ctx *c, const coproc_node *n, double start, uint64_t rows_in)
+/* Bytes copied between host and devices so far, every device together (other
+ * work running on the runtime at the same time counts too). */
+static uint64_t bytes_moved(const ctx *c)
+{
+    uint64_t b = 0;
+    for (int d = 0; d < coproc_device_count(c->rt); d++) {
+        coproc_device_stats st;
+        memset(&st, 0, sizeof st);
+        st.struct_size = sizeof st;
+        if (coproc_device_stats_get(c->rt, d, &st) == COPROC_OK)
+            b += st.bytes_h2d + st.bytes_d2h;
+    }
+    return b;
+}
+
+static uint64_t rel_bytes(const rel *r)
+{
+    uint64_t b = 0;
+    for (int i = 0; i < r->n; i++)
+        b += (uint64_t)coproc_column_length(r->cols[i]) * coproc_type_size(coproc_column_type(r->cols[i]));
+    return b;
+}
+
+static coproc_status report(ctx *c, const coproc_node *n, double start, uint64_t rows_in,
+                            uint64_t bytes_in, uint64_t moved0)
 {
     coproc_pipeline_info info;
     memset(&info, 0, sizeof info);
+    info.bytes_in = bytes_in;
+    info.bytes_moved = bytes_moved(c) - moved0;
     snprintf(info.what, sizeof info.what, "operators: %s", n->label);
     info.device = c->device;
     info.fused = 0;
@@ -1267,6 +1293,7 @@ static coproc_status run_node(ctx *c, const coproc_node *n, rel *out)
     c->device = -1;
     double start = coproc__qrun_now(c->run);
     uint64_t rows_in = n->kind == COPROC__QN_SCAN ? n->table->rows : in.rows + build.rows;
+    uint64_t bytes_in = rel_bytes(&in) + rel_bytes(&build), moved0 = bytes_moved(c);
     switch (n->kind) {
     case COPROC__QN_SCAN: s = run_scan(c, n, out); break;
     case COPROC__QN_FILTER: s = run_filter(c, n, &in, out); break;
@@ -1284,7 +1311,8 @@ static coproc_status run_node(ctx *c, const coproc_node *n, rel *out)
     if (s == COPROC_OK)
         s = check_schema(c, n, out);
     if (s == COPROC_OK)
-        s = report(c, n, start, rows_in);
+        s = report(c, n, start, rows_in, n->kind == COPROC__QN_SCAN ? rel_bytes(out) : bytes_in,
+                   moved0);
     if (s != COPROC_OK)
         rel_free(out);
     return s;
