@@ -26,6 +26,10 @@
  *   significant; uint64 keys as unsigned, other keys as signed values).
  * A node's booleans are INT32 0/1 columns made by select + scatter; AND/OR/NOT
  * of two predicates over columns go into one coproc_filter where they can.
+ * Each node reports once ("operators: <label>"): device = where its last
+ * operator ran (-1 if none ran), bytes_in = its input columns' bytes,
+ * bytes_moved = host<->device copies on every device meanwhile (concurrent
+ * work on the runtime counts too; 0 on zero-copy PoCL).
  *
  * Tests only: COPROC_TEST_QUERY_FAIL_OP=k makes the k-th operator of a run
  * fail (COPROC_INTERNAL), to check that every failure releases everything. */
@@ -360,9 +364,8 @@ static coproc_status copy_col(ctx *c, const coproc_column *src, coproc_column **
     return tmp_push(c, col);
 }
 
-/* Gather every column of in at pos (count rows) into out. */
-static coproc_status gather_all(ctx *c, const rel *in, const coproc_column *pos, size_t count,
-                                rel *out, int at)
+/* Gather every column of in at pos into out's columns at, at + 1, ... */
+static coproc_status gather_all(ctx *c, const rel *in, const coproc_column *pos, rel *out, int at)
 {
     for (int i = 0; i < in->n; i++) {
         coproc_column *g;
@@ -370,7 +373,6 @@ static coproc_status gather_all(ctx *c, const rel *in, const coproc_column *pos,
         if (s != COPROC_OK || (s = rel_set(c, out, at + i, g)) != COPROC_OK)
             return s;
     }
-    (void)count;
     return COPROC_OK;
 }
 
@@ -853,7 +855,7 @@ static coproc_status run_filter(ctx *c, const coproc_node *n, rel *in, rel *out)
             rel_pass(in, i, out, i);
         return COPROC_OK;
     }
-    return gather_all(c, in, pos, count, out, 0);
+    return gather_all(c, in, pos, out, 0);
 }
 
 static coproc_status run_project(ctx *c, const coproc_node *n, rel *in, rel *out)
@@ -909,15 +911,15 @@ static coproc_status run_join(ctx *c, const coproc_node *n, rel *probe, rel *bui
                 rel_pass(probe, i, out, i);
             return COPROC_OK;
         }
-        return gather_all(c, probe, r.column, r.count, out, 0);
+        return gather_all(c, probe, r.column, out, 0);
     }
     coproc_op_init(&o, COPROC_OP_HASH_JOIN);
     o.a = bk, o.b = pk; /* builds on a */
     if ((s = op_run(c, &o, &r, "hash join")) != COPROC_OK ||
         (s = rel_init(c, out, probe->n + build->n, r.join.count)) != COPROC_OK ||
-        (s = gather_all(c, probe, r.join.right, r.join.count, out, 0)) != COPROC_OK)
+        (s = gather_all(c, probe, r.join.right, out, 0)) != COPROC_OK)
         return s;
-    return gather_all(c, build, r.join.left, r.join.count, out, probe->n);
+    return gather_all(c, build, r.join.left, out, probe->n);
 }
 
 /* ---------------------------------------------------------------- group-by */
@@ -1026,11 +1028,12 @@ static coproc_status group_all(ctx *c, const coproc_node *n, rel *in, rel *out)
                                   : ag->fn == COPROC_AGG_MAX ? COPROC_REDUCE_MAX : COPROC_REDUCE_SUM;
             if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK || (s = do_reduce(c, op, v, &sc)) != COPROC_OK)
                 return s;
-            if (sc.type == COPROC_FLOAT32 || sc.type == COPROC_FLOAT64)
-                fv = sc.v.f64, iv = 0;
-            else
-                iv = sc.type == COPROC_UINT32 || sc.type == COPROC_UINT64 ? (int64_t)sc.v.u64 : sc.v.i64,
-                fv = (double)iv;
+            if (sc.type == COPROC_FLOAT32 || sc.type == COPROC_FLOAT64) {
+                fv = sc.v.f64;
+            } else {
+                iv = sc.type == COPROC_UINT32 || sc.type == COPROC_UINT64 ? (int64_t)sc.v.u64 : sc.v.i64;
+                fv = (double)iv; /* AVG of integers: the int64 sum / rows */
+            }
             if ((ag->fn == COPROC_AGG_MIN || ag->fn == COPROC_AGG_MAX) && rows == 0)
                 iv = 0, fv = 0; /* MIN/MAX of no rows: 0 */
             if (ag->fn == COPROC_AGG_AVG)
@@ -1214,7 +1217,7 @@ static coproc_status run_order_by(ctx *c, const coproc_node *n, rel *in, rel *ou
     }
     if ((s = rel_init(c, out, in->n, rows)) != COPROC_OK)
         return s;
-    return gather_all(c, in, perm, rows, out, 0);
+    return gather_all(c, in, perm, out, 0);
 }
 
 /* ---------------------------------------------------------------- the tree */
