@@ -118,7 +118,8 @@ typedef struct coproc_aggregate {
 } coproc_aggregate;
 
 /* One row per distinct combination of the nkeys integer key columns (nkeys 0:
- * one row over all input rows, even none), holding the keys then the
+ * one row over all input rows, even none: SUM, COUNT, MIN, MAX 0 and AVG NaN
+ * over no rows), holding the keys then the
  * aggregates. Rows come in no particular order: add an order-by. */
 COPROC_API coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
                                              const char *const *keys, int naggs,

@@ -463,8 +463,8 @@ static coproc_status group_table(fused *f, const coproc_node *gb, const coproc__
                 double sum = fl ? fv : (double)iv;
                 put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, cnt[s] ? sum / (double)cnt[s] : NAN);
             } else if ((k->agg_fn[a] == COPROC_AGG_MIN || k->agg_fn[a] == COPROC_AGG_MAX) && cnt[s] == 0) {
-                /* No rows (only without keys): 0, or NaN for floats. */
-                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, fl ? NAN : 0);
+                /* No rows (only without keys): 0, as the operators give it. */
+                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, 0);
             } else {
                 put_value(t->owned[gb->n + a]->host, r, ty, fl, iv, fv);
             }
