@@ -512,7 +512,10 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     }
     k->nkeys = gb->n;
     k->naggs = gb->naggs;
-    coproc__sb_printf(tail, "        cnt[slot] += 1;\n");
+    /* Without keys the one slot's partials live in registers (written once
+     * at the end); with keys in this work-item's own slots in global memory. */
+    int regs = gb->n == 0;
+    coproc__sb_printf(tail, regs ? "        cnt_r += 1;\n" : "        cnt[slot] += 1;\n");
     for (int a = 0; a < gb->naggs; a++) {
         const coproc__agg *ag = &gb->aggs[a];
         k->agg_fn[a] = ag->fn;
@@ -528,7 +531,7 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
         }
         k->agg_float[a] = qv == COPROC__QV_FLOAT;
         char dst[32];
-        snprintf(dst, sizeof dst, "a%d[slot]", a);
+        snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", a);
         coproc__sb_printf(tail, "        ");
         agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
         coproc__sb_free(&x);
@@ -572,8 +575,18 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "    for (ulong s = 0; s < S; s++) {\n        cnt[s] = 0;\n");
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "        a%d[s] = %s;\n", a, agg_identity(k->agg_fn[a], k->agg_float[a]));
-            coproc__sb_printf(o, "    }\n    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n}\n\n",
+            coproc__sb_printf(o, "    }\n    long cnt_r = 0;\n");
+            for (int a = 0; a < gb->naggs; a++)
+                coproc__sb_printf(o, "    %s a%d_r = %s;\n", k->agg_float[a] ? "real" : "long", a,
+                                  agg_identity(k->agg_fn[a], k->agg_float[a]));
+            coproc__sb_printf(o, "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n",
                               g.body.s ? g.body.s : "", tail.s);
+            if (gb->n == 0) {
+                coproc__sb_printf(o, "    cnt[0] = cnt_r;\n");
+                for (int a = 0; a < gb->naggs; a++)
+                    coproc__sb_printf(o, "    a%d[0] = a%d_r;\n", a, a);
+            }
+            coproc__sb_printf(o, "}\n\n");
             /* Combine: the partitions' partials, slot by slot. */
             coproc__sb_printf(o, "__kernel void q_combine(ulong P, ulong S, __global const long *pcnt, "
                                  "__global long *ocnt");
