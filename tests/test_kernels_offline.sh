@@ -19,7 +19,17 @@ targets=(
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0 checked=0
-for cl in "$src"/cl/*.cl; do
+# The fused engine's generated kernels (the SSB queries' pipelines and every
+# expression kind) go through the same compilations.
+mkdir -p "$tmp/gen"
+if "$1/tests/dump_query_kernels" "$tmp/gen"; then
+    echo "$(ls "$tmp/gen" | wc -l) generated kernels"
+else
+    rc=$?
+    if [ "$rc" -ne 77 ]; then echo "FAIL: dump_query_kernels exited $rc"; failures=$((failures + 1)); fi
+fi
+for cl in "$src"/cl/*.cl "$tmp"/gen/*.cl; do
+    [ -e "$cl" ] || continue
     name=$(basename "$cl" .cl)
     [ "$name" = prelude ] && continue
     cat "$src/cl/prelude.cl" "$cl" >"$tmp/$name.cl"
@@ -31,7 +41,7 @@ for cl in "$src"/cl/*.cl; do
             # shellcheck disable=SC2086
             if ! "$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target $target \
                 $defs $mode -o "$tmp/out" "$tmp/$name.cl" 2>"$tmp/err"; then
-                echo "FAIL: cl/$name.cl for $target ($defs):"
+                echo "FAIL: $name.cl for $target ($defs):"
                 head -20 "$tmp/err"
                 failures=$((failures + 1))
             fi

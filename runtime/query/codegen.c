@@ -358,6 +358,27 @@ static int project(gen *g, scope *s, const coproc_node *n)
     return g->failed ? -1 : 0;
 }
 
+/* The column of the build pipeline's source table that its key `name` is,
+ * through the renames of its projections; -1 when it is computed. */
+static int build_key_col(const coproc__qpipe *bp, const char *name)
+{
+    for (int i = bp->nsteps - 1; i >= 0; i--) {
+        const coproc_node *n = bp->steps[i].node;
+        if (bp->steps[i].kind != COPROC__QS_PROJECT)
+            continue;
+        int m = 0;
+        while (m < n->n && strcmp(n->names[m], name) != 0)
+            m++;
+        if (m == n->n || n->exprs[m]->kind != COPROC__QE_COLUMN)
+            return -1;
+        name = n->exprs[m]->name;
+    }
+    for (int c = 0; c < bp->src->n; c++)
+        if (strcmp(bp->src->names[c], name) == 0)
+            return c;
+    return -1;
+}
+
 static int probe(gen *g, scope *s, const coproc__qstep *st)
 {
     const coproc_node *j = st->node;
@@ -369,7 +390,10 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     const binding *key = lookup(s, j->probe_key);
     if (!key)
         return fail(g, "%s: no probe key \"%s\"", j->label, j->probe_key);
-    int kc = arg_of(g, bp->src, bp->built.key_col);
+    int bc = build_key_col(bp, j->build_key);
+    if (bc < 0)
+        return fail(g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
+    int kc = arg_of(g, bp->src, bc);
     if (kc < 0)
         return -1;
     char kbuf[64];
