@@ -65,6 +65,16 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* x with two decimals, "-" when it was not measured (a mode not run, one device). */
+static const char *fmt(char *buf, double x)
+{
+    if (isfinite(x))
+        snprintf(buf, 16, "%.2f", x);
+    else
+        snprintf(buf, 16, "-");
+    return buf;
+}
+
 static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (void)l; (void)m; }
 
 /* One timeline bar. */
@@ -352,9 +362,10 @@ int main(int argc, char **argv)
             for (int i = 0; (opt.modes & 1) && ok && i < fr->pipelines && w < (int)sizeof where - 40; i++)
                 w += snprintf(where + w, sizeof where - w, "%s%.24s(%d)", i ? ", " : "",
                               fr->pipeline[i].what, fr->pipeline[i].device);
-            printf("%-5s %8zu %9.2f %9.2f %6.2f %7.2f %8.2f %8.2f %9.1f  %s%s\n", ssb_query_name(q), want.nrows,
-                   1e3 * f_s, 1e3 * o_s, bw_ratio, vs_ops, vs_best1, vs_c, moved / 1e6, where,
-                   ok ? "" : "  WRONG");
+            char cf[16], co[16], cb[16], cv[16], c1[16], cc[16];
+            printf("%-5s %8zu %9s %9s %6s %7s %8s %8s %9.1f  %s%s\n", ssb_query_name(q), want.nrows,
+                   fmt(cf, 1e3 * f_s), fmt(co, 1e3 * o_s), fmt(cb, bw_ratio), fmt(cv, vs_ops),
+                   fmt(c1, vs_best1), fmt(cc, vs_c), moved / 1e6, where, ok ? "" : "  WRONG");
         }
         json_t *e = json_object();
         json_object_set_new(e, "name", json_string(ssb_query_name(q)));
