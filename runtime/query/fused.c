@@ -224,15 +224,6 @@ static double estimate(fused *f, coproc__device *dev, int pi)
     return t * coproc__query_correction(f->rt, dev->index);
 }
 
-static int build_ready(const fused *f, int pi)
-{
-    const coproc__qpipe *q = &f->prog.p[pi];
-    for (int i = 0; i < q->nsteps; i++)
-        if (q->steps[i].kind == COPROC__QS_PROBE && !f->prog.p[q->steps[i].build].src)
-            return 0;
-    return 1;
-}
-
 static coproc_status place(fused *f, int pi, double *est)
 {
     coproc__qpipe *q = &f->prog.p[pi];
@@ -824,7 +815,6 @@ static coproc_status run_pipe(fused *f, int pi, int device)
     for (int i = 0; i < q->nsteps; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE && (s = run_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
             return s;
-    (void)build_ready;
     describe(f, pi, info.what, sizeof info.what);
     info.device = q->device;
     info.estimate_s = est;
@@ -839,13 +829,11 @@ static coproc_status run_pipe(fused *f, int pi, int device)
                               info.end_s - info.start_s);
     if (q->order && q->out) {
         coproc_table *sorted;
-        double t0 = coproc__qrun_now(f->run);
         if ((s = coproc__order_by_host(f->rt, q->out, q->order, &sorted)) != COPROC_OK)
             return s;
         coproc_table_free(q->out);
         q->out = sorted;
         info.end_s = coproc__qrun_now(f->run);
-        (void)t0;
     }
     return coproc__qrun_report(f->run, &info);
 }
