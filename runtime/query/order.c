@@ -97,7 +97,7 @@ coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, 
     merge_sort(idx, tmp, rows, keys, n->n);
     free(tmp);
     size_t keep = n->limit && n->limit < rows ? (size_t)n->limit : rows;
-    coproc_table *t;
+    coproc_table *t = NULL;
     coproc_status s = coproc_table_create(rt, &t);
     for (int c = 0; s == COPROC_OK && c < in->n; c++) {
         const coproc_column *src = in->cols[c];
@@ -112,7 +112,7 @@ coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, 
     }
     free(idx);
     if (s != COPROC_OK) {
-        coproc_table_free(s == COPROC_OK ? NULL : t);
+        coproc_table_free(t);
         return s;
     }
     *out = t;
