@@ -29,6 +29,7 @@ typedef struct data {
     int64_t hk[SPARSE];
     int32_t hv[SPARSE];
     int32_t dupk[6], dupv[6];   /* a dimension with duplicate keys */
+    int32_t gk[5], gv[5];       /* keyed by the dense dimension's tg */
 } data;
 
 static void make_data(data *d, size_t n, uint64_t seed)
@@ -64,6 +65,10 @@ static void make_data(data *d, size_t n, uint64_t seed)
         d->dupk[i] = 1 + i % 3; /* keys 1, 2, 3 twice each */
         d->dupv[i] = i;
     }
+    for (int i = 0; i < 5; i++) {
+        d->gk[i] = 4 - i;
+        d->gv[i] = i % 2;
+    }
 }
 
 static void free_data(data *d)
@@ -72,7 +77,7 @@ static void free_data(data *d)
 }
 
 typedef struct tables {
-    coproc_table *f, *t, *h, *dup;
+    coproc_table *f, *t, *h, *dup, *g;
     coproc_column *cols[16];
     int ncols;
 } tables;
@@ -93,6 +98,7 @@ static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
     assert_int_equal(coproc_table_create(rt, &tb->t), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->h), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->dup), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->g), COPROC_OK);
     add(rt, tb, tb->f, "fk", COPROC_INT32, d->fk, d->n);
     add(rt, tb, tb->f, "a", COPROC_INT32, d->a, d->n);
     add(rt, tb, tb->f, "b", COPROC_INT64, d->b, d->n);
@@ -107,12 +113,14 @@ static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
     add(rt, tb, tb->h, "hv", COPROC_INT32, d->hv, SPARSE);
     add(rt, tb, tb->dup, "dk", COPROC_INT32, d->dupk, 6);
     add(rt, tb, tb->dup, "dv", COPROC_INT32, d->dupv, 6);
+    add(rt, tb, tb->g, "gk", COPROC_INT32, d->gk, 5);
+    add(rt, tb, tb->g, "gv", COPROC_INT32, d->gv, 5);
 }
 
 static void free_tables(tables *tb)
 {
     coproc_table_free(tb->f), coproc_table_free(tb->t), coproc_table_free(tb->h);
-    coproc_table_free(tb->dup);
+    coproc_table_free(tb->dup), coproc_table_free(tb->g);
     for (int i = 0; i < tb->ncols; i++)
         coproc_column_free(tb->cols[i]);
 }
@@ -404,6 +412,55 @@ static void plan_semi_global(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Three probes in one pipeline, the last keyed by a column the first join
+ * brings (a snowflake): the engine may reorder probes by selectivity, but
+ * not this one before the join that defines its key. */
+static void plan_snowflake(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *dim = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->t, "dim"),
+                                          coproc_expr_compare(p, COPROC_CMP_LT, COL("tg"), INT(4)));
+    coproc_node *h = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->h, "sparse"),
+                                        coproc_expr_compare(p, COPROC_CMP_NE, COL("hv"), INT(1)));
+    coproc_node *gd = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->g, "g"),
+                                         coproc_expr_compare(p, COPROC_CMP_GE, COL("gk"), INT(2)));
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk", dim, "tk");
+    j = coproc_plan_join(p, COPROC_JOIN_SEMI, j, "sk", h, "hk");
+    j = coproc_plan_join(p, COPROC_JOIN_INNER, j, "tg", gd, "gk");
+    const char *keys[] = {"gv"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("a"), "sa"}};
+    coproc_node *g = coproc_plan_group_by(p, j, 1, keys, 2, ag);
+    coproc_query_result r = run(c, p, g, "snowflake");
+    for (int i = 0; c->mode == COPROC_QUERY_FUSED && i < r.pipelines; i++)
+        if (!r.pipeline[i].fused)
+            fail_msg("snowflake: pipeline %d (%s) was not fused: %s", i, r.pipeline[i].what, r.note);
+    int isf[] = {0, 0, 0};
+    rows want, got;
+    rows_init(&want, 3, isf);
+    int64_t n[2] = {0, 0}, sa[2] = {0, 0};
+    for (size_t i = 0; i < d->n; i++) {
+        int t = dim_row(d, d->fk[i]);
+        int64_t k = d->sk[i];
+        if (t < 0 || d->tg[t] >= 4 || d->tg[t] < 2)
+            continue;
+        if ((k - 7) % 1000003 != 0 || (k - 7) / 1000003 >= SPARSE || d->hv[(k - 7) / 1000003] == 1)
+            continue;
+        int gv = d->gv[4 - d->tg[t]];
+        n[gv]++, sa[gv] += d->a[i];
+    }
+    for (int v = 0; v < 2; v++)
+        if (n[v]) {
+            union cell *row = rows_add(&want);
+            row[0].i = v, row[1].i = n[v], row[2].i = sa[v];
+        }
+    rows_of(r.table, &got);
+    expect_rows("snowflake", &got, &want, 0);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
 /* Two keys, order by one ascending and one descending, limit. */
 static void plan_two_keys_limit(ctx *c)
 {
@@ -502,6 +559,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_filter_project(&c);
             plan_join_group(&c, 2);
             plan_semi_global(&c);
+            plan_snowflake(&c);
             plan_two_keys_limit(&c);
             plan_duplicates(&c);
         }

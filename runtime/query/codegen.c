@@ -213,9 +213,29 @@ static int binary(gen *g, const scope *s, const coproc_expr *a, const coproc_exp
     return r;
 }
 
+/* A 32-bit operand: an int32 column read directly, or an integer constant
+ * in int's range. Comparisons between such operands are exact in int,
+ * which a CPU compares twice as many of a vector instruction as long. */
+static int narrow(gen *g, const scope *s, const coproc_expr *e, char *buf, size_t len)
+{
+    if (e->kind == COPROC__QE_INT && e->i >= INT32_MIN && e->i <= INT32_MAX) {
+        snprintf(buf, len, "(%" PRId64 ")", e->i);
+        return 1;
+    }
+    if (e->kind != COPROC__QE_COLUMN)
+        return 0;
+    const binding *x = lookup(s, e->name);
+    if (!x || !x->table || x->type != COPROC_INT32)
+        return 0;
+    int a = arg_of(g, x->table, x->col);
+    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, x->row);
+    return 1;
+}
+
 static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
 {
     coproc__strbuf a = {0}, b = {0};
+    char na[64], nb[64], nc[64];
     int fl = 0, r = -1;
     switch (e->kind) {
     case COPROC__QE_COLUMN: {
@@ -243,12 +263,21 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
         }
         break;
     case COPROC__QE_CMP:
+        if (narrow(g, s, e->a, na, sizeof na) && narrow(g, s, e->b, nb, sizeof nb)) {
+            coproc__sb_printf(o, "(%s %s %s)", na, cmp_op(e->cmp), nb);
+            return COPROC__QV_BOOL;
+        }
         if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0) {
             coproc__sb_printf(o, "(%s %s %s)", a.s, cmp_op(e->cmp), b.s);
             r = COPROC__QV_BOOL;
         }
         break;
     case COPROC__QE_BETWEEN: {
+        if (narrow(g, s, e->a, na, sizeof na) && narrow(g, s, e->b, nb, sizeof nb) &&
+            narrow(g, s, e->c, nc, sizeof nc)) {
+            coproc__sb_printf(o, "(%s <= %s & %s <= %s)", nb, na, na, nc);
+            return COPROC__QV_BOOL;
+        }
         coproc__strbuf c = {0}, d = {0};
         int fl2 = 0;
         if (binary(g, s, e->a, e->b, &a, &b, &fl) == 0 && binary(g, s, e->a, e->c, &c, &d, &fl2) == 0) {
@@ -264,7 +293,9 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
         for (int i = 0; i < e->n; i++) {
             coproc__strbuf x = {0}, y = {0};
             int f = 0;
-            if (binary(g, s, e->a, e->list[i], &x, &y, &f) == 0)
+            if (narrow(g, s, e->a, na, sizeof na) && narrow(g, s, e->list[i], nb, sizeof nb))
+                coproc__sb_printf(o, "%s%s == %s", i ? " | " : "", na, nb);
+            else if (binary(g, s, e->a, e->list[i], &x, &y, &f) == 0)
                 coproc__sb_printf(o, "%s%s == %s", i ? " | " : "", x.s, y.s);
             coproc__sb_free(&x);
             coproc__sb_free(&y);
@@ -470,6 +501,119 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
     return g->failed ? -1 : 0;
 }
 
+/* ---------------------------------------------------------------- the row loop */
+
+/* Rows a CPU work-item tests at once before running the body on the survivors. */
+#define QTILE 512
+
+/* Branch-free statements that clear `keep` for a row that certainly fails
+ * pipeline pi's leading steps: its filters up to the first projection or
+ * probe, and that probe's miss when its table is dense. The row body still
+ * checks everything, so this only has to be right where it says 0. Empty
+ * when there is nothing to test. */
+static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, coproc__strbuf *o)
+{
+    const coproc__qpipe *q = &g->prog->p[pi];
+    int nprobes = 0;
+    for (int i = 0; i < q->nsteps && !g->failed; i++) {
+        const coproc__qstep *st = &q->steps[i];
+        if (st->kind == COPROC__QS_FILTER && nprobes == 0) {
+            coproc__strbuf x = {0};
+            if (gexpr(g, s, st->node->pred, &x) >= 0)
+                coproc__sb_printf(filters, "            keep &= %s;\n", x.s);
+            coproc__sb_free(&x);
+            continue;
+        }
+        if (st->kind != COPROC__QS_PROBE)
+            break;
+        /* The leading probes are tables 0, 1, ... (probe() numbers them in
+         * step order); a key read directly from the row is tested against
+         * a dense table's bitmap. Slot 0 exists in every bitmap: the load
+         * is always in bounds. */
+        int jb = nprobes++;
+        const binding *key = lookup(s, st->node->probe_key);
+        if (!key || !key->table)
+            break;
+        /* In the body an earlier probe's build columns shadow the row's. */
+        int shadowed = 0;
+        for (int e = i - jb; e < i; e++)
+            shadowed |= coproc__schema_find(&q->steps[e].node->build->schema, st->node->probe_key) >= 0;
+        if (shadowed)
+            break;
+        char buf[64];
+        const char *kcode = bcode(g, key, buf, sizeof buf);
+        coproc__sb_printf(o,
+                          "        for (uint x_ = 0; x_ < k_; x_++) {\n"
+                          "            ulong i = t_ + sel_[x_];\n"
+                          "            long pk_ = %s;\n"
+                          "            int in_ = (pk_ >= kmin%d) & (pk_ <= kmax%d);\n"
+                          "            ulong d_ = in_ ? (ulong)(pk_ - kmin%d) : 0;\n"
+                          "            uint w_ = bm%d[d_ >> 5];\n"
+                          "            sel_[k2_] = sel_[x_];\n"
+                          "            k2_ += !dense%d | (in_ & (int)((w_ >> (d_ & 31)) & 1u));\n"
+                          "        }\n"
+                          "        k_ = k2_;\n"
+                          "        k2_ = 0;\n",
+                          kcode, jb, jb, jb, jb, jb);
+    }
+}
+
+/* The loop over the rows this work-item owns with `body` (which may
+ * `continue`) inside. On CPU devices rows are tested a tile at a time by the
+ * branch-free prefilter, which compacts the survivors' indices; the body then
+ * runs on those alone, so a selective filter costs no mispredicted branch a
+ * row. GPUs keep one row a work-item per step (Crystal's model). */
+static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const coproc__strbuf *probe,
+                     const char *body)
+{
+    int pre = filters->len || probe->len;
+    if (pre) {
+        /* Three passes a tile: the filters into flags (a loop without
+         * branches that the compiler vectorises), the flags into the
+         * indices of the rows that passed, then the first probe's test on
+         * those, compacting in place. */
+        coproc__sb_printf(o,
+                          "#if COPROC_CPU\n"
+                          "    ulong chunk_ = (n + get_global_size(0) - 1) / get_global_size(0);\n"
+                          "    ulong beg_ = get_global_id(0) * chunk_, end_ = min((ulong)n, beg_ + chunk_);\n"
+                          "    for (ulong t_ = beg_; t_ < end_; t_ += %d) {\n"
+                          "        uint m_ = (uint)min((ulong)%d, end_ - t_);\n"
+                          "        ushort sel_[%d];\n"
+                          "        uint k_ = 0;\n",
+                          QTILE, QTILE, QTILE);
+        if (filters->len)
+            coproc__sb_printf(o,
+                              "        uchar f_[%d];\n"
+                              "        for (uint j_ = 0; j_ < m_; j_++) {\n"
+                              "            ulong i = t_ + j_;\n"
+                              "            int keep = 1;\n%s"
+                              "            f_[j_] = (uchar)keep;\n"
+                              "        }\n"
+                              "        for (uint j_ = 0; j_ < m_; j_++) {\n"
+                              "            sel_[k_] = (ushort)j_;\n"
+                              "            k_ += f_[j_];\n"
+                              "        }\n",
+                              QTILE, filters->s);
+        else
+            coproc__sb_printf(o,
+                              "        for (uint j_ = 0; j_ < m_; j_++)\n"
+                              "            sel_[j_] = (ushort)j_;\n"
+                              "        k_ = m_;\n");
+        if (probe->len)
+            coproc__sb_printf(o, "        uint k2_ = 0;\n%s", probe->s);
+        coproc__sb_printf(o,
+                          "        for (uint x_ = 0; x_ < k_; x_++) {\n"
+                          "        ulong i = t_ + sel_[x_];\n%s"
+                          "        }\n"
+                          "    }\n"
+                          "#else\n",
+                          body);
+    }
+    coproc__sb_printf(o, "    COPROC_FOR_EACH_ROW(i, n) {\n%s    }\n", body);
+    if (pre)
+        coproc__sb_printf(o, "#endif\n");
+}
+
 /* ---------------------------------------------------------------- kernels */
 
 static const char *PRELUDE =
@@ -493,8 +637,8 @@ static void params(gen *g, coproc__strbuf *o)
         coproc__sb_printf(o, ", __global const %s *restrict c%d", cl_type(a->table->cols[a->col]->type), i);
     }
     for (int j = 0; j < g->k->nbuilds; j++)
-        coproc__sb_printf(o, ", __global const uint *ht%d, int dense%d, long kmin%d, long kmax%d, uint mask%d",
-                          j, j, j, j, j);
+        coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
+                          " long kmax%d, uint mask%d", j, j, j, j, j, j);
 }
 
 static const char *agg_identity(int fn, int fl)
@@ -582,6 +726,9 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     }
     (void)fp64;
     scope_table(&g, s, q->src, "i");
+    coproc__strbuf pre_f = {0}, pre = {0};
+    if (q->sink != COPROC__QK_BUILD)
+        prefilter(&g, s, pi, &pre_f, &pre);
     steps(&g, s, pi, "i", 1);
 
     coproc__strbuf *o = &k->src;
@@ -603,8 +750,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "    %s a%d_r = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
-            coproc__sb_printf(o, "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n",
-                              g.body.s ? g.body.s : "", tail.s);
+            coproc__sb_printf(&g.body, "%s", tail.s);
+            row_loop(o, &pre_f, &pre, g.body.s);
             if (gb->n == 0) {
                 coproc__sb_printf(o, "    cnt[0] = cnt_r;\n");
                 for (int a = 0; a < gb->naggs; a++)
@@ -650,16 +797,22 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         }
         params(&g, &head);
         if (!g.failed) {
-            coproc__sb_printf(o, "__kernel void q_count(%s, __global uint *counts)\n{\n"
-                                 "    uint o = 0;\n    COPROC_FOR_EACH_ROW(i, n) {\n%s        o++;\n    }\n"
-                                 "    counts[get_global_id(0)] = o;\n}\n\n",
-                              head.s, g.body.s ? g.body.s : "");
+            coproc__strbuf count = {0}, write = {0};
+            coproc__sb_printf(&count, "%s        o++;\n", g.body.s ? g.body.s : "");
+            coproc__sb_printf(&write, "%s%s        o++;\n", g.body.s ? g.body.s : "", tail.s);
+            coproc__sb_printf(o, "__kernel void q_count(%s, __global uint *counts)\n{\n    uint o = 0;\n", head.s);
+            row_loop(o, &pre_f, &pre, count.s);
+            coproc__sb_printf(o, "    counts[get_global_id(0)] = o;\n}\n\n");
             coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
             for (int m = 0; m < out->n; m++)
                 coproc__sb_printf(o, ", __global %s *o%d", cl_type(out->types[m]), m);
-            coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n"
-                                 "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s        o++;\n    }\n}\n",
-                              g.body.s ? g.body.s : "", tail.s);
+            coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n");
+            row_loop(o, &pre_f, &pre, write.s);
+            coproc__sb_printf(o, "}\n");
+            if (count.failed || write.failed)
+                fail(&g, "out of host memory");
+            coproc__sb_free(&count);
+            coproc__sb_free(&write);
         }
     } else if (!g.failed && q->sink == COPROC__QK_BUILD) {
         const coproc_node *j = q->sink_node;
@@ -688,21 +841,28 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 fail(&g, "out of host memory");
             params(&g, &head);
             coproc__sb_printf(o,
-                              "__kernel void q_build(%s, __global uint *ht, int dense, long kmin, uint mask,"
-                              " int check_dup, __global uint *flag, __global uint *kr)\n{\n"
+                              "__kernel void q_build(%s, __global uint *ht, __global uint *bm, int dense, long kmin,"
+                              " uint mask, int check_dup, __global uint *flag, __global uint *kr)\n{\n"
+                              "    uint inserted = 0;\n"
                               "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s"
                               "        long k = %s;\n"
                               "        uint me = (uint)i + 1u;\n"
                               "        if (dense) {\n"
-                              "            if (atomic_cmpxchg(&ht[k - kmin], 0u, me) != 0u && check_dup)\n"
+                              "            ulong d = (ulong)(k - kmin);\n"
+                              "            atomic_or(&bm[d >> 5], 1u << (d & 31));\n"
+                              "            if (atomic_cmpxchg(&ht[d], 0u, me) == 0u)\n"
+                              "                inserted++;\n"
+                              "            else if (check_dup)\n"
                               "                atomic_or(flag, 1u);\n"
                               "            continue;\n"
                               "        }\n"
                               "        uint h = QHASH(k) & mask;\n"
                               "        for (;;) {\n"
                               "            uint old = atomic_cmpxchg(&ht[h], 0u, me);\n"
-                              "            if (old == 0u)\n"
+                              "            if (old == 0u) {\n"
+                              "                inserted++;\n"
                               "                break;\n"
+                              "            }\n"
                               "            if ((long)c%d[old - 1u] == k) {\n"
                               "                if (check_dup)\n"
                               "                    atomic_or(flag, 1u);\n"
@@ -710,7 +870,10 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                               "            }\n"
                               "            h = (h + 1u) & mask;\n"
                               "        }\n"
-                              "    }\n}\n",
+                              "    }\n"
+                              "    if (inserted)\n"
+                              "        atomic_add(&flag[1], inserted);\n"
+                              "}\n",
                               head.s, g.body.s ? g.body.s : "", ranges.s ? ranges.s : "", kcode, kc);
             coproc__sb_free(&ranges);
         }
@@ -718,8 +881,10 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         fail(&g, "pipeline without a sink");
     }
     free(s);
-    if (g.body.failed || head.failed || tail.failed || o->failed)
+    if (g.body.failed || head.failed || tail.failed || pre_f.failed || pre.failed || o->failed)
         fail(&g, "out of host memory");
+    coproc__sb_free(&pre_f);
+    coproc__sb_free(&pre);
     coproc__sb_free(&g.body);
     coproc__sb_free(&head);
     coproc__sb_free(&tail);

@@ -95,6 +95,7 @@ static void set_common_args(coproc__args *a, fused *f, const coproc__qkernel *k,
         cl_long kmin = t->kmin, kmax = t->kmax;
         cl_uint mask = t->mask;
         COPROC__ARG(*a, t->ht);
+        COPROC__ARG(*a, t->bits);
         COPROC__ARG(*a, dense);
         COPROC__ARG(*a, kmin);
         COPROC__ARG(*a, kmax);
@@ -293,6 +294,9 @@ static coproc_status read_buf(fused *f, coproc__device *dev, cl_mem m, void *dst
 }
 
 /* A join's table over the build pipeline's rows, on dev. */
+/* A dense table this small (1 MiB of slots) stays in a CPU core's L2. */
+#define DENSE_CACHED_SLOTS (1u << 18)
+
 static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -309,7 +313,10 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         return s;
     size_t slots;
     uint64_t range = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
-    if (n == 0 || (range > 0 && range <= 2 * (uint64_t)n + 1024)) {
+    /* Direct indexing (one load a probe, no key compare) when the key range
+     * is within twice the rows, or small enough to stay in a core's cache
+     * anyway (dates as yyyymmdd: 2556 keys over a range of 70,000). */
+    if (n == 0 || (range > 0 && (range <= 2 * (uint64_t)n + 1024 || range <= DENSE_CACHED_SLOTS))) {
         t->dense = 1;
         t->kmin = n ? lo : 1;
         t->kmax = n ? hi : 0;
@@ -324,16 +331,27 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         t->mask = (uint32_t)(cap - 1);
         slots = cap;
     }
-    if ((s = buffer(f, dev, slots * sizeof(cl_uint), &t->ht)) != COPROC_OK)
+    t->src_rows = n;
+    t->bytes = (double)slots * sizeof(cl_uint) +
+               (t->dense ? 0 : (double)n * coproc_type_size(q->src->cols[k->key_col]->type));
+    /* Dense tables also get a bitmap of the keys present (one bit a slot, a
+     * 32nd of the table: it stays in a near cache where the table does
+     * not), which probes test first; a hashed table gets one unused word. */
+    size_t words = t->dense ? (slots + 31) / 32 : 1;
+    if ((s = buffer(f, dev, slots * sizeof(cl_uint), &t->ht)) != COPROC_OK ||
+        (s = buffer(f, dev, words * sizeof(cl_uint), &t->bits)) != COPROC_OK)
         return s;
     cl_uint zero = 0;
     cl_int err = clEnqueueFillBuffer(dev->queue, t->ht, &zero, sizeof zero, 0, slots * sizeof(cl_uint), 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = clEnqueueFillBuffer(dev->queue, t->bits, &zero, sizeof zero, 0, words * sizeof(cl_uint), 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clearing the hash table", q->sink_node->label);
     if (n == 0)
         return COPROC_OK;
     cl_mem flag, kr;
-    if ((s = buffer(f, dev, sizeof(cl_uint), &flag)) != COPROC_OK)
+    /* flag[0]: a duplicate key was seen; flag[1]: the rows inserted. */
+    if ((s = buffer(f, dev, 2 * sizeof(cl_uint), &flag)) != COPROC_OK)
         return s;
     /* The measured key ranges start empty: min at the top, max at the bottom. */
     cl_uint init[16];
@@ -346,7 +364,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         clReleaseMemObject(flag);
         return s;
     }
-    err = clEnqueueFillBuffer(dev->queue, flag, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    err = clEnqueueFillBuffer(dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
     if (err == CL_SUCCESS && q->nranges)
         err = clEnqueueWriteBuffer(dev->queue, kr, CL_TRUE, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL, NULL);
     cl_kernel kern = NULL;
@@ -361,6 +379,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         cl_long kmin = t->kmin;
         cl_uint mask = t->mask;
         COPROC__ARG(a, t->ht);
+        COPROC__ARG(a, t->bits);
         COPROC__ARG(a, dense);
         COPROC__ARG(a, kmin);
         COPROC__ARG(a, mask);
@@ -370,9 +389,11 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, &a, &g, "query build");
     }
-    cl_uint dup = 0;
+    cl_uint fl[2] = {0, 0};
     if (s == COPROC_OK)
-        s = read_buf(f, dev, flag, &dup, sizeof dup);
+        s = read_buf(f, dev, flag, fl, sizeof fl);
+    cl_uint dup = fl[0];
+    t->rows = fl[1];
     if (s == COPROC_OK && q->nranges)
         s = read_buf(f, dev, kr, init, 2 * q->nranges * sizeof(cl_uint));
     for (int r = 0; s == COPROC_OK && r < q->nranges; r++) {
@@ -815,6 +836,7 @@ static coproc_status run_pipe(fused *f, int pi, int device)
     for (int i = 0; i < q->nsteps; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE && (s = run_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
             return s;
+    coproc__order_probes(&f->prog, pi);
     describe(f, pi, info.what, sizeof info.what);
     info.device = q->device;
     info.estimate_s = est;

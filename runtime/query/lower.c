@@ -139,6 +139,8 @@ void coproc__qprog_free(coproc__qprog *prog)
         coproc_table_free(prog->p[i].out);
         if (prog->p[i].built.ht)
             clReleaseMemObject(prog->p[i].built.ht);
+        if (prog->p[i].built.bits)
+            clReleaseMemObject(prog->p[i].built.bits);
     }
     free(prog->p);
     memset(prog, 0, sizeof *prog);

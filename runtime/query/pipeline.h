@@ -38,10 +38,13 @@ typedef enum coproc__qsink {
  * key - kmin (dense) or at a hash of the key, probing linearly (mask). */
 typedef struct coproc__qbuilt {
     cl_mem ht;
+    cl_mem bits;             /* dense: bit key - kmin set when the key is in ht */
     int dense;
     int64_t kmin, kmax;
     uint32_t mask;
     int key_col;             /* the key's column in the build pipeline's source table */
+    uint64_t rows, src_rows; /* rows inserted, of the source's rows (the share a probe passes) */
+    double bytes;            /* what a probe reads from: the table (and keys when hashed) */
 } coproc__qbuilt;
 
 typedef struct coproc__qpipe {
@@ -114,6 +117,10 @@ typedef struct coproc__qkernel {
     int key_col;
     char why[256];             /* when it cannot be fused */
 } coproc__qkernel;
+
+/* Reorder pipeline pi's runs of independent probes, whose tables are built,
+ * by ascending cost / (1 - pass) (probe_order.c). */
+void coproc__order_probes(coproc__qprog *prog, int pi);
 
 /* Generate the kernels of pipeline `pi` (its sink's and, for GROUP, the
  * combine kernel) for a device with (fp64) or without double. Returns 0, or
