@@ -461,6 +461,44 @@ static void plan_snowflake(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Thousands of groups (two keys over 101 x 55 values): on the GPU path
+ * more than a work-group's local table holds, so atomics on the result;
+ * sums of values near INT64_MAX / INT64_MIN wrap as 64-bit integers. */
+static void plan_many_groups(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    const char *keys[] = {"a", "fk"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("b"), "sb"},
+                             {COPROC_AGG_AVG, COL("a"), "av"}};
+    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, c->tb->f, "fact"), 2, keys, 3, ag);
+    coproc_query_result r = run(c, p, g, "many groups");
+    int isf[] = {0, 0, 0, 0, 1};
+    rows want, got;
+    rows_init(&want, 5, isf);
+    enum { NA = 101, NF = DIM + 5 };
+    int64_t *n = calloc(NA * NF, sizeof *n), *sb = calloc(NA * NF, sizeof *sb);
+    assert_non_null(n);
+    assert_non_null(sb);
+    for (size_t i = 0; i < d->n; i++) {
+        size_t s = (size_t)(d->a[i] + 50) * NF + (size_t)d->fk[i];
+        n[s]++, sb[s] = wrap_add(sb[s], d->b[i]);
+    }
+    for (size_t s = 0; s < NA * NF; s++)
+        if (n[s]) {
+            union cell *row = rows_add(&want);
+            row[0].i = (int64_t)(s / NF) - 50, row[1].i = (int64_t)(s % NF), row[2].i = n[s], row[3].i = sb[s];
+            row[4].f = (double)((int64_t)(s / NF) - 50);
+        }
+    free(n);
+    free(sb);
+    rows_of(r.table, &got);
+    expect_rows("many groups", &got, &want, 0);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
 /* Two keys, order by one ascending and one descending, limit. */
 static void plan_two_keys_limit(ctx *c)
 {
@@ -560,6 +598,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_join_group(&c, 2);
             plan_semi_global(&c);
             plan_snowflake(&c);
+            plan_many_groups(&c);
             plan_two_keys_limit(&c);
             plan_duplicates(&c);
         }

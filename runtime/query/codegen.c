@@ -662,7 +662,8 @@ static void agg_update(coproc__strbuf *o, int fn, int fl, const char *dst, const
         coproc__sb_printf(o, "%s = (long)((ulong)%s + (ulong)%s);\n", dst, dst, v);
 }
 
-static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *head, coproc__strbuf *tail)
+static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *head, coproc__strbuf *tail,
+                     coproc__strbuf *atomic, coproc__strbuf *aparams)
 {
     coproc__qkernel *k = g->k;
     if (gb->naggs > 16)
@@ -680,6 +681,10 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     }
     k->nkeys = gb->n;
     k->naggs = gb->naggs;
+    /* The GPU path's atomic tables: (lo, hi) word pairs a slot, the count
+     * first, added by QADD (the kernel defines it for its address space). */
+    k->atomic_ok = gb->n > 0;
+    coproc__sb_printf(atomic, "%s        QADD(t_ + slot * %d, 1L);\n", tail->s ? tail->s : "", 2 * (1 + gb->naggs));
     /* Without keys the one slot's partials live in registers (written once
      * at the end); with keys in this work-item's own slots in global memory. */
     int regs = gb->n == 0;
@@ -698,6 +703,10 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
             return -1;
         }
         k->agg_float[a] = qv == COPROC__QV_FLOAT;
+        if (k->agg_float[a] || ag->fn == COPROC_AGG_MIN || ag->fn == COPROC_AGG_MAX)
+            k->atomic_ok = 0;
+        else
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s);\n", 2 * (1 + gb->naggs), 2 + 2 * a, x.s);
         char dst[32];
         snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", a);
         coproc__sb_printf(tail, "        ");
@@ -708,10 +717,63 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     params(g, head);
     for (int m = 0; m < gb->n; m++)
         coproc__sb_printf(head, ", long gmin%d, ulong gstride%d", m, m);
+    coproc__sb_printf(aparams, "%s", head->s);
     coproc__sb_printf(head, ", ulong S, __global long *pcnt");
     for (int a = 0; a < gb->naggs; a++)
         coproc__sb_printf(head, ", __global %s *pa%d", k->agg_float[a] ? "real" : "long", a);
     return 0;
+}
+
+/* The GPU path's group-by (Crystal's): each work-group adds its rows into a
+ * table in local memory, then adds the table's non-empty slots into the
+ * result in global memory (q_local); a table too large for local memory is
+ * added into the result directly (q_global). Values are 64-bit, added as
+ * two 32-bit words with the carry (32-bit atomics are core OpenCL 1.2; the
+ * sum is exact modulo 2^64 like the long it stands for). W words a slot. */
+static void atomic_kernels(coproc__strbuf *o, const char *params, const char *body, const char *upd, int w)
+{
+    static const char *adders =
+        "static void qadd_l(volatile __local uint *p, long v)\n"
+        "{\n"
+        "    uint lo = (uint)v, hi = (uint)((ulong)v >> 32);\n"
+        "    uint old = atomic_add(p, lo);\n"
+        "    hi += (uint)(old + lo < old);\n"
+        "    if (hi)\n"
+        "        atomic_add(p + 1, hi);\n"
+        "}\n\n"
+        "static void qadd_g(volatile __global uint *p, long v)\n"
+        "{\n"
+        "    uint lo = (uint)v, hi = (uint)((ulong)v >> 32);\n"
+        "    uint old = atomic_add(p, lo);\n"
+        "    hi += (uint)(old + lo < old);\n"
+        "    if (hi)\n"
+        "        atomic_add(p + 1, hi);\n"
+        "}\n\n";
+    coproc__sb_printf(o, "\n%s", adders);
+    coproc__sb_printf(o,
+                      "__kernel void q_local(%s, ulong S, __local uint *t_, __global uint *out)\n{\n"
+                      "    for (ulong s = get_local_id(0); s < S * %d; s += get_local_size(0))\n"
+                      "        t_[s] = 0u;\n"
+                      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                      "#define QADD(p, v) qadd_l(p, v)\n"
+                      "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n"
+                      "#undef QADD\n"
+                      "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                      "    for (ulong s = get_local_id(0); s < S; s += get_local_size(0)) {\n"
+                      "        if ((t_[s * %d] | t_[s * %d + 1]) == 0u)\n"
+                      "            continue;\n"
+                      "        for (uint w = 0; w < %d; w += 2)\n"
+                      "            qadd_g(out + s * %d + w, (long)(((ulong)t_[s * %d + w + 1] << 32) | t_[s * %d + w]));\n"
+                      "    }\n"
+                      "}\n\n",
+                      params, w, body, upd, w, w, w, w, w, w);
+    coproc__sb_printf(o,
+                      "__kernel void q_global(%s, ulong S, __global uint *t_)\n{\n"
+                      "#define QADD(p, v) qadd_g(p, v)\n"
+                      "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s    }\n"
+                      "#undef QADD\n"
+                      "}\n",
+                      params, body, upd);
 }
 
 int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel *k)
@@ -732,11 +794,11 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     steps(&g, s, pi, "i", 1);
 
     coproc__strbuf *o = &k->src;
-    coproc__strbuf head = {0}, tail = {0};
+    coproc__strbuf head = {0}, tail = {0}, atomic = {0}, aparams = {0};
     coproc__sb_printf(o, "%s\n", PRELUDE);
     if (!g.failed && q->sink == COPROC__QK_GROUP) {
         const coproc_node *gb = q->sink_node;
-        if (gen_group(&g, s, gb, &head, &tail) == 0) {
+        if (gen_group(&g, s, gb, &head, &tail, &atomic, &aparams) == 0) {
             coproc__sb_printf(o, "__kernel void q_main(%s)\n{\n", head.s);
             coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
                                  "    __global long *cnt = pcnt + p * S;\n");
@@ -750,8 +812,12 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "    %s a%d_r = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
-            coproc__sb_printf(&g.body, "%s", tail.s);
-            row_loop(o, &pre_f, &pre, g.body.s);
+            coproc__strbuf rowcode = {0};
+            coproc__sb_printf(&rowcode, "%s%s", g.body.s ? g.body.s : "", tail.s);
+            row_loop(o, &pre_f, &pre, rowcode.s);
+            if (rowcode.failed)
+                fail(&g, "out of host memory");
+            coproc__sb_free(&rowcode);
             if (gb->n == 0) {
                 coproc__sb_printf(o, "    cnt[0] = cnt_r;\n");
                 for (int a = 0; a < gb->naggs; a++)
@@ -782,6 +848,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
             coproc__sb_printf(o, "}\n");
+            if (k->atomic_ok)
+                atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s, 2 * (1 + gb->naggs));
         }
     } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
         const coproc__schema *out = &q->top->schema;
@@ -881,8 +949,11 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         fail(&g, "pipeline without a sink");
     }
     free(s);
-    if (g.body.failed || head.failed || tail.failed || pre_f.failed || pre.failed || o->failed)
+    if (g.body.failed || head.failed || tail.failed || atomic.failed || aparams.failed || pre_f.failed ||
+        pre.failed || o->failed)
         fail(&g, "out of host memory");
+    coproc__sb_free(&atomic);
+    coproc__sb_free(&aparams);
     coproc__sb_free(&pre_f);
     coproc__sb_free(&pre);
     coproc__sb_free(&g.body);

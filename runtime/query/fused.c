@@ -532,6 +532,91 @@ static void request_ranges(fused *f, int pi)
     }
 }
 
+/* The GPU path's group-by: q_local (a table in each work-group's local
+ * memory) when S slots fit there, else q_global (atomics on the result).
+ * The result holds (lo, hi) word pairs a slot: the count, then each sum. */
+#define LOCAL_TABLE_MAX_BYTES (32u << 10)
+
+static coproc_status run_group_atomic(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
+                                      const bound *b, size_t S, const int64_t *kmin, const uint64_t *stride,
+                                      const uint64_t *range)
+{
+    coproc__qpipe *q = &f->prog.p[pi];
+    coproc_runtime *rt = f->rt;
+    size_t W = 2 * (1 + (size_t)k->naggs), n = q->src->rows;
+    cl_ulong dev_local = 0, kern_local = 0;
+    size_t kern_wg = 0;
+    cl_mem out = NULL;
+    cl_kernel km = NULL;
+    cl_uint *words = NULL;
+    int64_t *cnt = NULL, *sums = NULL;
+    void *agg[16] = {0};
+    clGetDeviceInfo(dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof dev_local, &dev_local, NULL);
+    size_t table = S * W * sizeof(cl_uint);
+    int local = table <= LOCAL_TABLE_MAX_BYTES && table + 1024 <= dev_local;
+    coproc_status s = buffer(f, dev, table, &out);
+    if (s == COPROC_OK) {
+        cl_uint zero = 0;
+        cl_int err = clEnqueueFillBuffer(dev->queue, out, &zero, sizeof zero, 0, table, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: clearing the groups", q->sink_node->label);
+    }
+    if (s == COPROC_OK)
+        s = kernel_of(f, dev, k, local ? "q_local" : "q_global", &km);
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    if (s == COPROC_OK && clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kern_wg,
+                                                   &kern_wg, NULL) == CL_SUCCESS &&
+        clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kern_local, &kern_local,
+                                 NULL) == CL_SUCCESS) {
+        if (kern_wg && g.local > kern_wg) {
+            g.local = kern_wg;
+            g.global = g.groups * g.local;
+        }
+        if (local && kern_local + table > dev_local)
+            s = coproc__fail(rt, COPROC_UNSUPPORTED, "%s: the local table does not fit", q->sink_node->label);
+    }
+    if (s == COPROC_OK) {
+        coproc__args a = {.kernel = km};
+        set_common_args(&a, f, k, b, n);
+        for (int m = 0; m < k->nkeys; m++) {
+            cl_long lo = kmin[m];
+            cl_ulong st = stride[m];
+            COPROC__ARG(a, lo);
+            COPROC__ARG(a, st);
+        }
+        cl_ulong sl = S;
+        COPROC__ARG(a, sl);
+        if (local)
+            COPROC__ARG_LOCAL(a, table);
+        COPROC__ARG(a, out);
+        s = coproc__launch(rt, dev, &a, &g, local ? "query group-by (local table)" : "query group-by (global table)");
+    }
+    if (s == COPROC_OK && (!(words = malloc(table)) || !(cnt = malloc(S * sizeof *cnt)) ||
+                           !(sums = malloc(S * (size_t)k->naggs * sizeof *sums + 1))))
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (s == COPROC_OK)
+        s = read_buf(f, dev, out, words, table);
+    if (s == COPROC_OK) {
+        for (size_t sl = 0; sl < S; sl++) {
+            const cl_uint *w = words + sl * W;
+            cnt[sl] = (int64_t)(((uint64_t)w[1] << 32) | w[0]);
+            for (int a = 0; a < k->naggs; a++)
+                sums[a * S + sl] = (int64_t)(((uint64_t)w[3 + 2 * a] << 32) | w[2 + 2 * a]);
+        }
+        for (int a = 0; a < k->naggs; a++)
+            agg[a] = sums + a * S;
+        s = group_table(f, q->sink_node, k, S, kmin, stride, range, cnt, agg, dev->info.has_fp64, &q->out);
+    }
+    free(words);
+    free(cnt);
+    free(sums);
+    if (out)
+        clReleaseMemObject(out);
+    if (km)
+        clReleaseKernel(km);
+    return s;
+}
+
 static coproc_status run_group(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -562,6 +647,8 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
     size_t S = (size_t)slots;
     for (int m = k->nkeys - 1; m >= 0; m--)
         stride[m] = m == k->nkeys - 1 ? 1 : stride[m + 1] * range[m + 1];
+    if (!dev->cpu_path && k->atomic_ok)
+        return run_group_atomic(f, dev, pi, k, b, S, kmin, stride, range);
     size_t n = q->src->rows;
     /* One partition of partials per work-item: no atomics, any aggregate. */
     coproc__geometry g = coproc__geometry_for(dev, n, 0);

@@ -113,6 +113,9 @@ typedef struct coproc__qkernel {
     int naggs;
     int agg_float[16];         /* 1: the partial is `real`, else long */
     int agg_fn[16];
+    /* GROUP on the GPU path: q_local / q_global exist (keys, and only
+     * counts and integer sums, which 32-bit atomics add exactly) */
+    int atomic_ok;
     /* BUILD: the key's source column */
     int key_col;
     char why[256];             /* when it cannot be fused */
