@@ -499,6 +499,46 @@ static void plan_many_groups(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Float MIN / MAX ignore NaN unless every row of the group is NaN (the
+ * operators' rule): group 1 is all NaN, group 2 has one number. */
+static void plan_nan_min_max(coproc_runtime *rt, const char *path, coproc_query_mode mode)
+{
+    static const int32_t k[] = {1, 1, 2, 2, 2};
+    static const double x[] = {NAN, NAN, NAN, -2.5, NAN};
+    coproc_column *ck, *cx;
+    coproc_table *t;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT32, k, 5, &ck), COPROC_OK);
+    assert_int_equal(coproc_column_wrap(rt, COPROC_FLOAT64, x, 5, &cx), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &t), COPROC_OK);
+    assert_int_equal(coproc_table_add(t, "k", ck), COPROC_OK);
+    assert_int_equal(coproc_table_add(t, "x", cx), COPROC_OK);
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    const char *keys[] = {"k"};
+    coproc_aggregate ag[] = {{COPROC_AGG_MIN, COL("x"), "mn"}, {COPROC_AGG_MAX, COL("x"), "mx"}};
+    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, t, "t"), 1, keys, 2, ag);
+    coproc_order_key ok[] = {{"k", 0}};
+    coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
+    coproc_query_options opt;
+    coproc_query_options_init(&opt);
+    opt.mode = mode;
+    coproc_query_result r;
+    assert_int_equal(coproc_query_run(p, o, &opt, &r), COPROC_OK);
+    const coproc_column *mn = coproc_table_column(r.table, "mn"), *mx = coproc_table_column(r.table, "mx");
+    assert_non_null(mn);
+    assert_non_null(mx);
+    assert_int_equal(coproc_column_length(mn), 2);
+    const double *a = coproc_column_host_data(mn), *b = coproc_column_host_data(mx);
+    if (!isnan(a[0]) || !isnan(b[0]) || a[1] != -2.5 || b[1] != -2.5)
+        fail_msg("NaN min/max (%s, mode %d): got %g %g / %g %g, expected nan nan / -2.5 -2.5", path, mode,
+                 a[0], b[0], a[1], b[1]);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+    coproc_table_free(t);
+    coproc_column_free(ck);
+    coproc_column_free(cx);
+}
+
 /* Two keys, order by one ascending and one descending, limit. */
 static void plan_two_keys_limit(ctx *c)
 {
@@ -599,6 +639,8 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_semi_global(&c);
             plan_snowflake(&c);
             plan_many_groups(&c);
+            if (si == 0)
+                plan_nan_min_max(rt, path, c.mode);
             plan_two_keys_limit(&c);
             plan_duplicates(&c);
         }

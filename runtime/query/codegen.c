@@ -643,10 +643,12 @@ static void params(gen *g, coproc__strbuf *o)
 
 static const char *agg_identity(int fn, int fl)
 {
+    /* fmin/fmax return the other argument when one is NaN, so a NaN
+     * identity gives the operators' rule: NaN ignored unless every row is NaN. */
     if (fn == COPROC_AGG_MIN)
-        return fl ? "((real)INFINITY)" : "LONG_MAX";
+        return fl ? "((real)NAN)" : "LONG_MAX";
     if (fn == COPROC_AGG_MAX)
-        return fl ? "((real)(-INFINITY))" : "LONG_MIN";
+        return fl ? "((real)NAN)" : "LONG_MIN";
     return fl ? "((real)0)" : "0L";
 }
 
