@@ -499,6 +499,52 @@ static void plan_many_groups(ctx *c)
     coproc_plan_free(p);
 }
 
+/* An order-by feeding a filter and a projection: the rows that pass keep
+ * the sorted order on every path (the GPU path strides rows otherwise). */
+static const int64_t *sort_b;
+static int by_b_desc(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    if (sort_b[i] != sort_b[j])
+        return sort_b[i] > sort_b[j] ? -1 : 1;
+    return i < j ? -1 : i > j; /* stable */
+}
+
+static void plan_order_then_filter(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_order_key ok[] = {{"b", 1}};
+    coproc_node *o = coproc_plan_order_by(p, coproc_plan_scan(p, c->tb->f, "fact"), 1, ok, 0);
+    coproc_node *f = coproc_plan_filter(p, o, coproc_expr_compare(p, COPROC_CMP_GT, COL("a"), INT(0)));
+    const char *names[] = {"b", "a"};
+    coproc_expr *ex[] = {COL("b"), COL("a")};
+    coproc_node *pr = coproc_plan_project(p, f, 2, names, ex);
+    coproc_query_result r = run(c, p, pr, "order then filter");
+    size_t *idx = malloc((d->n ? d->n : 1) * sizeof *idx), m = 0;
+    assert_non_null(idx);
+    for (size_t i = 0; i < d->n; i++)
+        if (d->a[i] > 0)
+            idx[m++] = i;
+    sort_b = d->b;
+    qsort(idx, m, sizeof *idx, by_b_desc);
+    int isf[] = {0, 0};
+    rows want, got;
+    rows_init(&want, 2, isf);
+    for (size_t x = 0; x < m; x++) {
+        union cell *row = rows_add(&want);
+        row[0].i = d->b[idx[x]], row[1].i = d->a[idx[x]];
+    }
+    free(idx);
+    rows_of(r.table, &got);
+    char what[96];
+    snprintf(what, sizeof what, "order then filter (%s, mode %d, %zu rows)", c->path, c->mode, d->n);
+    expect_rows(what, &got, &want, 1);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
 /* Float MIN / MAX ignore NaN unless every row of the group is NaN (the
  * operators' rule): group 1 is all NaN, group 2 has one number. */
 static void plan_nan_min_max(coproc_runtime *rt, const char *path, coproc_query_mode mode)
@@ -639,6 +685,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_semi_global(&c);
             plan_snowflake(&c);
             plan_many_groups(&c);
+            plan_order_then_filter(&c);
             if (si == 0)
                 plan_nan_min_max(rt, path, c.mode);
             plan_two_keys_limit(&c);

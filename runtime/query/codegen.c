@@ -564,23 +564,34 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
  * runs on those alone, so a selective filter costs no mispredicted branch a
  * row. GPUs keep one row a work-item per step (Crystal's model). */
 static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const coproc__strbuf *probe,
-                     const char *body)
+                     const char *body, int keep_order)
 {
     int pre = filters->len || probe->len;
+    if (keep_order && !pre) {
+        /* Rows in order on any device: a contiguous chunk a work-item. */
+        coproc__sb_printf(o,
+                          "    ulong chunk_ = (n + get_global_size(0) - 1) / get_global_size(0);\n"
+                          "    ulong end_ = min((ulong)n, (get_global_id(0) + 1) * chunk_);\n"
+                          "    for (ulong i = get_global_id(0) * chunk_; i < end_; i++) {\n%s    }\n",
+                          body);
+        return;
+    }
     if (pre) {
         /* Three passes a tile: the filters into flags (a loop without
          * branches that the compiler vectorises), the flags into the
          * indices of the rows that passed, then the first probe's test on
          * those, compacting in place. */
+        /* In order on any device when asked (keep_order): a tile's rows
+         * stay in order, and work-items' chunks are contiguous. */
         coproc__sb_printf(o,
-                          "#if COPROC_CPU\n"
+                          "#if COPROC_CPU || %d\n"
                           "    ulong chunk_ = (n + get_global_size(0) - 1) / get_global_size(0);\n"
                           "    ulong beg_ = get_global_id(0) * chunk_, end_ = min((ulong)n, beg_ + chunk_);\n"
                           "    for (ulong t_ = beg_; t_ < end_; t_ += %d) {\n"
                           "        uint m_ = (uint)min((ulong)%d, end_ - t_);\n"
                           "        ushort sel_[%d];\n"
                           "        uint k_ = 0;\n",
-                          QTILE, QTILE, QTILE);
+                          keep_order, QTILE, QTILE, QTILE);
         if (filters->len)
             coproc__sb_printf(o,
                               "        uchar f_[%d];\n"
@@ -816,7 +827,7 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__strbuf rowcode = {0};
             coproc__sb_printf(&rowcode, "%s%s", g.body.s ? g.body.s : "", tail.s);
-            row_loop(o, &pre_f, &pre, rowcode.s);
+            row_loop(o, &pre_f, &pre, rowcode.s, 0);
             if (rowcode.failed)
                 fail(&g, "out of host memory");
             coproc__sb_free(&rowcode);
@@ -855,6 +866,9 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         }
     } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
         const coproc__schema *out = &q->top->schema;
+        /* Rows keep their order where it matters: into a stable order-by,
+         * and out of one (the GPU path's strided rows would interleave them). */
+        int keep_order = q->order != NULL || (q->src_pipe >= 0 && prog->p[q->src_pipe].order != NULL);
         for (int m = 0; m < out->n && !g.failed; m++) {
             const binding *b = lookup(s, out->names[m]);
             if (!b) {
@@ -871,13 +885,13 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(&count, "%s        o++;\n", g.body.s ? g.body.s : "");
             coproc__sb_printf(&write, "%s%s        o++;\n", g.body.s ? g.body.s : "", tail.s);
             coproc__sb_printf(o, "__kernel void q_count(%s, __global uint *counts)\n{\n    uint o = 0;\n", head.s);
-            row_loop(o, &pre_f, &pre, count.s);
+            row_loop(o, &pre_f, &pre, count.s, keep_order);
             coproc__sb_printf(o, "    counts[get_global_id(0)] = o;\n}\n\n");
             coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
             for (int m = 0; m < out->n; m++)
                 coproc__sb_printf(o, ", __global %s *o%d", cl_type(out->types[m]), m);
             coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n");
-            row_loop(o, &pre_f, &pre, write.s);
+            row_loop(o, &pre_f, &pre, write.s, keep_order);
             coproc__sb_printf(o, "}\n");
             if (count.failed || write.failed)
                 fail(&g, "out of host memory");
