@@ -542,6 +542,20 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
             break;
         char buf[64];
         const char *kcode = bcode(g, key, buf, sizeof buf);
+        if (jb == 0 && filters->len == 0) {
+            /* No filter before it: the first probe's test goes into the
+             * vectorised flag loop over every row. */
+            coproc__sb_printf(filters,
+                              "            {\n"
+                              "                long pk_ = %s;\n"
+                              "                int in_ = (pk_ >= kmin0) & (pk_ <= kmax0);\n"
+                              "                ulong d_ = in_ ? (ulong)(pk_ - kmin0) : 0;\n"
+                              "                uint w_ = bm0[d_ >> 5];\n"
+                              "                keep &= !dense0 | (in_ & (int)((w_ >> (d_ & 31)) & 1u));\n"
+                              "            }\n",
+                              kcode);
+            continue;
+        }
         coproc__sb_printf(o,
                           "        for (uint x_ = 0; x_ < k_; x_++) {\n"
                           "            ulong i = t_ + sel_[x_];\n"
