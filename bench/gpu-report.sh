@@ -17,6 +17,8 @@
 # Only the public programs are used; no network. On the lent H100 machine, begin with
 # `. .device/setup.sh` (../shared/gpu-host/README.md); this script sources it when it is there
 # and OCL_ICD_VENDORS is not set yet.
+# Wall time on a loaded 2-core PoCL VM (no GPU): --quick 9.5 min, full 14.2 min (SSB SF 1);
+# the tests take 5-6 minutes of either, the calibration check 2-3. Not yet timed on a GPU machine.
 set -uo pipefail
 
 quick=${GPU_REPORT_QUICK:-0}
