@@ -293,10 +293,10 @@ static coproc_status read_buf(fused *f, coproc__device *dev, cl_mem m, void *dst
     return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: reading a result");
 }
 
-/* A join's table over the build pipeline's rows, on dev. */
 /* A dense table this small (1 MiB of slots) stays in a CPU core's L2. */
 #define DENSE_CACHED_SLOTS (1u << 18)
 
+/* A join's table over the build pipeline's rows, on dev. */
 static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -563,17 +563,23 @@ static coproc_status run_group_atomic(fused *f, coproc__device *dev, int pi, con
     }
     if (s == COPROC_OK)
         s = kernel_of(f, dev, k, local ? "q_local" : "q_global", &km);
+    /* The local table beside what the kernel itself keeps in local memory. */
+    if (s == COPROC_OK && local &&
+        (clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kern_local, &kern_local,
+                                  NULL) != CL_SUCCESS ||
+         kern_local + table > dev_local)) {
+        clReleaseKernel(km);
+        km = NULL;
+        local = 0;
+        s = kernel_of(f, dev, k, "q_global", &km);
+    }
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    if (s == COPROC_OK && clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kern_wg,
-                                                   &kern_wg, NULL) == CL_SUCCESS &&
-        clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kern_local, &kern_local,
-                                 NULL) == CL_SUCCESS) {
-        if (kern_wg && g.local > kern_wg) {
-            g.local = kern_wg;
-            g.global = g.groups * g.local;
-        }
-        if (local && kern_local + table > dev_local)
-            s = coproc__fail(rt, COPROC_UNSUPPORTED, "%s: the local table does not fit", q->sink_node->label);
+    if (s == COPROC_OK &&
+        clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kern_wg, &kern_wg, NULL) ==
+            CL_SUCCESS &&
+        kern_wg && g.local > kern_wg) {
+        g.local = kern_wg;
+        g.global = g.groups * g.local;
     }
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = km};
