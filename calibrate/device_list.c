@@ -12,7 +12,7 @@ void coproc_print_device_table(FILE *f, const coproc_runtime *rt)
         coproc_device_info d;
         if (coproc_device_info_get(rt, i, &d) != COPROC_OK)
             continue;
-        char drv[64], numa[72], notes[96] = "";
+        char drv[64], numa[72], notes[256] = "";
         snprintf(drv, sizeof drv, "%.12s %.9s", d.platform, d.driver_version);
         if (d.numa_node >= 0)
             snprintf(numa, sizeof numa, "%d", d.numa_node);
@@ -23,6 +23,20 @@ void coproc_print_device_table(FILE *f, const coproc_runtime *rt)
             o += (size_t)snprintf(notes + o, sizeof notes - o, "host-unified ");
         if (!d.has_fp64 && o < sizeof notes)
             o += (size_t)snprintf(notes + o, sizeof notes - o, "no-fp64 ");
+        if (!d.has_int64_atomics && o < sizeof notes)
+            o += (size_t)snprintf(notes + o, sizeof notes - o, "no-int64-atomics ");
+        if (!d.has_fp32_subnormals && o < sizeof notes)
+            o += (size_t)snprintf(notes + o, sizeof notes - o, "fp32-flushes-subnormals ");
+        if (d.quirks[0] && o < sizeof notes)
+            o += (size_t)snprintf(notes + o, sizeof notes - o, "quirks=%s ", d.quirks);
+        if (d.max_rows_per_item && o < sizeof notes)
+            o += (size_t)snprintf(notes + o, sizeof notes - o, "rows/work-item<=%llu ",
+                                  (unsigned long long)d.max_rows_per_item);
+        if (o < sizeof notes)
+            o += (size_t)snprintf(notes + o, sizeof notes - o, "work-group<=%zu ",
+                                  d.quirk_max_work_group && d.quirk_max_work_group <
+                                  d.max_work_group_size ? d.quirk_max_work_group
+                                  : d.max_work_group_size);
         if (d.same_hardware_as >= 0 && o < sizeof notes)
             snprintf(notes + o, sizeof notes - o, "same CPU as #%d", d.same_hardware_as);
         fprintf(f, "%-3d %-4s %-34.34s %-22.22s %4u %9llu %9llu %-13s %-4s %-10.10s %s\n", i,
@@ -59,6 +73,11 @@ json_t *coproc_device_list_json(const coproc_runtime *rt)
         json_object_set_new(o, "host_unified_memory", json_boolean(d.host_unified_memory));
         json_object_set_new(o, "fp64", json_boolean(d.has_fp64));
         json_object_set_new(o, "int64_atomics", json_boolean(d.has_int64_atomics));
+        json_object_set_new(o, "fp32_subnormals", json_boolean(d.has_fp32_subnormals));
+        json_object_set_new(o, "quirks", json_string(d.quirks));
+        json_object_set_new(o, "max_rows_per_item", json_integer((json_int_t)d.max_rows_per_item));
+        json_object_set_new(o, "quirk_max_work_group",
+                            json_integer((json_int_t)d.quirk_max_work_group));
         json_object_set_new(o, "pci_bus_id", d.pci_bus_id[0] ? json_string(d.pci_bus_id) : json_null());
         json_object_set_new(o, "numa_node", d.numa_node >= 0 ? json_integer(d.numa_node) : json_null());
         json_object_set_new(o, "nodeset", json_string(d.nodeset));

@@ -62,7 +62,7 @@
 #define GB_FL_NINF 4u
 
 /* murmur3's 64-bit finaliser */
-inline ulong gb_hash(ulong k)
+static inline ulong gb_hash(ulong k)
 {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdUL;
@@ -76,7 +76,7 @@ inline ulong gb_hash(ulong k)
  * new; GB_NONE after raising the overflow flag ctl[0]. ctl[1] counts the
  * claims of slots s with (s & sample) == 0. */
 #define GB_DEFINE_INSERT(W)                                                              \
-    inline uint gb_insert_w##W(__global uint *words, uint mask, ulong key,               \
+    static inline uint gb_insert_w##W(__global uint *words, uint mask, ulong key,        \
                                volatile __global uint *ctl, uint sample, uint limit)     \
     {                                                                                    \
         uint e[3];                                                                       \
@@ -114,12 +114,12 @@ GB_DEFINE_INSERT(2)
 GB_DEFINE_INSERT(3)
 
 /* Order-preserving unsigned encodings (floats: -inf < -0.0 < +0.0 < +inf). */
-inline uint gb_ord32(float v)
+static inline uint gb_ord32(float v)
 {
     uint b = as_uint(v);
     return (b & 0x80000000u) ? ~b : b | 0x80000000u;
 }
-inline uint gb_unord32(uint o) { return (o & 0x80000000u) ? o & 0x7FFFFFFFu : ~o; }
+static inline uint gb_unord32(uint o) { return (o & 0x80000000u) ? o & 0x7FFFFFFFu : ~o; }
 
 /* ---------------------------------------------------------------- init */
 
@@ -223,12 +223,12 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
     }
 
 #ifdef COPROC_FP64
-inline ulong gb_ord64(double v)
+static inline ulong gb_ord64(double v)
 {
     ulong b = as_ulong(v);
     return (b & 0x8000000000000000UL) ? ~b : b | 0x8000000000000000UL;
 }
-inline ulong gb_unord64(ulong o)
+static inline ulong gb_unord64(ulong o)
 {
     return (o & 0x8000000000000000UL) ? o & 0x7FFFFFFFFFFFFFFFUL : ~o;
 }
@@ -250,13 +250,13 @@ GB_PASS1(gb_insert_k64_f64, ulong, 3, f64)
 /* Local-table operations. On the CPU path a work-group is one work-item
  * (coproc__geometry_for), so its local table needs no atomics. */
 #if COPROC_CPU
-inline uint gb_lxadd(__local uint *p, uint v)
+static inline uint gb_lxadd(__local uint *p, uint v)
 {
     uint o = *p;
     *p = o + v;
     return o;
 }
-inline uint gb_lxcmpxchg(__local uint *p, uint cmp, uint v)
+static inline uint gb_lxcmpxchg(__local uint *p, uint cmp, uint v)
 {
     uint o = *p;
     if (o == cmp)
@@ -281,7 +281,7 @@ inline uint gb_lxcmpxchg(__local uint *p, uint cmp, uint v)
  * atomic add that wraps a word reports it through its old value, and exactly
  * that carry goes into the next word. */
 #define GB_DEFINE_ADDW(NAME, AS, ADD)                                                    \
-    inline void NAME(AS uint *w, const uint *x, uint nw)                                 \
+    static inline void NAME(AS uint *w, const uint *x, uint nw)                          \
     {                                                                                    \
         uint c = 0;                                                                      \
         for (uint j = 0; j < nw; j++) {                                                  \
@@ -304,7 +304,7 @@ typedef struct gb_contrib {
     uint mn, mx, fl;
 } gb_contrib;
 
-inline void gb_apply_global(uint s, uint count, const gb_contrib *c, uint sw, uint mm, uint fls,
+static inline void gb_apply_global(uint s, uint count, const gb_contrib *c, uint sw, uint mm, uint fls,
                             __global uint *cnt, __global uint *sum, __global uint *mn,
                             __global uint *mx, __global uint *fl)
 {
@@ -322,7 +322,7 @@ inline void gb_apply_global(uint s, uint count, const gb_contrib *c, uint sw, ui
 }
 
 /* The local-table entry of global slot s, or -1 when its probes are full. */
-inline int gb_local_slot(__local uint *lk, uint L, uint s)
+static inline int gb_local_slot(__local uint *lk, uint L, uint s)
 {
     uint h = mul_hi(s * 0x9E3779B1u, L);
     for (uint p = 0; p < GB_LOCAL_PROBES; p++) {
@@ -343,7 +343,7 @@ inline int gb_local_slot(__local uint *lk, uint L, uint s)
 #else
 #define GB_FIX_T float
 #endif
-inline void gb_fix(GB_FIX_T v, int emax, uint *x)
+static inline void gb_fix(GB_FIX_T v, int emax, uint *x)
 {
     GB_FIX_T a = ldexp(fabs(v), 94 - emax);
     GB_FIX_T h = floor(a * (GB_FIX_T)0x1p-64f);
@@ -539,7 +539,7 @@ __kernel void gb_final_keys_w3(__global const uint *pos, ulong groups, __global 
 #else
 #define GB_SUM_T float
 #endif
-inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
+static inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
 {
     if ((fl & GB_FL_NAN) || (fl & (GB_FL_PINF | GB_FL_NINF)) == (GB_FL_PINF | GB_FL_NINF))
         return (GB_SUM_T)NAN;

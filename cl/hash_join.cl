@@ -16,7 +16,7 @@
  */
 
 /* murmur3's 64-bit finaliser; keys are hashed as raw bits (32-bit keys zero-extended) */
-inline uint hj_bucket(ulong k, uint mask)
+static inline uint hj_bucket(ulong k, uint mask)
 {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdUL;

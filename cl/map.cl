@@ -83,10 +83,13 @@ MAP_KERNEL(map_f64, double, ADD_F, SUB_F, MUL_F, DIV_F)
 #define TO_I64(x) ((long)(x))
 #define TO_U32(x) ((uint)(x))
 #define TO_U64(x) ((ulong)(x))
-#define SAT_I32(x) convert_int_sat_rtz(x)
-#define SAT_I64(x) convert_long_sat_rtz(x)
-#define SAT_U32(x) convert_uint_sat_rtz(x)
-#define SAT_U64(x) convert_ulong_sat_rtz(x)
+/* NaN is tested for explicitly: OpenCL C leaves convert_<int>_sat(NaN)
+ * unspecified (PoCL gives 0, Mesa's rusticl and Oclgrind INT_MIN, LONG_MIN or
+ * all ones). */
+#define SAT_I32(x) (isnan(x) ? 0 : convert_int_sat_rtz(x))
+#define SAT_I64(x) (isnan(x) ? 0L : convert_long_sat_rtz(x))
+#define SAT_U32(x) (isnan(x) ? 0u : convert_uint_sat_rtz(x))
+#define SAT_U64(x) (isnan(x) ? 0UL : convert_ulong_sat_rtz(x))
 #define TO_F32(x) convert_float_rte(x)
 #define SAME(x) (x)
 #ifdef COPROC_FP64

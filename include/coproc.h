@@ -108,7 +108,9 @@ typedef struct coproc_options {
     size_t struct_size;      /* sizeof(coproc_options); set by coproc_options_init */
     /* Which devices to use: NULL or "all"; "cpu", "gpu", "accelerator" (comma
      * separated kinds may be mixed); or indices into the list of all discovered
-     * devices, "0,2". Borrowed during coproc_open only. */
+     * devices, "0,2"; or "platform=NAME", every device of the platforms whose
+     * name contains NAME, ignoring case ("platform=rusticl"). Borrowed during
+     * coproc_open only. */
     const char *devices;
     /* Directory for the program-binary cache and profiles; NULL picks
      * $XDG_CACHE_HOME/coproc, else ~/.cache/coproc. Borrowed during coproc_open. */
@@ -210,6 +212,17 @@ typedef struct coproc_device_info {
     /* Index (in this runtime) of another device on the same hardware (e.g. the
      * same CPU behind two drivers), or -1. Both stay usable; they share cores. */
     int same_hardware_as;
+    /* Capabilities beyond has_fp64 that change results or limits: whether
+     * float32 keeps subnormal numbers (CL_FP_DENORM; 0: the device flushes them
+     * to zero in its own arithmetic). */
+    int has_fp32_subnormals;
+    /* The device quirks coproc works around (docs/portability.md), comma-separated
+     * ("loop-65535"), "" for none; with the limits they impose: rows one
+     * work-item walks at most (0: none) and work-items per group at most beyond
+     * each kernel's own CL_KERNEL_WORK_GROUP_SIZE (0: none). */
+    char quirks[128];
+    uint64_t max_rows_per_item;
+    size_t quirk_max_work_group;
 } coproc_device_info;
 
 /* Number of devices the runtime uses (after selection); 0 if rt is NULL. */

@@ -46,9 +46,16 @@ void test_each_device_path(test_device_fn fn, void *user)
     for (int i = 0; i < n && i < 16; i++)
         coproc_device_info_get(probe, i, &info[i]);
     coproc_close(probe);
+    /* COPROC_KERNEL_PATH=cpu|gpu: only that path, on every device (the Oclgrind
+     * checks run the CPU path on its simulated GPU so). */
+    const char *only = getenv("COPROC_KERNEL_PATH");
+    if (only && strcmp(only, "cpu") != 0 && strcmp(only, "gpu") != 0)
+        only = NULL;
     for (int i = 0; i < n && i < 16; i++) {
         for (int cpu_path = 1; cpu_path >= 0; cpu_path--) {
-            if (info[i].type != COPROC_DEVICE_CPU && cpu_path)
+            if (only && strcmp(only, cpu_path ? "cpu" : "gpu") != 0)
+                continue;
+            if (!only && info[i].type != COPROC_DEVICE_CPU && cpu_path)
                 continue; /* GPUs run only their own path */
             char spec[16];
             snprintf(spec, sizeof spec, "%d", info[i].discovered_index);

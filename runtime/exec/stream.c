@@ -195,10 +195,12 @@ static cost cost_init(const coproc__device *dev)
     return (cost){0, dev->info.max_alloc_bytes, 0};
 }
 
-/* Work-groups of the largest launch: the size of per-group partials. */
+/* Work-groups of the largest launch: the size of per-group partials. No chunk
+ * holds more rows than the largest buffer holds 4-byte values (a cap on rows
+ * per work-item makes the group count grow with the rows). */
 static size_t max_groups(const coproc__device *dev)
 {
-    return coproc__geometry_for(dev, SIZE_MAX / 4, 0).groups;
+    return coproc__geometry_for(dev, dev->info.max_alloc_bytes / 4, 0).groups;
 }
 
 /* What one streamed operator needs on the device. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <CL/cl_ext.h>
 
@@ -129,7 +130,7 @@ static void describe(cl_platform_id p, cl_device_id d, coproc_device_info *info)
     cl_ulong gmem = 0, lmem = 0, maxalloc = 0;
     size_t wg = 0;
     cl_bool unified = CL_FALSE;
-    cl_device_fp_config fp64 = 0;
+    cl_device_fp_config fp64 = 0, fp32 = 0;
     clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
     clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
@@ -139,6 +140,9 @@ static void describe(cl_platform_id p, cl_device_id d, coproc_device_info *info)
     clGetDeviceInfo(d, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
     if (clGetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS)
         fp64 = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, NULL) != CL_SUCCESS)
+        fp32 = 0;
+    info->has_fp32_subnormals = (fp32 & CL_FP_DENORM) != 0;
     info->type = map_type(type);
     info->compute_units = cu;
     info->global_mem_bytes = gmem;
@@ -223,6 +227,15 @@ coproc_status coproc__discover(coproc_runtime *rt, coproc__found_device **out, i
     return COPROC_OK;
 }
 
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
 coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
                                      const coproc__found_device *found, int count, int *keep)
 {
@@ -236,11 +249,19 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
     const char *p = spec, *start;
     size_t len;
     while (coproc__selection_next(&p, &start, &len)) {
-        char word[32];
+        char word[64];
         if (len == 0 || len >= sizeof word)
             return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "bad device selection \"%s\"", spec);
         memcpy(word, start, len);
         word[len] = '\0';
+        if (strncmp(word, "platform=", 9) == 0 && word[9]) {
+            /* Every device of the platforms whose name contains the rest
+             * (ignoring case): "platform=rusticl", "platform=portable". */
+            for (int i = 0; i < count; i++)
+                if (contains_nocase(found[i].info.platform, word + 9))
+                    keep[i] = 1;
+            continue;
+        }
         int mask = 0;
         if (strcmp(word, "cpu") == 0) mask = COPROC_DEVICE_CPU;
         else if (strcmp(word, "gpu") == 0) mask = COPROC_DEVICE_GPU;
@@ -257,7 +278,7 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
         if (end == word || *end != '\0' || idx < 0)
             return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
                                 "bad device selection \"%s\": \"%s\" is neither cpu, gpu, "
-                                "accelerator, all nor a device index", spec, word);
+                                "accelerator, all, platform=NAME nor a device index", spec, word);
         if (idx >= count)
             return coproc__fail(rt, COPROC_NO_DEVICE,
                                 "device selection \"%s\": index %ld but only %d device(s) found",
@@ -287,7 +308,19 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
              dev->info.platform, pver, dev->info.name, dev->info.driver_version,
              dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string());
 
-    coproc__device_set_path(dev, dev->info.type == COPROC_DEVICE_CPU);
+    coproc__quirks_find(&dev->info, &dev->quirks);
+    snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
+    dev->info.max_rows_per_item = dev->quirks.max_rows_per_item;
+    dev->info.quirk_max_work_group = dev->quirks.max_work_group;
+    /* COPROC_KERNEL_PATH=cpu|gpu forces the kernel path on every device (the
+     * Oclgrind checks run the CPU path on its simulated GPU so). */
+    const char *path = getenv("COPROC_KERNEL_PATH");
+    int cpu_path = dev->info.type == COPROC_DEVICE_CPU;
+    if (path && strcmp(path, "cpu") == 0)
+        cpu_path = 1;
+    else if (path && strcmp(path, "gpu") == 0)
+        cpu_path = 0;
+    coproc__device_set_path(dev, cpu_path);
 
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     cl_int err;
@@ -318,8 +351,17 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path)
     /* Kernels pick their access pattern from these: a contiguous chunk per
      * work-item on CPUs, a strided (coalesced) loop on GPUs. */
     dev->cpu_path = cpu_path != 0;
-    snprintf(dev->build_options, sizeof dev->build_options, "-DCOPROC_CPU=%d%s", dev->cpu_path,
-             dev->info.has_fp64 ? " -DCOPROC_FP64=1" : "");
+    int len = snprintf(dev->build_options, sizeof dev->build_options, "-DCOPROC_CPU=%d%s",
+                       dev->cpu_path, dev->info.has_fp64 ? " -DCOPROC_FP64=1" : "");
+    /* The quirks that shape launches are in the options too, so programs built
+     * under them are cached apart and kernels may size themselves by them. */
+    if (dev->quirks.max_rows_per_item && len > 0 && (size_t)len < sizeof dev->build_options)
+        len += snprintf(dev->build_options + len, sizeof dev->build_options - (size_t)len,
+                        " -DCOPROC_MAX_ROWS_PER_ITEM=%llu",
+                        (unsigned long long)dev->quirks.max_rows_per_item);
+    if (dev->quirks.max_work_group && len > 0 && (size_t)len < sizeof dev->build_options)
+        snprintf(dev->build_options + len, sizeof dev->build_options - (size_t)len,
+                 " -DCOPROC_MAX_WORK_GROUP=%zu", dev->quirks.max_work_group);
 }
 
 void coproc__device_release(coproc__device *dev)

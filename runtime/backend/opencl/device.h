@@ -8,6 +8,7 @@
 
 #include "coproc.h"
 #include "backend/opencl/memory.h"
+#include "backend/opencl/quirks.h"
 
 typedef struct coproc_runtime coproc_runtime;
 struct coproc__backend;
@@ -32,6 +33,7 @@ typedef struct coproc__device {
     char fingerprint[768];        /* platform, device, driver, PCI id, coproc version */
     char build_options[256];      /* -D flags that tune kernels for this device */
     int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
+    coproc__quirks quirks;        /* what this driver gets wrong (quirks.h); zero: nothing */
 
     pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];

@@ -21,9 +21,19 @@ coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_
         g.local = local ? local : GPU_DEFAULT_LOCAL;
         if (g.local > dev->info.max_work_group_size)
             g.local = dev->info.max_work_group_size;
+        if (dev->quirks.max_work_group && g.local > dev->quirks.max_work_group)
+            g.local = dev->quirks.max_work_group;
         size_t groups = units * GPU_GROUPS_PER_UNIT;
         size_t by_size = (n + g.local - 1) / g.local;
         g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;
+    }
+    /* A quirk (quirks.h) may cap the rows one work-item walks: more groups. */
+    uint64_t cap = dev->quirks.max_rows_per_item;
+    if (cap) {
+        size_t per_group = g.local * (size_t)cap;
+        size_t need = n / per_group + (n % per_group != 0);
+        if (g.groups < need)
+            g.groups = need;
     }
     g.global = g.groups * g.local;
     return g;

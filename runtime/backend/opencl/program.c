@@ -17,6 +17,15 @@
 #define BINARY_MAGIC_LEN 11
 #define BINARY_HEADER_LEN (BINARY_MAGIC_LEN + 16)
 
+void coproc__program_options(const coproc__device *dev, char *out, size_t size)
+{
+    /* COPROC_CL_OPTIONS: extra options for every program, e.g.
+     * "-cl-opt-disable" (tests/test_portable.c builds every program so). */
+    const char *extra = getenv("COPROC_CL_OPTIONS");
+    snprintf(out, size, "-cl-std=CL1.2 %s%s%s", dev->build_options, extra && *extra ? " " : "",
+             extra && *extra ? extra : "");
+}
+
 static const coproc__cl_source *find_source(const char *name)
 {
     for (int i = 0; coproc__cl_sources[i].name; i++)
@@ -32,7 +41,7 @@ static void cache_path(coproc_runtime *rt, const char *name, uint64_t key, char 
 
 /* Try the binary cache; 1 and *out on a hit, 0 on a miss (absent, foreign or stale). */
 static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path, uint64_t key,
-                       cl_program *out)
+                       const char *options, cl_program *out)
 {
     unsigned char *data = NULL;
     size_t len = 0;
@@ -50,7 +59,7 @@ static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path
             cl_program p = clCreateProgramWithBinary(dev->context, 1, &dev->id, &binlen, &bin,
                                                      &status, &err);
             if (p && err == CL_SUCCESS && status == CL_SUCCESS &&
-                clBuildProgram(p, 1, &dev->id, dev->build_options, NULL, NULL) == CL_SUCCESS) {
+                clBuildProgram(p, 1, &dev->id, options, NULL, NULL) == CL_SUCCESS) {
                 *out = p;
                 hit = 1;
             } else if (p) {
@@ -98,8 +107,8 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
     const coproc__cl_source *prelude = find_source(COPROC__PRELUDE_NAME);
     const char *parts[2] = {prelude ? prelude->source : "", source};
     size_t lens[2] = {prelude ? prelude->length : 0, length};
-    char options[400];
-    snprintf(options, sizeof options, "-cl-std=CL1.2 %s", dev->build_options);
+    char options[1024];
+    coproc__program_options(dev, options, sizeof options);
 
     uint64_t key = coproc__hash_str(COPROC__FNV_SEED, dev->fingerprint);
     key = coproc__hash_str(key, options);
@@ -109,7 +118,7 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
     int use_cache = rt->cache_dir[0] && !rt->disable_binary_cache;
     if (use_cache) {
         cache_path(rt, name, key, path, sizeof path);
-        if (load_cached(rt, dev, path, key, out)) {
+        if (load_cached(rt, dev, path, key, options, out)) {
             atomic_fetch_add(&rt->programs_from_cache, 1);
             atomic_fetch_add(&dev->programs_made, 1);
             return COPROC_OK;

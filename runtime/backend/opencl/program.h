@@ -35,6 +35,10 @@ coproc_status coproc__program_get(coproc_runtime *rt, coproc__device *dev, const
 coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
                                     const char *source, size_t length, cl_program *out);
 
+/* The options every program is built with on dev: "-cl-std=CL1.2", the
+ * device's build options (kernel path, fp64, quirks) and $COPROC_CL_OPTIONS. */
+void coproc__program_options(const coproc__device *dev, char *out, size_t size);
+
 /* A new kernel object (caller releases) for kernel `kernel` of program `program`. */
 coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
                                     const char *kernel, cl_kernel *out);

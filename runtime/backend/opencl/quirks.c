@@ -1,0 +1,100 @@
+/* quirks.c - the device-quirk table (quirks.h). An entry matches a device
+ * when its platform and device names contain the entry's strings and the
+ * driver version lies in [from, to] (dotted numbers; "" is open). */
+#include "backend/opencl/quirks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct quirk_entry {
+    const char *name;     /* shown by coproc-calibrate --list */
+    const char *platform; /* substring of the platform name */
+    const char *device;   /* substring of the device name */
+    const char *from, *to;
+    uint64_t max_rows_per_item;
+    size_t max_work_group;
+} quirk_entry;
+
+static const quirk_entry table[] = {
+    /* Mesa's llvmpipe (rusticl and clover) stops a work-item's loops after
+     * 65535 iterations in all (gallivm's loop limiter, LP_MAX_TGSI_LOOP_ITERATIONS:
+     * every iteration of every loop counts), silently: a CPU-path chunk longer
+     * than that loses its tail (seen on Mesa 22.3.6; tests/test_portable.c).
+     * Rows per work-item are capped at an eighth of it, leaving the rest to the
+     * inner loops a row runs (hash probing, local reductions). */
+    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 0},
+    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 0},
+};
+
+/* Compare dotted version numbers found in a and b: <0, 0, >0. */
+static int version_cmp(const char *a, const char *b)
+{
+    while (*a && (*a < '0' || *a > '9'))
+        a++;
+    while (*b && (*b < '0' || *b > '9'))
+        b++;
+    for (int part = 0; part < 4; part++) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        if (*ea != '.' || *eb != '.')
+            break;
+        a = ea + 1;
+        b = eb + 1;
+    }
+    return 0;
+}
+
+static void add_name(coproc__quirks *q, const char *name)
+{
+    if (strstr(q->names, name))
+        return;
+    size_t len = strlen(q->names);
+    snprintf(q->names + len, sizeof q->names - len, "%s%s", len ? "," : "", name);
+}
+
+static void tighten_rows(coproc__quirks *q, uint64_t v)
+{
+    if (v && (!q->max_rows_per_item || v < q->max_rows_per_item))
+        q->max_rows_per_item = v;
+}
+
+static void tighten_group(coproc__quirks *q, size_t v)
+{
+    if (v && (!q->max_work_group || v < q->max_work_group))
+        q->max_work_group = v;
+}
+
+void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const quirk_entry *e = &table[i];
+        if (!strstr(info->platform, e->platform) || !strstr(info->name, e->device))
+            continue;
+        if (*e->from && version_cmp(info->driver_version, e->from) < 0)
+            continue;
+        if (*e->to && version_cmp(info->driver_version, e->to) > 0)
+            continue;
+        tighten_rows(out, e->max_rows_per_item);
+        tighten_group(out, e->max_work_group);
+        add_name(out, e->name);
+    }
+    const char *env = getenv("COPROC_QUIRKS");
+    for (const char *p = env; p && *p;) {
+        unsigned long long v;
+        int used = 0;
+        if (sscanf(p, "max_rows_per_item=%llu%n", &v, &used) == 1 && used) {
+            tighten_rows(out, v);
+            add_name(out, "forced-rows-per-item");
+        } else if (sscanf(p, "max_work_group=%llu%n", &v, &used) == 1 && used) {
+            tighten_group(out, (size_t)v);
+            add_name(out, "forced-work-group");
+        }
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+}

@@ -1,0 +1,28 @@
+/* quirks.h - what some OpenCL implementations get wrong, and how coproc works
+ * around it: a table matched on platform, device and driver version. */
+#ifndef COPROC_QUIRKS_H
+#define COPROC_QUIRKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coproc.h"
+
+typedef struct coproc__quirks {
+    /* Rows one work-item walks on the CPU path at most (0: no cap): the launch
+     * geometry (launch.c) adds work-groups until every chunk fits. */
+    uint64_t max_rows_per_item;
+    /* Work-items per group for every kernel at most (0: the driver's figure
+     * only). Taken with each kernel's CL_KERNEL_WORK_GROUP_SIZE (launch.c). */
+    size_t max_work_group;
+    char names[128]; /* the quirks that apply, comma-separated; "" for none */
+} coproc__quirks;
+
+/*
+ * The quirks of a device, from the table in quirks.c, then $COPROC_QUIRKS:
+ * comma-separated "max_rows_per_item=N" and "max_work_group=N", which tighten
+ * (never loosen) what the table gives; tests force them on PoCL so.
+ */
+void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out);
+
+#endif

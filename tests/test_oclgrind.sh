@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test_oclgrind.sh BUILD_DIR SOURCE_DIR - kernels under Oclgrind, the OpenCL
+# device simulator, with --data-races --uninitialized --check-api (through its
+# environment variables, as Oclgrind is loaded as an ICD from a private
+# OCL_ICD_VENDORS directory), on both kernel paths; any report fails the test.
+# Oclgrind runs kernels about 1000x slower than PoCL: small sizes only.
+# Checked so far: the casts of map.cl (test_portable's NaN cases). See
+# docs/portability.md for what it still reports elsewhere.
+set -u
+build=$1
+lib=/usr/lib/oclgrind/liboclgrind-rt-icd.so
+[ -e "$lib" ] || lib=$(dpkg -L oclgrind 2>/dev/null | grep 'liboclgrind-rt-icd.so$' | head -1)
+if [ -z "$lib" ] || [ ! -e "$lib" ]; then
+    echo "skipped: Oclgrind is not installed (apt-get install oclgrind)"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/vendors"
+echo "$lib" >"$tmp/vendors/oclgrind.icd"
+
+export OCL_ICD_VENDORS=$tmp/vendors
+export OCLGRIND_DATA_RACES=1 OCLGRIND_UNINITIALIZED=1 OCLGRIND_CHECK_API=1
+# hwloc's OpenCL component probes vendor device queries (AMD, NVIDIA) that
+# Oclgrind rightly answers CL_INVALID_VALUE: not coproc's calls, left out.
+export HWLOC_COMPONENTS=-opencl
+export COPROC_CALIBRATE=off COPROC_CACHE_DIR=$tmp/cache
+unset COPROC_DEVICES RUSTICL_ENABLE
+
+failures=0
+run() { # run PATH TEST-FILTER
+    local log=$tmp/$1-$2.log
+    if ! COPROC_KERNEL_PATH=$1 COPROC_TEST_FILTER=$2 "$build/tests/test_portable" >"$log" 2>&1; then
+        echo "FAIL: test_portable $2 on the $1 path:"
+        tail -30 "$log"
+        failures=$((failures + 1))
+    elif grep -q 'Oclgrind\|data race\|Uninitialized\|Invalid \(read\|write\)\|divergence' "$log"; then
+        echo "FAIL: Oclgrind reports for $2 on the $1 path:"
+        grep -B2 -A8 'Oclgrind\|data race\|Uninitialized\|Invalid \(read\|write\)\|divergence' "$log" | head -40
+        failures=$((failures + 1))
+    else
+        echo "ok: $2 on the $1 path"
+    fi
+}
+for path in cpu gpu; do
+    run "$path" test_nan_casts
+done
+[ "$failures" -eq 0 ]
