@@ -153,15 +153,49 @@ static coproc_status column_range(fused *f, const coproc_column *c, int64_t *lo,
 
 /* ---------------------------------------------------------------- placement */
 
-static int device_can(coproc__device *dev, const coproc__qpipe *q)
+/* What pipeline pi asks of a device, from the kernel it generates: the
+ * device columns it reads (they pin it to their device) and doubles (a
+ * float64 column read or written). *reads holds its columns (nreads).
+ * COPROC_UNSUPPORTED with the run's note when it cannot be fused. */
+typedef struct pipe_needs {
+    int fp64;
+    int nreads;
+    const coproc_column *reads[COPROC__QP_MAX_ARGS];
+} pipe_needs;
+
+static coproc_status needs_of(fused *f, int pi, pipe_needs *nd)
 {
-    /* A pipeline runs where its device columns are, and reads float64 only
-     * where the device has doubles. */
-    for (int c = 0; c < q->src->n; c++) {
-        const coproc_column *col = q->src->cols[c];
-        if ((col->dev && col->dev != dev) || (col->type == COPROC_FLOAT64 && !dev->info.has_fp64))
-            return 0;
+    coproc__qpipe *q = &f->prog.p[pi];
+    coproc__qkernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    coproc_status s = COPROC_OK;
+    memset(nd, 0, sizeof *nd);
+    if (coproc__codegen(&f->prog, pi, 1, k) != 0) {
+        snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
+        s = COPROC_UNSUPPORTED;
+    } else {
+        for (int i = 0; i < k->nargs; i++) {
+            const coproc_column *c = k->args[i].table->cols[k->args[i].col];
+            nd->reads[nd->nreads++] = c;
+            nd->fp64 |= c->type == COPROC_FLOAT64;
+        }
+        if (q->sink == COPROC__QK_MATERIALIZE)
+            for (int m = 0; m < q->top->schema.n; m++)
+                nd->fp64 |= q->top->schema.types[m] == COPROC_FLOAT64;
     }
+    coproc__qkernel_free(k);
+    free(k);
+    return s;
+}
+
+static int device_can(const coproc__device *dev, const pipe_needs *nd)
+{
+    if (nd->fp64 && !dev->info.has_fp64)
+        return 0;
+    for (int i = 0; i < nd->nreads; i++)
+        if (nd->reads[i]->dev && nd->reads[i]->dev != dev)
+            return 0;
     return 1;
 }
 
@@ -230,16 +264,28 @@ static coproc_status place(fused *f, int pi, double *est)
     coproc__qpipe *q = &f->prog.p[pi];
     coproc_runtime *rt = f->rt;
     int want = f->run->opts.device;
-    int best = -1;
+    int best = -1, fp64 = 0;
     double best_t = INFINITY;
+    /* The pipeline and its builds run on one device. */
+    int n = 0;
+    pipe_needs *nd = calloc(1 + COPROC__QP_MAX_STEPS, sizeof *nd);
+    if (!nd)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    coproc_status s = needs_of(f, pi, &nd[n++]);
+    for (int i = 0; i < q->nsteps && s == COPROC_OK; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE)
+            s = needs_of(f, q->steps[i].build, &nd[n++]);
+    if (s != COPROC_OK) {
+        free(nd);
+        return s;
+    }
+    for (int i = 0; i < n; i++)
+        fp64 |= nd[i].fp64;
     for (int d = 0; d < rt->device_count; d++) {
         coproc__device *dev = &rt->devices[d];
-        if ((want >= 0 && d != want) || !device_can(dev, q))
-            continue;
-        int ok = 1;
-        for (int i = 0; i < q->nsteps && ok; i++)
-            if (q->steps[i].kind == COPROC__QS_PROBE)
-                ok = device_can(dev, &f->prog.p[q->steps[i].build]);
+        int ok = !(want >= 0 && d != want);
+        for (int i = 0; i < n && ok; i++)
+            ok = device_can(dev, &nd[i]);
         if (!ok)
             continue;
         double t = estimate(f, dev, pi);
@@ -248,11 +294,13 @@ static coproc_status place(fused *f, int pi, double *est)
             best = d;
         }
     }
+    free(nd);
     if (best < 0)
         return coproc__fail(rt, want >= 0 ? COPROC_WRONG_DEVICE : COPROC_UNSUPPORTED,
-                            "query: no device can run the pipeline over %s (its columns live on "
-                            "another device, or it reads float64 on a device without fp64)",
-                            q->src_name);
+                            "query: no device can run the pipeline over %s (%s)", q->src_name,
+                            fp64 ? "it reads or writes float64, and no device that holds its columns "
+                                   "has fp64"
+                                 : "its columns live on different devices");
     q->device = best;
     *est = best_t;
     return COPROC_OK;
