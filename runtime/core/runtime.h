@@ -14,6 +14,12 @@
 
 #define COPROC__ERRMSG_MAX 8192
 
+/* The smallest device budget (coproc_options.device_budget_bytes, COPROC_BUDGET)
+ * a runtime accepts: what one stream of chunks needs (exec/hostops.h,
+ * COPROC__STREAM_MIN_BUDGET), so that every operator over host columns larger
+ * than the budget can still stream as coproc.h promises. */
+#define COPROC__MIN_BUDGET ((uint64_t)64 << 10)
+
 struct coproc_runtime {
     coproc__device *devices;   /* selected devices, owned */
     int device_count;
