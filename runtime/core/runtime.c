@@ -183,7 +183,7 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
                         "K/M/G/T suffix); the budget stays %s", env, why, kept);
         else if (b < COPROC__MIN_BUDGET)
             coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored: below the minimum of "
-                        "%llu bytes (64K) that streaming needs; the budget stays %s", env,
+                        "%llu bytes (128K) that streaming needs; the budget stays %s", env,
                         (unsigned long long)COPROC__MIN_BUDGET, kept);
         else
             budget = b;
@@ -287,7 +287,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
             return refuse(&o, "queue_depth %d (0: the default, else positive)", o.queue_depth);
         if (o.device_budget_bytes && o.device_budget_bytes < COPROC__MIN_BUDGET)
             return refuse(&o, "device_budget_bytes %llu is below the minimum of %llu bytes "
-                          "(64 KiB) that streaming needs (0: 70 %% of each device's memory)",
+                          "(128 KiB) that streaming needs (0: 70 %% of each device's memory)",
                           (unsigned long long)o.device_budget_bytes,
                           (unsigned long long)COPROC__MIN_BUDGET);
     }
