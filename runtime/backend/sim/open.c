@@ -5,8 +5,8 @@
  * object gives what a calibration does not record: "type" ("cpu", "gpu",
  * "accelerator"), "global_mem_bytes", "host_unified_memory", "fp64",
  * "compute_units", "noise"; without it the executor's own values stand in.
- * Options override both: type=cpu|gpu|accelerator, mem=BYTES (K/M/G/T, core/parse.h),
- * unified=0|1, fp64=0|1, noise=F (0..1, default 0.05), seed=N, and
+ * Options override both: type=cpu|gpu|accelerator, mem=BYTES (K/M/G/T,
+ * core/parse.h; at least 1M), unified=0|1, fp64=0|1, noise=F (0..1, default 0.05), seed=N, and
  * models=empty (the device starts with no fitted operator model and learns
  * them from its runs; the default is the profile's models, as after a
  * calibration). */
@@ -93,7 +93,8 @@ static coproc_status parse_entry(coproc_runtime *rt, const char *text, size_t le
             ok = (e->type = parse_type(v)) >= 0;
         else if (strcmp(k, "mem") == 0) {
             uint64_t bytes = 0;
-            ok = coproc__parse_bytes(v, &bytes, NULL) == 0 && bytes > 0;
+            /* At least 1 MiB, as read_profile requires of any device's memory. */
+            ok = coproc__parse_bytes(v, &bytes, NULL) == 0 && bytes >= (1u << 20);
             e->mem = (double)bytes;
         }
         else if (strcmp(k, "unified") == 0 || strcmp(k, "fp64") == 0) {
