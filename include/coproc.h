@@ -123,20 +123,30 @@ typedef struct coproc_options {
     /* Device memory each device may use for operators over host columns
      * (cached copies of columns plus working memory); 0: 70 % of the device's
      * memory. Inputs larger than this stream through in chunks, or are
-     * partitioned (sort, joins). COPROC_BUDGET (bytes, or with a K/M/G suffix)
-     * overrides it. */
+     * partitioned (sort, joins). A budget is a limit the runtime never
+     * exceeds, so one below COPROC_MIN_DEVICE_BUDGET (the least in which every
+     * operator can still stream) is refused: coproc_open returns
+     * INVALID_ARGUMENT, the message going to the log. COPROC_BUDGET (bytes, or
+     * with a K/M/G/T suffix) overrides it; a value that does not parse, or is
+     * below the minimum, is ignored with a warning naming it. */
     uint64_t device_budget_bytes;
     /* Host-unified devices (PoCL) use host columns in place, moving no byte.
      * Nonzero: copy to them as to a discrete GPU (tests of the copy paths). */
     int disable_zero_copy;
     /* How operators are placed on devices; COPROC_POLICY overrides it with a
-     * name ("wtar", "srt", "rr", "tbo", "pbo", "static", "fixed" or "fixed:2"). */
+     * name ("wtar", "srt", "rr", "tbo", "pbo", "static", "fixed" or "fixed:2").
+     * A COPROC_POLICY that names no policy, or a device the runtime does not
+     * have, is ignored with a warning; a fixed_device out of range with
+     * COPROC_POLICY_FIXED is warned about and device 0 used. */
     int policy;               /* a coproc_policy; default COPROC_POLICY_WTAR */
     int fixed_device;         /* the device of COPROC_POLICY_FIXED */
     /* Bound of each device's ready queue: a submit that finds it full waits
      * (back-pressure; no work is dropped). 0: 100. */
     int queue_depth;
 } coproc_options;
+
+/* The smallest nonzero coproc_options.device_budget_bytes (128 KiB). */
+#define COPROC_MIN_DEVICE_BUDGET ((uint64_t)128 << 10)
 
 /* Placement policies (see docs/api.md; HyPE's heuristics and Trueno-DB's rule). */
 typedef enum coproc_policy {

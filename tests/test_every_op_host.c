@@ -1,10 +1,11 @@
 /* test_every_op_host.c - every public operator through coproc_submit on host
  * columns (kind + variant), checked against a scalar C reference: in memory,
- * and under a 1 MiB budget with zero-copy off (PoCL then copies as a GPU
- * does), where each input of several MiB must stream or partition - except
- * gather's source and scatter's target, which must fit and otherwise give
- * DEVICE_OUT_OF_MEMORY. Also: the synchronous calls on host columns, and
- * sort/scatter writing a host column's own memory. */
+ * and under a 1 MiB budget and the smallest budget coproc_open accepts, with
+ * zero-copy off (PoCL then copies as a GPU does), where each input larger than
+ * the budget must stream or partition - except gather's source and scatter's
+ * target, which must fit and otherwise give DEVICE_OUT_OF_MEMORY. Also: the
+ * synchronous calls on host columns, and sort/scatter writing a host column's
+ * own memory. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,24 @@ static void test_over_budget(void **state)
     coproc_close(rt);
 }
 
+/* At the smallest budget coproc_open accepts (coproc.h) every operator over
+ * host columns larger than it still streams or partitions (issue 18: a budget
+ * of 64 KiB was accepted and then reduce_where and scan could hold no chunk). */
+static void test_at_minimum_budget(void **state)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.devices = "0";
+    o.disable_zero_copy = 1;
+    o.device_budget_bytes = COPROC_MIN_DEVICE_BUDGET;
+    coproc_runtime *rt = test_open_with(&o);
+    data d;
+    data_make(rt, &d, 200003); /* 800 KB a column, 6x the budget */
+    every_op(rt, &d, 1);
+    data_free(&d);
+    coproc_close(rt);
+}
+
 /* The synchronous calls on host columns give host columns; sort and scatter
  * write a column coproc owns and refuse one that wraps caller memory. */
 static void test_sync_calls(void **state)
@@ -404,6 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_memory),
         cmocka_unit_test(test_over_budget),
+        cmocka_unit_test(test_at_minimum_budget),
         cmocka_unit_test(test_sync_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,8 @@
 /* cache.c - cache directory, hashing and atomic file writes. */
 #include "core/cache.h"
 
+#include "core/error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -70,27 +72,56 @@ int coproc__read_file(const char *path, unsigned char **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: opening a FIFO nobody writes would otherwise wait forever;
+     * only a regular file is read (its size is known, reading it never blocks). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    unsigned char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) != 0)
-        goto fail;
-    long size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0)
-        goto fail;
-    buf = malloc((size_t)size + 1);
-    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
-        goto fail;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return -2;
+    }
+    if (st.st_size < 0 || (uint64_t)st.st_size >= SIZE_MAX) {
+        close(fd);
+        return -1;
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    unsigned char *buf = malloc(size + 1);
+    if (!buf) {
+        close(fd);
+        return -1;
+    }
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break; /* an error, or the file shrank while read: not whole */
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != size) {
+        free(buf);
+        return -1;
+    }
     buf[size] = 0;
-    fclose(f);
     *data = buf;
-    *len = (size_t)size;
+    *len = size;
     return 0;
-fail:
-    free(buf);
-    fclose(f);
-    return -1;
+}
+
+int coproc__read_cache_file(coproc_runtime *rt, const char *what, const char *path,
+                            unsigned char **data, size_t *len)
+{
+    int rc = coproc__read_file(path, data, len);
+    if (rc == -2)
+        coproc__log(rt, COPROC_LOG_WARN, "%s %s is not a regular file; ignored", what, path);
+    return rc;
 }
 
 int coproc__write_file_atomic(const char *path, const void *data, size_t len)

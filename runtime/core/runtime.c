@@ -9,6 +9,7 @@
 #include <CL/cl_ext.h>
 
 #include "core/cache.h"
+#include "core/parse.h"
 #include "backend/backend.h"
 #include "backend/opencl/cl_error.h"
 #include "cost/profile.h"
@@ -162,31 +163,30 @@ static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
     rt->errmsg[0] = '\0';
 }
 
-/* "123", "64K", "512M", "2G" -> bytes; 0 on a bad string. */
-static uint64_t parse_bytes(const char *s)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    return *end == '\0' ? (uint64_t)v : 0;
-}
-
-/* Budget, zero-copy and placement options, with their environment overrides. */
+/* Budget, zero-copy and placement options, with their environment overrides.
+ * An override that does not parse, or names a device the runtime does not
+ * have, is ignored with a warning naming the variable: the option stands. */
 static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
 {
     uint64_t budget = o->device_budget_bytes;
     const char *env = getenv("COPROC_BUDGET");
     if (env && *env) {
-        uint64_t b = parse_bytes(env);
-        if (b)
-            budget = b;
+        uint64_t b = 0;
+        const char *why = NULL;
+        char kept[64];
+        if (budget)
+            snprintf(kept, sizeof kept, "%llu bytes", (unsigned long long)budget);
         else
-            coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored (bytes, or with K/M/G)", env);
+            snprintf(kept, sizeof kept, "70 %% of each device's memory");
+        if (coproc__parse_bytes(env, &b, &why) != 0)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored: %s (bytes, or with a "
+                        "K/M/G/T suffix); the budget stays %s", env, why, kept);
+        else if (b < COPROC__MIN_BUDGET)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_BUDGET=%s ignored: below the minimum of "
+                        "%llu bytes (128K) that streaming needs; the budget stays %s", env,
+                        (unsigned long long)COPROC__MIN_BUDGET, kept);
+        else
+            budget = b;
     }
     for (int i = 0; i < rt->device_count; i++) {
         if (budget)
@@ -195,22 +195,43 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
     }
     rt->policy = o->policy;
     rt->fixed_device = o->fixed_device;
+    if (o->policy == COPROC_POLICY_FIXED &&
+        (o->fixed_device < 0 || o->fixed_device >= rt->device_count)) {
+        coproc__log(rt, COPROC_LOG_WARN, "options.fixed_device %d out of range (%d devices); "
+                    "the fixed policy uses device 0", o->fixed_device, rt->device_count);
+        rt->fixed_device = 0;
+    }
     rt->queue_depth = o->queue_depth > 0 ? o->queue_depth : 100;
     env = getenv("COPROC_POLICY");
     if (env && *env) {
+        static const char *const usage = "wtar, srt, rr, tbo, pbo, static, fixed or fixed:N";
         char name[32];
-        snprintf(name, sizeof name, "%s", env);
-        char *colon = strchr(name, ':');
-        if (colon) {
-            *colon = '\0';
-            rt->fixed_device = atoi(colon + 1);
+        const char *colon = strchr(env, ':');
+        size_t len = colon ? (size_t)(colon - env) : strlen(env);
+        int p = -1;
+        if (len < sizeof name) {
+            memcpy(name, env, len);
+            name[len] = '\0';
+            p = coproc__policy_parse(name);
         }
-        int p = coproc__policy_parse(name);
-        if (p >= 0)
+        long long dev = 0;
+        const char *why = NULL;
+        if (p < 0)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored: unknown policy (%s)",
+                        env, usage);
+        else if (colon && p != COPROC_POLICY_FIXED)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored: only fixed takes a "
+                        "device (%s)", env, usage);
+        else if (colon && coproc__parse_int(colon + 1, 0, rt->device_count - 1, &dev, &why) != 0)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored: device \"%s\" %s "
+                        "(the runtime has %d device%s, 0 to %d)", env, colon + 1, why,
+                        rt->device_count, rt->device_count == 1 ? "" : "s",
+                        rt->device_count - 1);
+        else {
             rt->policy = p;
-        else
-            coproc__log(rt, COPROC_LOG_WARN, "COPROC_POLICY=%s ignored (wtar, srt, rr, tbo, pbo, "
-                        "static, fixed[:device])", env);
+            if (colon)
+                rt->fixed_device = (int)dev;
+        }
     }
 }
 
@@ -221,6 +242,26 @@ static int parse_calibration(const char *s, coproc_calibration *out)
     else if (strcmp(s, "full") == 0) *out = COPROC_CALIBRATION_FULL;
     else return -1;
     return 0;
+}
+
+/* A bad option refuses open before any runtime exists (coproc.h): the
+ * message can only go to the log, at error level (the options' log, else
+ * stderr). */
+static coproc_status refuse(const coproc_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static coproc_status refuse(const coproc_options *o, const char *fmt, ...)
+{
+    char what[512] = "coproc_open: options.";
+    size_t n = strlen(what);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what + n, sizeof what - n, fmt, ap);
+    va_end(ap);
+    if (o->log)
+        o->log(o->log_user, COPROC_LOG_ERROR, what);
+    else
+        fprintf(stderr, "coproc: error: %s\n", what);
+    return COPROC_INVALID_ARGUMENT;
 }
 
 coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
@@ -235,10 +276,20 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
             opts->struct_size > sizeof o)
             return COPROC_INVALID_ARGUMENT; /* not initialised with coproc_options_init */
         memcpy(&o, opts, opts->struct_size);
-        if ((unsigned)o.log_level > COPROC_LOG_DEBUG ||
-            (unsigned)o.calibration > COPROC_CALIBRATION_FULL ||
-            (unsigned)o.policy > COPROC_POLICY_FIXED || o.queue_depth < 0)
-            return COPROC_INVALID_ARGUMENT;
+        if ((unsigned)o.log_level > COPROC_LOG_DEBUG)
+            return refuse(&o, "log_level %d (0 to %d)", (int)o.log_level, COPROC_LOG_DEBUG);
+        if ((unsigned)o.calibration > COPROC_CALIBRATION_FULL)
+            return refuse(&o, "calibration %d (0 to %d)", (int)o.calibration,
+                          COPROC_CALIBRATION_FULL);
+        if ((unsigned)o.policy > COPROC_POLICY_FIXED)
+            return refuse(&o, "policy %d (0 to %d)", o.policy, COPROC_POLICY_FIXED);
+        if (o.queue_depth < 0)
+            return refuse(&o, "queue_depth %d (0: the default, else positive)", o.queue_depth);
+        if (o.device_budget_bytes && o.device_budget_bytes < COPROC__MIN_BUDGET)
+            return refuse(&o, "device_budget_bytes %llu is below the minimum of %llu bytes "
+                          "(128 KiB) that streaming needs (0: 70 %% of each device's memory)",
+                          (unsigned long long)o.device_budget_bytes,
+                          (unsigned long long)COPROC__MIN_BUDGET);
     }
 
     coproc_runtime *rt = calloc(1, sizeof *rt);
@@ -302,8 +353,11 @@ int coproc_device_count(const coproc_runtime *rt)
 
 coproc_status coproc_device_info_get(const coproc_runtime *rt, int i, coproc_device_info *out)
 {
-    if (!rt || !out)
+    if (!rt)
         return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail((coproc_runtime *)rt, COPROC_NULL_POINTER,
+                            "coproc_device_info_get: out is NULL");
     if (i < 0 || i >= rt->device_count)
         return coproc__fail((coproc_runtime *)rt, COPROC_INVALID_ARGUMENT,
                             "device index %d out of range (%d devices)", i, rt->device_count);
@@ -313,10 +367,15 @@ coproc_status coproc_device_info_get(const coproc_runtime *rt, int i, coproc_dev
 
 coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out)
 {
-    if (!rt || !out)
+    if (!rt)
         return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail((coproc_runtime *)rt, COPROC_NULL_POINTER,
+                            "coproc_stats_get: out is NULL");
     if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
-        return COPROC_INVALID_ARGUMENT;
+        return coproc__fail((coproc_runtime *)rt, COPROC_INVALID_ARGUMENT, "coproc_stats_get: "
+                            "struct_size %zu (set it to sizeof(coproc_stats), %zu)",
+                            out->struct_size, sizeof *out);
     coproc_stats s;
     memset(&s, 0, sizeof s);
     s.struct_size = out->struct_size;

@@ -14,6 +14,14 @@
 
 #define COPROC__ERRMSG_MAX 8192
 
+/* The smallest device budget (coproc_options.device_budget_bytes, COPROC_BUDGET)
+ * a runtime accepts (coproc.h, COPROC_MIN_DEVICE_BUDGET): one stream of chunks
+ * needs COPROC__STREAM_MIN_BUDGET (exec/hostops.h, 64 KiB), but the chunked
+ * operators add their rows beside a 64 KiB whole (reduce_where and scan fail at
+ * exactly 64 KiB) and the partitioned joins a per-compute-unit table, so the
+ * floor is twice that: every operator that streams still can. */
+#define COPROC__MIN_BUDGET COPROC_MIN_DEVICE_BUDGET
+
 struct coproc_runtime {
     coproc__device *devices;   /* selected devices, owned */
     int device_count;

@@ -342,7 +342,11 @@ coproc_status coproc__profile_load(coproc_runtime *rt, const coproc__device *dev
         return coproc__fail(rt, COPROC_IO_ERROR, "no cache directory to hold profiles");
     unsigned char *data = NULL;
     size_t len = 0;
-    if (coproc__read_file(path, &data, &len) != 0)
+    int rd = coproc__read_cache_file(rt, "profile", path, &data, &len);
+    if (rd == -2)
+        return coproc__fail(rt, COPROC_CORRUPT_PROFILE, "profile %s is not a regular file",
+                            path);
+    if (rd != 0)
         return coproc__fail(rt, COPROC_IO_ERROR, "no profile %s for device %d (%s)", path,
                             dev->index, dev->info.name);
     json_error_t jerr;

@@ -37,9 +37,11 @@ static coproc_status run_task(coproc_runtime *rt, const coproc_op *op, coproc_re
 /* Columns that wrap caller memory (coproc_column_wrap, Arrow zero-copy
  * imports) are read-only: writing into them would change the producer's
  * immutable, maybe shared, data. An empty column has nothing to write. */
-static int read_only(const coproc_column *col)
+/* A column of rt that wraps caller memory. A column of another runtime is
+ * left to the shared checks, which name that instead. */
+static int read_only(coproc_runtime *rt, const coproc_column *col)
 {
-    return col && (col->host_wrapped ||
+    return col && col->rt == rt && (col->host_wrapped ||
                    (!col->dev && col->length && !col->host_owned && !col->pinned));
 }
 
@@ -235,7 +237,7 @@ coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
 coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
                              const coproc_column *positions, coproc_column *dst)
 {
-    if (rt && read_only(dst))
+    if (rt && read_only(rt, dst))
         return refuse_write(rt, "coproc_scatter");
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_GATHER);
@@ -316,7 +318,7 @@ coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
 
 coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
 {
-    if (rt && (read_only(keys) || read_only(values)))
+    if (rt && (read_only(rt, keys) || read_only(rt, values)))
         return refuse_write(rt, "coproc_sort");
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_SORT);

@@ -84,6 +84,25 @@ static void float32_constants(const coproc_predicate *p, pred_args *out)
     memcpy(out->b, &fb, 4);
 }
 
+/* A predicate's constants must fit its int32/uint32 column (coproc.h); b is
+ * read only by a range. Checked at submit and again where they are converted. */
+static coproc_status check_constants(coproc_runtime *rt, const coproc_predicate *p,
+                                     const char *what)
+{
+    int range = p->cmp == COPROC_CMP_RANGE;
+    if (p->col->type == COPROC_INT32 &&
+        (p->a.i64 < INT32_MIN || p->a.i64 > INT32_MAX ||
+         (range && (p->b.i64 < INT32_MIN || p->b.i64 > INT32_MAX))))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant %lld does not fit "
+                            "int32", what, (long long)(p->a.i64 < INT32_MIN ||
+                                                       p->a.i64 > INT32_MAX ? p->a.i64 : p->b.i64));
+    if (p->col->type == COPROC_UINT32 && (p->a.u64 > UINT32_MAX || (range && p->b.u64 > UINT32_MAX)))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant %llu does not fit "
+                            "uint32", what, (unsigned long long)(p->a.u64 > UINT32_MAX ? p->a.u64
+                                                                 : p->b.u64));
+    return COPROC_OK;
+}
+
 /* Check one predicate and convert its constants. */
 static coproc_status pred_prepare(coproc_runtime *rt, const coproc_predicate *p, const char *what,
                                   pred_args *out)
@@ -102,21 +121,16 @@ static coproc_status pred_prepare(coproc_runtime *rt, const coproc_predicate *p,
     out->col = p->col;
     out->cmp = (cl_int)p->cmp;
     out->size = coproc_type_size(t);
+    if ((s = check_constants(rt, p, what)) != COPROC_OK)
+        return s;
     switch (t) {
     case COPROC_INT32: {
-        if (p->a.i64 < INT32_MIN || p->a.i64 > INT32_MAX ||
-            (range && (p->b.i64 < INT32_MIN || p->b.i64 > INT32_MAX)))
-            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant does not fit int32",
-                                what);
         int32_t a = (int32_t)p->a.i64, b = range ? (int32_t)p->b.i64 : 0;
         memcpy(out->a, &a, 4);
         memcpy(out->b, &b, 4);
         break;
     }
     case COPROC_UINT32: {
-        if (p->a.u64 > UINT32_MAX || (range && p->b.u64 > UINT32_MAX))
-            return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: constant does not fit uint32",
-                                what);
         uint32_t a = (uint32_t)p->a.u64, b = range ? (uint32_t)p->b.u64 : 0;
         memcpy(out->a, &a, 4);
         memcpy(out->b, &b, 4);
@@ -353,7 +367,9 @@ coproc_status coproc__select_bitmap_run(coproc_runtime *rt, const coproc_filter 
 static int select_inputs(const coproc_op *op, const coproc_column *in[COPROC__OP_MAX_INPUTS])
 {
     in[0] = op->filter.first.col;
-    if (op->filter.logic == COPROC_LOGIC_NONE)
+    /* An unknown logic takes one input, so that select_check names it rather
+     * than the shared checks calling a second column that is not there NULL. */
+    if (op->filter.logic != COPROC_LOGIC_AND && op->filter.logic != COPROC_LOGIC_OR)
         return 1;
     in[1] = op->filter.second.col;
     return 2;
@@ -371,6 +387,11 @@ static coproc_status select_check(coproc_runtime *rt, const coproc_op *op,
         if ((unsigned)c > COPROC_CMP_RANGE)
             return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: comparison %d",
                                 (int)c);
+        coproc_status s = check_constants(rt, i == 0 ? &f->first : &f->second,
+                                          i == 0 ? "coproc_submit: select's first predicate"
+                                                 : "coproc_submit: select's second predicate");
+        if (s != COPROC_OK)
+            return s;
     }
     return COPROC_OK;
 }

@@ -90,6 +90,9 @@ coproc_status coproc__op_check(coproc_runtime *rt, const coproc_op *op,
     if (op->struct_size != sizeof *op)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: op not initialised with "
                             "coproc_op_init");
+    if ((unsigned)op->kind >= COPROC_OP_KIND_COUNT)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: unknown operator kind "
+                            "%d has no variant %d", (int)op->kind, (int)op->variant);
     const coproc__op_def *def = coproc__op_def_of(op);
     if (!def)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: %s has no variant %d",

@@ -438,8 +438,10 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
                                       coproc_device_stats *out)
 {
     coproc_runtime *rt = (coproc_runtime *)crt;
-    if (!rt || !out)
+    if (!rt)
         return COPROC_NULL_POINTER;
+    if (!out)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "%s: out is NULL", "coproc_device_stats_get");
     if (out->struct_size < sizeof(size_t) || out->struct_size > sizeof *out)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_device_stats: bad struct_size");
     coproc__device *dev = coproc__device_at(rt, device);

@@ -5,14 +5,15 @@
  * object gives what a calibration does not record: "type" ("cpu", "gpu",
  * "accelerator"), "global_mem_bytes", "host_unified_memory", "fp64",
  * "compute_units", "noise"; without it the executor's own values stand in.
- * Options override both: type=cpu|gpu|accelerator, mem=BYTES (K/M/G),
- * unified=0|1, fp64=0|1, noise=F (0..1, default 0.05), seed=N, and
+ * Options override both: type=cpu|gpu|accelerator, mem=BYTES (K/M/G/T,
+ * core/parse.h; at least 1M), unified=0|1, fp64=0|1, noise=F (0..1, default 0.05), seed=N, and
  * models=empty (the device starts with no fitted operator model and learns
  * them from its runs; the default is the profile's models, as after a
  * calibration). */
 #include "backend/sim/sim.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include <jansson.h>
 
 #include "backend/opencl/device.h"
+#include "core/cache.h"
+#include "core/parse.h"
 #include "core/runtime.h"
 #include "cost/model.h"
 
@@ -46,22 +49,6 @@ typedef struct sim_entry {
     long long seed;
     int empty_models;
 } sim_entry;
-
-/* "123", "64K", "512M", "80G" -> bytes; -1 when it does not parse. */
-static double parse_bytes(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0))
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v *= 1024.0; end++; break;
-    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    return *end ? -1 : v;
-}
 
 static int parse_type(const char *s)
 {
@@ -104,8 +91,12 @@ static coproc_status parse_entry(coproc_runtime *rt, const char *text, size_t le
         int ok = 1;
         if (strcmp(k, "type") == 0)
             ok = (e->type = parse_type(v)) >= 0;
-        else if (strcmp(k, "mem") == 0)
-            ok = (e->mem = parse_bytes(v)) > 0;
+        else if (strcmp(k, "mem") == 0) {
+            uint64_t bytes = 0;
+            /* At least 1 MiB, as read_profile requires of any device's memory. */
+            ok = coproc__parse_bytes(v, &bytes, NULL) == 0 && bytes >= (1u << 20);
+            e->mem = (double)bytes;
+        }
         else if (strcmp(k, "unified") == 0 || strcmp(k, "fp64") == 0) {
             ok = (v[0] == '0' || v[0] == '1') && !v[1];
             *(strcmp(k, "unified") == 0 ? &e->unified : &e->fp64) = v[0] - '0';
@@ -113,8 +104,7 @@ static coproc_status parse_entry(coproc_runtime *rt, const char *text, size_t le
             e->noise = strtod(v, &end);
             ok = end != v && !*end && e->noise >= 0 && e->noise <= 1;
         } else if (strcmp(k, "seed") == 0) {
-            e->seed = strtoll(v, &end, 10);
-            ok = end != v && !*end && e->seed >= 0;
+            ok = coproc__parse_int(v, 0, LLONG_MAX, &e->seed, NULL) == 0;
         } else if (strcmp(k, "models") == 0) {
             ok = strcmp(v, "empty") == 0 || strcmp(v, "profile") == 0;
             e->empty_models = strcmp(v, "empty") == 0;
@@ -156,8 +146,17 @@ static coproc_status find_executor(coproc_runtime *rt, coproc__found_device *exe
 static coproc_status read_profile(coproc_runtime *rt, const sim_entry *e, coproc__profile *p,
                                   json_t **sim_section)
 {
+    /* Read through the cache's reader: a path that is not a regular file (a
+     * FIFO nobody writes) is refused instead of blocking open. */
+    unsigned char *text = NULL;
+    size_t len = 0;
+    int rd = coproc__read_file(e->path, &text, &len);
+    if (rd != 0)
+        return coproc__fail(rt, COPROC_CORRUPT_PROFILE, "sim:%s: cannot read the profile: %s",
+                            e->path, rd == -2 ? "not a regular file" : "no such readable file");
     json_error_t jerr;
-    json_t *doc = json_load_file(e->path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
     if (!doc)
         return coproc__fail(rt, COPROC_CORRUPT_PROFILE, "sim:%s: cannot read the profile: %s "
                             "(line %d)", e->path, jerr.text, jerr.line);
