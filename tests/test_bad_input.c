@@ -87,6 +87,7 @@ static void check(const char *fn, const char *input, coproc_status expect, copro
  * `current` today (not fixed here: `where` says where). The row passes only
  * while the call still gives `current`, so a change is noticed and the table
  * regenerated. */
+__attribute__((unused)) /* none listed today */
 static void check_known(const char *fn, const char *input, coproc_status documented,
                         coproc_status current, coproc_status got, const char *where)
 {
@@ -720,8 +721,7 @@ static void query_rows(void)
     ROW("coproc_table_add", "duplicate name", COPROC_INVALID_ARGUMENT,
         coproc_table_add(t, "k", h32b));
     sentinel();
-    check_known("coproc_table_add", "column NULL", COPROC_INVALID_ARGUMENT, COPROC_NULL_POINTER,
-                coproc_table_add(t, "x", NULL), "runtime/query/table.c:62 vs coproc/query.h:40");
+    ROW("coproc_table_add", "column NULL", COPROC_NULL_POINTER, coproc_table_add(t, "x", NULL));
     ROW("coproc_table_add", "column of another runtime", COPROC_INVALID_ARGUMENT,
         coproc_table_add(t, "x", other));
     ROW("coproc_table_add", "10 rows beside 64", COPROC_INVALID_ARGUMENT,

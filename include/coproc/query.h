@@ -37,8 +37,9 @@ extern "C" {
 typedef struct coproc_table coproc_table;
 
 COPROC_API coproc_status coproc_table_create(coproc_runtime *rt, coproc_table **out);
-/* INVALID_ARGUMENT: NULL, an empty or duplicate name, a column of another runtime,
- * or a length that differs from the columns already added. */
+/* NULL_POINTER: t or col is NULL. INVALID_ARGUMENT: a NULL, empty or duplicate
+ * name, a column of another runtime, or a length that differs from the
+ * columns already added. */
 COPROC_API coproc_status coproc_table_add(coproc_table *t, const char *name,
                                           const coproc_column *col);
 COPROC_API int coproc_table_column_count(const coproc_table *t);

@@ -473,8 +473,12 @@ coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
 {
     if (!input_ok(p, "coproc_plan_project", in))
         return NULL;
-    if (count < 1 || !names || !exprs)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: no output columns");
+    if (count < 1)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %d output columns; at least 1",
+                         count);
+    if (!names || !exprs)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %s is NULL",
+                         !names ? "names" : "exprs");
     coproc_node *n = node_new(p, COPROC__QN_PROJECT, in, "project#%d", p->next_id + 1);
     if (!n)
         return NULL;
