@@ -671,7 +671,12 @@ static void plan_duplicates(ctx *c)
 
 static void each(coproc_runtime *rt, int device, const char *path, void *user)
 {
-    (void)device;
+    coproc_device_info info;
+    assert_int_equal(coproc_device_info_get(rt, device, &info), COPROC_OK);
+    /* Plans that read, compute or return float64 need a device with doubles. */
+    int fp64 = info.has_fp64;
+    if (!fp64)
+        printf("test_query: %s has no fp64: the plans over float columns are skipped there\n", info.name);
     static const size_t sizes[] = {0, 1, 777, 20000};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         data d;
@@ -680,16 +685,18 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
         make_tables(rt, &d, &tb);
         for (int mode = 0; mode < 2; mode++) {
             ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb};
-            plan_filter_project(&c);
-            plan_join_group(&c, 2);
-            plan_semi_global(&c);
+            if (fp64) {
+                plan_filter_project(&c);
+                plan_join_group(&c, 2);
+                plan_semi_global(&c);
+                plan_many_groups(&c);
+                if (si == 0)
+                    plan_nan_min_max(rt, path, c.mode);
+                plan_two_keys_limit(&c);
+                plan_duplicates(&c); /* falls back to operators, which gather float64 */
+            }
             plan_snowflake(&c);
-            plan_many_groups(&c);
-            plan_order_then_filter(&c);
-            if (si == 0)
-                plan_nan_min_max(rt, path, c.mode);
-            plan_two_keys_limit(&c);
-            plan_duplicates(&c);
+            plan_order_then_filter(&c); /* float64 columns copied, not computed */
         }
         free_tables(&tb);
         free_data(&d);

@@ -70,6 +70,7 @@ typedef struct scope {
 } scope;
 
 typedef struct gen {
+    int fp64;                 /* the device has doubles: else float64 columns are only copied */
     const coproc__qprog *prog;
     coproc__qkernel *k;
     coproc__strbuf body;
@@ -150,6 +151,10 @@ static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
 {
     if (!b->table)
         return b->code;
+    if (!g->fp64 && b->type == COPROC_FLOAT64) {
+        fail(g, "column \"%s\" is float64: computing with it needs a device with fp64", b->name);
+        return "0";
+    }
     int a = arg_of(g, b->table, b->col);
     snprintf(buf, len, "((%s)c%d[%s])", b->qv == COPROC__QV_INT ? "long" : "real", a < 0 ? 0 : a, b->row);
     return buf;
@@ -653,13 +658,20 @@ static const char *PRELUDE =
     "    return b == 0 ? 0 : (b == -1 ? (long)(0UL - (ulong)a) : a / b);\n"
     "}\n";
 
+/* A column's element type in the kernel: float64 as its bits (ulong) on a
+ * device without doubles, where it can only be copied. */
+static const char *arg_type(const gen *g, coproc_type t)
+{
+    return t == COPROC_FLOAT64 && !g->fp64 ? "ulong" : cl_type(t);
+}
+
 /* The kernel's leading arguments: rows, the columns, the probed tables. */
 static void params(gen *g, coproc__strbuf *o)
 {
     coproc__sb_printf(o, "ulong n");
     for (int i = 0; i < g->k->nargs; i++) {
         const coproc__qarg *a = &g->k->args[i];
-        coproc__sb_printf(o, ", __global const %s *restrict c%d", cl_type(a->table->cols[a->col]->type), i);
+        coproc__sb_printf(o, ", __global const %s *restrict c%d", arg_type(g, a->table->cols[a->col]->type), i);
     }
     for (int j = 0; j < g->k->nbuilds; j++)
         coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
@@ -806,14 +818,13 @@ static void atomic_kernels(coproc__strbuf *o, const char *params, const char *bo
 int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel *k)
 {
     memset(k, 0, sizeof *k);
-    gen g = {.prog = prog, .k = k};
+    gen g = {.fp64 = fp64, .prog = prog, .k = k};
     const coproc__qpipe *q = &prog->p[pi];
     scope *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(k->why, sizeof k->why, "out of host memory");
         return -1;
     }
-    (void)fp64;
     scope_table(&g, s, q->src, "i");
     coproc__strbuf pre_f = {0}, pre = {0};
     if (q->sink != COPROC__QK_BUILD)
@@ -890,6 +901,16 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 break;
             }
             char buf[64];
+            if (!g.fp64 && out->types[m] == COPROC_FLOAT64) {
+                /* Copied bit for bit; a computed float64 needs doubles. */
+                if (!b->table || b->type != COPROC_FLOAT64) {
+                    fail(&g, "a float64 result (\"%s\") needs a device with fp64", out->names[m]);
+                    break;
+                }
+                int a = arg_of(&g, b->table, b->col);
+                coproc__sb_printf(&tail, "        o%d[o] = c%d[%s];\n", m, a < 0 ? 0 : a, b->row);
+                continue;
+            }
             coproc__sb_printf(&tail, "        o%d[o] = (%s)%s;\n", m, cl_type(out->types[m]),
                               bcode(&g, b, buf, sizeof buf));
         }
@@ -903,7 +924,7 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "    counts[get_global_id(0)] = o;\n}\n\n");
             coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
             for (int m = 0; m < out->n; m++)
-                coproc__sb_printf(o, ", __global %s *o%d", cl_type(out->types[m]), m);
+                coproc__sb_printf(o, ", __global %s *o%d", arg_type(&g, out->types[m]), m);
             coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n");
             row_loop(o, &pre_f, &pre, write.s, keep_order);
             coproc__sb_printf(o, "}\n");

@@ -165,25 +165,22 @@ typedef struct pipe_needs {
 
 static coproc_status needs_of(fused *f, int pi, pipe_needs *nd)
 {
-    coproc__qpipe *q = &f->prog.p[pi];
     coproc__qkernel *k = calloc(1, sizeof *k);
     if (!k)
         return coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
     coproc_status s = COPROC_OK;
     memset(nd, 0, sizeof *nd);
-    if (coproc__codegen(&f->prog, pi, 1, k) != 0) {
-        snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
-        s = COPROC_UNSUPPORTED;
-    } else {
-        for (int i = 0; i < k->nargs; i++) {
-            const coproc_column *c = k->args[i].table->cols[k->args[i].col];
-            nd->reads[nd->nreads++] = c;
-            nd->fp64 |= c->type == COPROC_FLOAT64;
+    /* Without doubles a pipeline may only copy float64 columns. */
+    if (coproc__codegen(&f->prog, pi, 0, k) != 0) {
+        coproc__qkernel_free(k);
+        nd->fp64 = 1;
+        if (coproc__codegen(&f->prog, pi, 1, k) != 0) {
+            snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
+            s = COPROC_UNSUPPORTED;
         }
-        if (q->sink == COPROC__QK_MATERIALIZE)
-            for (int m = 0; m < q->top->schema.n; m++)
-                nd->fp64 |= q->top->schema.types[m] == COPROC_FLOAT64;
     }
+    for (int i = 0; s == COPROC_OK && i < k->nargs; i++)
+        nd->reads[nd->nreads++] = k->args[i].table->cols[k->args[i].col];
     coproc__qkernel_free(k);
     free(k);
     return s;
