@@ -511,6 +511,14 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
 /* Rows a CPU work-item tests at once before running the body on the survivors. */
 #define QTILE 512
 
+/* An int32 column read without widening. */
+static const char *narrow_key(gen *g, const binding *key, char *buf, size_t len)
+{
+    int a = arg_of(g, key->table, key->col);
+    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, key->row);
+    return buf;
+}
+
 /* Branch-free statements that clear `keep` for a row that certainly fails
  * pipeline pi's leading steps: its filters up to the first projection or
  * probe, and that probe's miss when its table is dense. The row body still
@@ -547,6 +555,22 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
             break;
         char buf[64];
         const char *kcode = bcode(g, key, buf, sizeof buf);
+        if (jb == 0 && filters->len == 0 && key->type == COPROC_INT32) {
+            /* No filter before it: the first probe's test goes into the
+             * vectorised flag loop over every row, in 32-bit lanes for an
+             * int32 key (row_loop sets lo32_, hi32_ and skip32_). */
+            char nbuf[64];
+            coproc__sb_printf(filters,
+                              "            {\n"
+                              "                int pk_ = %s;\n"
+                              "                int in_ = (pk_ >= lo32_) & (pk_ <= hi32_);\n"
+                              "                uint d_ = in_ ? (uint)(pk_ - lo32_) : 0u;\n"
+                              "                uint w_ = bm0[d_ >> 5];\n"
+                              "                keep &= skip32_ | !dense0 | (in_ & (int)((w_ >> (d_ & 31u)) & 1u));\n"
+                              "            }\n",
+                              narrow_key(g, key, nbuf, sizeof nbuf));
+            continue;
+        }
         if (jb == 0 && filters->len == 0) {
             /* No filter before it: the first probe's test goes into the
              * vectorised flag loop over every row. */
@@ -602,6 +626,18 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
          * those, compacting in place. */
         /* In order on any device when asked (keep_order): a tile's rows
          * stay in order, and work-items' chunks are contiguous. */
+        if (strstr(filters->s ? filters->s : "", "lo32_"))
+            /* Table 0's key bounds as ints: an empty range (lo > hi) when
+             * no int can match; no test (skip32_) when its offsets do not
+             * fit an int's arithmetic. */
+            coproc__sb_printf(o, "#if COPROC_CPU || %d\n"
+                                 "    int lo32_ = 1, hi32_ = 0, skip32_ = kmin0 < INT_MIN;\n"
+                                 "    if (!skip32_ && kmin0 <= kmax0 && kmin0 <= INT_MAX) {\n"
+                                 "        lo32_ = (int)kmin0;\n"
+                                 "        hi32_ = (int)min(kmax0, (long)INT_MAX);\n"
+                                 "    }\n"
+                                 "#endif\n",
+                              keep_order);
         coproc__sb_printf(o,
                           "#if COPROC_CPU || %d\n"
                           "    ulong chunk_ = (n + get_global_size(0) - 1) / get_global_size(0);\n"
