@@ -619,6 +619,19 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
                           body);
         return;
     }
+    if (pre && filters->len) {
+        /* QSEL[b]: the positions of b's set bits, in order (the rest 0). */
+        coproc__sb_printf(o, "#if COPROC_CPU || %d\n    __constant ushort8 QSEL[256] = {", keep_order);
+        for (int b = 0; b < 256; b++) {
+            int pos[8] = {0}, np = 0;
+            for (int x = 0; x < 8; x++)
+                if (b >> x & 1)
+                    pos[np++] = x;
+            coproc__sb_printf(o, "%s(ushort8)(%d,%d,%d,%d,%d,%d,%d,%d)", b ? "," : "", pos[0], pos[1], pos[2],
+                              pos[3], pos[4], pos[5], pos[6], pos[7]);
+        }
+        coproc__sb_printf(o, "};\n#endif\n");
+    }
     if (pre) {
         /* Three passes a tile: the filters into flags (a loop without
          * branches that the compiler vectorises), the flags into the
@@ -646,7 +659,10 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
                           "        uint m_ = (uint)min((ulong)%d, end_ - t_);\n"
                           "        ushort sel_[%d];\n"
                           "        uint k_ = 0;\n",
-                          keep_order, QTILE, QTILE, QTILE);
+                          keep_order, QTILE, QTILE, QTILE + 8);
+        /* The flags to indices eight at a time: their low bits gathered
+         * into a byte by one multiply, the byte's set positions from a
+         * table (QSEL), stored at once; sel_ has room for the overhang. */
         if (filters->len)
             coproc__sb_printf(o,
                               "        uchar f_[%d];\n"
@@ -655,9 +671,13 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
                               "            int keep = 1;\n%s"
                               "            f_[j_] = (uchar)keep;\n"
                               "        }\n"
-                              "        for (uint j_ = 0; j_ < m_; j_++) {\n"
-                              "            sel_[k_] = (ushort)j_;\n"
-                              "            k_ += f_[j_];\n"
+                              "        for (uint j_ = m_; j_ < ((m_ + 7u) & ~7u); j_++)\n"
+                              "            f_[j_] = 0;\n"
+                              "        for (uint j_ = 0; j_ < m_; j_ += 8) {\n"
+                              "            ulong w_ = as_ulong(vload8(0, f_ + j_));\n"
+                              "            uint b_ = (uint)((w_ * 0x0102040810204080UL) >> 56);\n"
+                              "            vstore8(QSEL[b_] + (ushort8)((ushort)j_), 0, sel_ + k_);\n"
+                              "            k_ += popcount(b_);\n"
                               "        }\n",
                               QTILE, filters->s);
         else
