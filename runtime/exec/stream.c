@@ -203,6 +203,14 @@ static size_t max_groups(const coproc__device *dev)
     return coproc__geometry_for(dev, dev->info.max_alloc_bytes / 4, 0).groups;
 }
 
+/* The work-groups reduce and select launch over a chunk of `rows` rows (as
+ * ops/reduce.c and ops/select.c size them): on a device that caps the rows
+ * of a work-item (a quirk) far fewer than max_groups for a small chunk. */
+static size_t chunk_groups(const coproc__device *dev, size_t rows)
+{
+    return coproc__geometry_for(dev, rows, 0).groups;
+}
+
 /* What one streamed operator needs on the device. */
 typedef struct plan {
     int op;                 /* which operator */
@@ -230,7 +238,7 @@ static void group_by_cost(const coproc__device *dev, const plan *p, size_t rows,
     cost insert = cost_init(dev), number = cost_init(dev), out = cost_init(dev);
     cost_add(&insert, 1, rows * 4);                  /* row -> slot */
     cost_add(&number, 1, cap * 4);                   /* occupied flags */
-    cost_add(&number, 1, (max_groups(dev) + 1) * 8); /* their prefix sums */
+    cost_add(&number, 1, (chunk_groups(dev, cap) + 1) * 8); /* their prefix sums */
     cost_add(&number, 1, g * 4);                     /* positions of the groups */
     cost_add(&out, 1, g * 4);
     cost_add(&out, 1, g * ks);                       /* result keys, count, aggregates */
@@ -262,11 +270,11 @@ static size_t plan_bytes(const coproc__device *dev, const plan *p, size_t rows, 
         cost_add(&c, (size_t)nbuf, rows * coproc_type_size(p->t[i]));
     switch (p->op) {
     case OP_REDUCE:
-        cost_add(&c, 1, max_groups(dev) * 8); /* per-group partials */
+        cost_add(&c, 1, chunk_groups(dev, rows) * 8); /* per-group partials */
         break;
     case OP_SELECT:
         cost_add(&c, 1, (rows + 31) / 32 * 4); /* bitmap */
-        cost_add(&c, 1, max_groups(dev) * 4);  /* per-group counts */
+        cost_add(&c, 1, chunk_groups(dev, rows) * 4); /* per-group counts */
         if (p->positions)
             cost_add(&c, 1, rows * 4);         /* at worst every row matches */
         break;
