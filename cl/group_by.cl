@@ -13,9 +13,12 @@
  * to the next slot. Words never change once written, so every row that carries
  * the same key sees the same words and stops at the same slot, and the row that
  * writes (or matches) the last word of a slot always exists: no slot is left
- * half-claimed, and nobody waits for anybody. A plain (possibly stale) read
- * before the atomic only ever shows 0 instead of the final word, which the
- * atomic then corrects: hot keys cost reads, not atomics.
+ * half-claimed, and nobody waits for anybody. Every access to a word that
+ * other work-items update is itself atomic (OpenCL 1.2 has no atomic load, and
+ * a plain read beside another work-item's atomic write is a data race that
+ * Oclgrind reports): the claim is one atomic_cmpxchg(word, 0, mine), whose old
+ * value is also the read; min/max/emax are one atomic_min/max each, with no
+ * plain read first to filter them.
  *
  * Overflow. Claiming the first word of a slot bumps a claimed-slot counter
  * (on big tables only claims of every 16th slot, by slot index, so that many
@@ -57,6 +60,7 @@
 #define GB_LOW31 0x7FFFFFFFu
 #define GB_NONE 0xFFFFFFFFu     /* no slot (overflow); also an empty local-table entry */
 #define GB_LOCAL_PROBES 16
+#define GB_CTL_EVERY 64         /* pass 1 reads the overflow flag every 64 rows */
 #define GB_FL_NAN 1u
 #define GB_FL_PINF 2u
 #define GB_FL_NINF 4u
@@ -88,16 +92,12 @@ static inline ulong gb_hash(ulong k)
             __global uint *w = words + (size_t)s * W;                                    \
             uint j = 0;                                                                  \
             for (; j < W; j++) {                                                         \
-                uint cur = w[j];                                                         \
+                uint cur = atomic_cmpxchg((volatile __global uint *)&w[j], 0u, e[j]);    \
                 if (cur == 0) {                                                          \
-                    cur = atomic_cmpxchg((volatile __global uint *)&w[j], 0u, e[j]);     \
-                    if (cur == 0) {                                                      \
-                        cur = e[j];                                                      \
-                        if (j == 0 && (s & sample) == 0 &&                               \
-                            atomic_inc(&ctl[1]) >= limit) {                              \
-                            ctl[0] = 1;                                                  \
-                            return GB_NONE;                                              \
-                        }                                                                \
+                    cur = e[j];                                                          \
+                    if (j == 0 && (s & sample) == 0 && atomic_inc(&ctl[1]) >= limit) {   \
+                        atomic_xchg(&ctl[0], 1u);                                        \
+                        return GB_NONE;                                                  \
                     }                                                                    \
                 }                                                                        \
                 if (cur != e[j])                                                         \
@@ -107,7 +107,7 @@ static inline ulong gb_hash(ulong k)
                 return s;                                                                \
             s = (s + 1) & mask;                                                          \
         }                                                                                \
-        ctl[0] = 1;                                                                      \
+        atomic_xchg(&ctl[0], 1u);                                                        \
         return GB_NONE;                                                                  \
     }
 GB_DEFINE_INSERT(2)
@@ -169,10 +169,8 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
 #define GB_P1_WORK_v64                                                                   \
     {                                                                                    \
         uint hi = (uint)((vals[i] ^ flip) >> 32);                                        \
-        if (hi < mnhi[s])                                                                \
-            atomic_min(&mnhi[s], hi);                                                    \
-        if (hi > mxhi[s])                                                                \
-            atomic_max(&mxhi[s], hi);                                                    \
+        atomic_min(&mnhi[s], hi);                                                        \
+        atomic_max(&mxhi[s], hi);                                                        \
     }
 #define GB_P1_ARGS_f32 , __global const float *vals, __global int *emax
 #define GB_P1_WORK_f32                                                                   \
@@ -181,8 +179,7 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
         if (isfinite(v) && v != 0.0f) {                                                  \
             int e;                                                                       \
             frexp(v, &e);                                                                \
-            if (e > emax[s])                                                             \
-                atomic_max(&emax[s], e);                                                 \
+            atomic_max(&emax[s], e);                                                     \
         }                                                                                \
     }
 #define GB_P1_ARGS_f64 , __global const double *vals, __global int *emax,                    \
@@ -192,18 +189,39 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
         double v = vals[i];                                                              \
         if (!isnan(v)) {                                                                 \
             uint hi = (uint)(gb_ord64(v) >> 32);                                         \
-            if (hi < mnhi[s])                                                            \
-                atomic_min(&mnhi[s], hi);                                                \
-            if (hi > mxhi[s])                                                            \
-                atomic_max(&mxhi[s], hi);                                                \
+            atomic_min(&mnhi[s], hi);                                                    \
+            atomic_max(&mxhi[s], hi);                                                    \
             if (v != 0.0 && !isinf(v)) {                                                 \
                 int e;                                                                   \
                 frexp(v, &e);                                                            \
-                if (e > emax[s])                                                         \
-                    atomic_max(&emax[s], e);                                             \
+                atomic_max(&emax[s], e);                                                 \
             }                                                                            \
         }                                                                                \
     }
+
+/* On the CPU path (one work-item per group) pass 1 keeps the keys it has placed
+ * in a direct-mapped key -> slot cache in local memory, its own: a slot never
+ * changes once claimed, so a hit skips the table and its atomics (the claim is
+ * an atomic_cmpxchg even when the key is already there). GPUs go to the table. */
+#define GB_CACHE 1024
+#if COPROC_CPU
+#define GB_CACHE_DECL(KT)                                                                \
+    __local KT ck[GB_CACHE];                                                             \
+    __local uint cs[GB_CACHE];                                                           \
+    for (uint c = 0; c < GB_CACHE; c++)                                                  \
+        cs[c] = GB_NONE;
+#define GB_CACHE_FIND(key, s)                                                            \
+    uint ch = (uint)((ulong)(key) * 0x9E3779B97F4A7C15UL >> 54);                         \
+    s = cs[ch];                                                                          \
+    if (s == GB_NONE || ck[ch] != (key))
+#define GB_CACHE_PUT(key, s)                                                             \
+    ck[ch] = (key);                                                                      \
+    cs[ch] = s;
+#else
+#define GB_CACHE_DECL(KT)
+#define GB_CACHE_FIND(key, s) if (1)
+#define GB_CACHE_PUT(key, s)
+#endif
 
 /* Keys are read as raw bits: uint for 32-bit keys, ulong for 64-bit keys. */
 #define GB_PASS1(NAME, KT, W, VC)                                                        \
@@ -211,12 +229,22 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
                        volatile __global uint *ctl, uint sample, uint limit,             \
                        __global uint *row_slot GB_P1_ARGS_##VC)                          \
     {                                                                                    \
+        GB_CACHE_DECL(KT)                                                                \
+        uint seen = 0;                                                                   \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            if (ctl[0])                                                                  \
-                break; /* the table overflowed: the host starts again */                 \
-            uint s = gb_insert_w##W(words, mask, (ulong)keys[i], ctl, sample, limit);    \
-            if (s == GB_NONE)                                                            \
+            /* the table overflowed: the host starts again. An atomic read of the   */  \
+            /* flag every GB_CTL_EVERY rows: stopping late only wastes work.        */  \
+            if ((seen++ & (GB_CTL_EVERY - 1)) == 0 && atomic_or(&ctl[0], 0u))            \
                 break;                                                                   \
+            KT key = keys[i];                                                            \
+            uint s;                                                                      \
+            GB_CACHE_FIND(key, s)                                                        \
+            {                                                                            \
+                s = gb_insert_w##W(words, mask, (ulong)key, ctl, sample, limit);         \
+                if (s == GB_NONE)                                                        \
+                    break;                                                               \
+                GB_CACHE_PUT(key, s)                                                     \
+            }                                                                            \
             row_slot[i] = s;                                                             \
             GB_P1_WORK_##VC                                                              \
         }                                                                                \
@@ -311,10 +339,10 @@ static inline void gb_apply_global(uint s, uint count, const gb_contrib *c, uint
     atomic_add(&cnt[s], count);
     if (sw)
         gb_addw_global(sum + (size_t)s * sw, c->sum, sw);
-    if (mm) {
-        if (c->mn < mn[s]) /* a stale read only costs an extra atomic */
+    if (mm) { /* identities (a row that does not take part) need no atomic */
+        if (c->mn != 0xFFFFFFFFu)
             atomic_min(&mn[s], c->mn);
-        if (c->mx > mx[s])
+        if (c->mx != 0u)
             atomic_max(&mx[s], c->mx);
     }
     if (fls && c->fl)
@@ -326,9 +354,7 @@ static inline int gb_local_slot(__local uint *lk, uint L, uint s)
 {
     uint h = mul_hi(s * 0x9E3779B1u, L);
     for (uint p = 0; p < GB_LOCAL_PROBES; p++) {
-        uint cur = lk[h];
-        if (cur == GB_NONE)
-            cur = GB_LCMPXCHG(&lk[h], GB_NONE, s);
+        uint cur = GB_LCMPXCHG(&lk[h], GB_NONE, s);
         if (cur == GB_NONE || cur == s)
             return (int)h;
         h = h + 1 == L ? 0 : h + 1;
@@ -450,9 +476,9 @@ static inline void gb_fix(GB_FIX_T v, int emax, uint *x)
                 if (SW)                                                                  \
                     gb_addw_local(lsum + h * SW, c.sum, SW);                             \
                 if (MM) {                                                                \
-                    if (c.mn < lmn[h])                                                   \
+                    if (c.mn != 0xFFFFFFFFu)                                             \
                         GB_LMIN(&lmn[h], c.mn);                                          \
-                    if (c.mx > lmx[h])                                                   \
+                    if (c.mx != 0u)                                                      \
                         GB_LMAX(&lmx[h], c.mx);                                          \
                 }                                                                        \
                 if (FL && c.fl)                                                          \

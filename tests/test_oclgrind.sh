@@ -45,4 +45,15 @@ run() { # run PATH TEST-FILTER
 for path in cpu gpu; do
     run "$path" test_nan_casts
 done
+# Every operator and kernel at sizes 1, one group, one more, several groups
+# (test_portable test_ops_small) with groups and chunks of 16: not clean yet
+# (uninitialised-value reports from the scan kernels and a wrong group count on
+# the GPU path, see docs/portability.md), so only on request for now.
+if [ "${COPROC_OCLGRIND_FULL:-0}" = 1 ]; then
+    export COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16
+    for path in cpu gpu; do
+        run "$path" test_ops_small
+    done
+    unset COPROC_QUIRKS
+fi
 [ "$failures" -eq 0 ]

@@ -326,6 +326,309 @@ static void test_small_work_groups(void **state)
     unsetenv("COPROC_QUIRKS");
 }
 
+/* ---- every operator, every kernel, at the sizes that find edge cases
+ *
+ * Sizes 1, one work-group (or on the CPU path one work-item's chunk), one more,
+ * and several groups plus an odd tail (not a multiple of any vector width).
+ * The geometry is whatever the device gives; the Oclgrind run forces small
+ * groups and chunks (COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16) so
+ * that these sizes stay small. COPROC_TEST_SIZES="1,5,..." replaces them. */
+
+static const coproc_type all_types[] = {COPROC_INT32, COPROC_INT64, COPROC_UINT32,
+                                        COPROC_UINT64, COPROC_FLOAT32, COPROC_FLOAT64};
+#define N_TYPES 6
+
+static size_t tsize(coproc_type t)
+{
+    return t == COPROC_INT32 || t == COPROC_UINT32 || t == COPROC_FLOAT32 ? 4 : 8;
+}
+
+/* Row i of a column of type t: few distinct values (duplicates for group-by,
+ * joins and stable sorts), negatives, a NaN in float columns. */
+static void fill(coproc_type t, size_t n, void *out, unsigned salt)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = (int64_t)((i * 7 + salt) % 13) - 4;
+        switch (t) {
+        case COPROC_INT32: ((int32_t *)out)[i] = (int32_t)v; break;
+        case COPROC_UINT32: ((uint32_t *)out)[i] = (uint32_t)(v + 4); break;
+        case COPROC_INT64: ((int64_t *)out)[i] = v * 3000000000LL; break;
+        case COPROC_UINT64: ((uint64_t *)out)[i] = (uint64_t)(v + 4) << 33; break;
+        case COPROC_FLOAT32: ((float *)out)[i] = i % 11 == 5 ? NAN : (float)v * 0.5f; break;
+        default: ((double *)out)[i] = i % 11 == 5 ? NAN : (double)v * 0.25; break;
+        }
+    }
+}
+
+static double as_double(coproc_type t, const void *p, size_t i)
+{
+    switch (t) {
+    case COPROC_INT32: return ((const int32_t *)p)[i];
+    case COPROC_UINT32: return ((const uint32_t *)p)[i];
+    case COPROC_INT64: return (double)((const int64_t *)p)[i];
+    case COPROC_UINT64: return (double)((const uint64_t *)p)[i];
+    case COPROC_FLOAT32: return ((const float *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+
+static void sizes_for(const coproc__device *d, size_t *sizes, int *count)
+{
+    const char *env = getenv("COPROC_TEST_SIZES");
+    if (env && *env) {
+        int c = 0;
+        for (char *e; *env && c < 8; env = *e ? e + 1 : e) {
+            sizes[c++] = strtoull(env, &e, 10);
+            if (e == env)
+                break;
+        }
+        *count = c;
+        return;
+    }
+    /* One group's rows: local work-items, or on the CPU path one chunk. */
+    coproc__geometry g = coproc__geometry_for(d, 1000000000, 0);
+    size_t one = d->cpu_path ? 4096 : g.local;
+    if (d->cpu_path && d->quirks.max_rows_per_item && d->quirks.max_rows_per_item < one)
+        one = (size_t)d->quirks.max_rows_per_item;
+    sizes[0] = 1;
+    sizes[1] = one;
+    sizes[2] = one + 1;
+    sizes[3] = 3 * one + 5;
+    *count = 4;
+}
+
+static void run_ops_small(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    coproc__device *d = &rt->devices[dev];
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    size_t sizes[8];
+    int nsizes = 0;
+    sizes_for(d, sizes, &nsizes);
+    for (int si = 0; si < nsizes; si++) {
+        size_t n = sizes[si];
+        uint32_t *pos = malloc(n * sizeof *pos);
+        assert_non_null(pos);
+        for (size_t i = 0; i < n; i++)
+            pos[i] = (uint32_t)((i * 5 + 3) % n); /* a permutation when gcd(5, n) = 1 */
+        coproc_column *pcol;
+        assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT32, pos, n, &pcol));
+        for (int ti = 0; ti < N_TYPES; ti++) {
+            coproc_type t = all_types[ti];
+            if ((t == COPROC_FLOAT64) && !info.has_fp64)
+                continue;
+            int is_int = t != COPROC_FLOAT32 && t != COPROC_FLOAT64;
+            size_t es = tsize(t);
+            unsigned char *a = malloc(n * es), *b = malloc(n * es), *got = malloc(n * 8 + 8);
+            assert_true(a && b && got);
+            fill(t, n, a, 0);
+            fill(t, n, b, 5);
+            coproc_column *ca, *cb, *o = NULL, *o2 = NULL;
+            assert_ok(rt, coproc_column_upload(rt, dev, t, a, n, &ca));
+            assert_ok(rt, coproc_column_upload(rt, dev, t, b, n, &cb));
+
+            /* reductions: the sum of integers checked exactly */
+            coproc_scalar sc;
+            for (int op = COPROC_REDUCE_SUM; op <= COPROC_REDUCE_COUNT; op++)
+                assert_ok(rt, coproc_reduce(rt, (coproc_reduce_op)op, ca, &sc));
+            assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, ca, &sc));
+            assert_int_equal(sc.count, n);
+            if (is_int) {
+                assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, ca, &sc));
+                int64_t want = 0;
+                for (size_t i = 0; i < n; i++)
+                    want += t == COPROC_INT32 ? ((int32_t *)a)[i]
+                          : t == COPROC_UINT32 ? (int64_t)((uint32_t *)a)[i]
+                          : ((int64_t *)a)[i];
+                if (sc.v.i64 != want) {
+                    print_error("%s n=%zu %s: sum %lld want %lld\n", path, n,
+                                coproc_type_name(t), (long long)sc.v.i64, (long long)want);
+                    fail();
+                }
+            }
+
+            /* selection, bitmap, compaction, reduce_where */
+            coproc_filter f = {{ca, COPROC_CMP_GE, {0}, {0}}, COPROC_LOGIC_AND,
+                               {cb, COPROC_CMP_RANGE, {0}, {0}}};
+            if (is_int) {
+                f.first.a.i64 = 0;
+                f.second.a.i64 = 0;
+                f.second.b.i64 = 6;
+                if (t == COPROC_INT64 || t == COPROC_UINT64)
+                    f.second.b.i64 = (int64_t)6 << 33;
+            } else {
+                f.first.a.f64 = 0;
+                f.second.a.f64 = -1;
+                f.second.b.f64 = 1.5;
+            }
+            uint64_t cnt = 0, cnt2 = 0, want_cnt = 0;
+            for (size_t i = 0; i < n; i++) {
+                double x = as_double(t, a, i), y = as_double(t, b, i);
+                double lo = is_int ? 0 : -1, hi = is_int ? (t == COPROC_INT64 || t == COPROC_UINT64 ? (double)((int64_t)6 << 33) : 6) : 1.5;
+                want_cnt += x >= 0 && y >= lo && y < hi;
+            }
+            assert_ok(rt, coproc_select(rt, &f, &o, &cnt));
+            assert_int_equal(cnt, want_cnt);
+            coproc_column_free(o), o = NULL;
+            assert_ok(rt, coproc_select_bitmap(rt, &f, &o, &cnt2));
+            assert_int_equal(cnt2, want_cnt);
+            assert_ok(rt, coproc_compact(rt, ca, o, &o2));
+            coproc_column_free(o2), o2 = NULL;
+            for (int op = COPROC_REDUCE_SUM; op <= COPROC_REDUCE_COUNT; op++)
+                assert_ok(rt, coproc_reduce_where(rt, (coproc_reduce_op)op, ca, o, &sc));
+            assert_int_equal(sc.count, want_cnt);
+            coproc_column_free(o), o = NULL;
+            f.logic = COPROC_LOGIC_OR;
+            f.first.cmp = COPROC_CMP_NE;
+            assert_ok(rt, coproc_select(rt, &f, NULL, &cnt));
+
+            /* map, map_const, every cast */
+            for (int op = COPROC_ARITH_ADD; op <= COPROC_ARITH_DIV; op++) {
+                assert_ok(rt, coproc_map(rt, (coproc_arith)op, ca, cb, &o));
+                coproc_column_free(o), o = NULL;
+            }
+            coproc_value c;
+            c.i64 = 3;
+            if (!is_int)
+                c.f64 = 1.5;
+            assert_ok(rt, coproc_map_const(rt, COPROC_ARITH_MUL, ca, c, &o));
+            coproc_column_free(o), o = NULL;
+            for (int tj = 0; tj < N_TYPES; tj++) {
+                if (all_types[tj] == COPROC_FLOAT64 && !info.has_fp64)
+                    continue;
+                assert_ok(rt, coproc_cast(rt, ca, all_types[tj], &o));
+                coproc_column_free(o), o = NULL;
+            }
+
+            /* gather, scatter */
+            assert_ok(rt, coproc_gather(rt, ca, pcol, &o));
+            assert_ok(rt, coproc_column_download(o, got, n * es));
+            for (size_t i = 0; i < n; i++)
+                assert_memory_equal(got + i * es, a + pos[i] * es, es);
+            assert_ok(rt, coproc_scatter(rt, cb, pcol, o));
+            coproc_column_free(o), o = NULL;
+
+            /* scans */
+            assert_ok(rt, coproc_scan(rt, ca, 0, &o));
+            coproc_column_free(o), o = NULL;
+            assert_ok(rt, coproc_scan(rt, ca, 1, &o));
+            coproc_column_free(o), o = NULL;
+
+            /* sort with values, argsort */
+            assert_ok(rt, coproc_argsort(rt, ca, &o));
+            coproc_column_free(o), o = NULL;
+            coproc_column *keys;
+            assert_ok(rt, coproc_column_upload(rt, dev, t, a, n, &keys));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT32, pos, n, &o));
+            assert_ok(rt, coproc_sort(rt, keys, o));
+            assert_ok(rt, coproc_column_download(keys, got, n * es));
+            for (size_t i = 1; i < n; i++) {
+                double x = as_double(t, got, i - 1), y = as_double(t, got, i);
+                if (!(x <= y || isnan(y))) {
+                    print_error("%s n=%zu %s: not sorted at %zu\n", path, n,
+                                coproc_type_name(t), i);
+                    fail();
+                }
+            }
+            coproc_column_free(o), o = NULL;
+            coproc_column_free(keys);
+
+            /* group-by: int32 keys with these values; these keys counting */
+            fill(COPROC_INT32, n, got, 2);
+            coproc_column *k32;
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, got, n, &k32));
+            for (int sorted = 0; sorted <= 1; sorted++) {
+                coproc_group_result g;
+                assert_ok(rt, coproc_group_by(rt, k32, ca, sorted, &g));
+                assert_int_equal(g.groups, n < 13 ? n : 13);
+                coproc_group_result_free(&g);
+            }
+            coproc_column_free(k32);
+            /* Long runs of equal keys make one work-item walk more than 65535
+             * chain steps: the joins lose pairs under Mesa's loop limit (open,
+             * docs/portability.md; test_hash_join and test_merge_join fail there). */
+            size_t want_pairs = 0;
+            for (size_t i = 0; is_int && i < n; i++)
+                for (size_t j = 0; j < n; j++)
+                    want_pairs += memcmp(a + i * es, b + j * es, es) == 0;
+            int joins = !(strstr(d->quirks.names, "loop-65535") && want_pairs > 32768);
+            if (is_int && !joins && ti == 0)
+                print_message("%s n=%zu: joins skipped: %zu pairs, loop-65535 quirk (open)\n",
+                              path, n, want_pairs);
+            if (is_int) {
+                coproc_group_result g;
+                assert_ok(rt, coproc_group_by(rt, ca, NULL, 1, &g));
+                assert_int_equal(g.groups, n < 13 ? n : 13);
+                coproc_group_result_free(&g);
+            }
+            if (is_int && joins) {
+                /* joins: a's keys against b's */
+                coproc_join_result j;
+                assert_ok(rt, coproc_hash_join(rt, ca, cb, &j));
+                assert_int_equal(j.count, want_pairs);
+                coproc_join_result_free(&j);
+                assert_ok(rt, coproc_sort_merge_join(rt, ca, cb, &j));
+                assert_int_equal(j.count, want_pairs);
+                coproc_join_result_free(&j);
+                assert_ok(rt, coproc_semi_join(rt, ca, cb, &o, &cnt));
+                coproc_column_free(o), o = NULL;
+            }
+            coproc_column_free(ca);
+            coproc_column_free(cb);
+            free(a);
+            free(b);
+            free(got);
+        }
+        coproc_column_free(pcol);
+        free(pos);
+    }
+
+    /* The calibration and bandwidth kernels, which the operators do not run. */
+    size_t n = sizes[nsizes - 1];
+    coproc__geometry g = coproc__geometry_for(d, n, 0);
+    cl_int err;
+    size_t bytes = (n + g.global) * 16;
+    cl_mem in = clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem out = clCreateBuffer(d->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_uint zero = 0;
+    assert_int_equal(clEnqueueFillBuffer(d->queue, in, &zero, 4, 0, bytes, 0, NULL, NULL),
+                     CL_SUCCESS);
+    cl_ulong nn = n;
+    cl_uint iters = 2, ia = 3, ib = 1;
+    cl_float fa = 0.999f, fb = 0.001f;
+    static const char *const names[] = {"calibrate_read", "calibrate_int_mad",
+                                        "calibrate_float_mad", "calibrate_empty", "copy_u32x4"};
+    for (int ki = 0; ki < 5; ki++) {
+        cl_kernel k;
+        assert_ok(rt, coproc__kernel_create(rt, d, ki == 4 ? "memcopy" : "calibrate",
+                                            names[ki], &k));
+        coproc__args ar = {k, 0, CL_SUCCESS};
+        switch (ki) {
+        case 0: COPROC__ARG(ar, in); COPROC__ARG(ar, nn); COPROC__ARG(ar, out); break;
+        case 1: COPROC__ARG(ar, out); COPROC__ARG(ar, iters); COPROC__ARG(ar, ia);
+                COPROC__ARG(ar, ib); break;
+        case 2: COPROC__ARG(ar, out); COPROC__ARG(ar, iters); COPROC__ARG(ar, fa);
+                COPROC__ARG(ar, fb); break;
+        case 3: COPROC__ARG(ar, out); break;
+        default: COPROC__ARG(ar, in); COPROC__ARG(ar, out); COPROC__ARG(ar, nn); break;
+        }
+        assert_ok(rt, coproc__launch(rt, d, &ar, &g, names[ki]));
+        assert_int_equal(clFinish(d->queue), CL_SUCCESS);
+        clReleaseKernel(k);
+    }
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+}
+
+static void test_ops_small(void **state)
+{
+    (void)state;
+    test_each_device_path(run_ops_small, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_long_chunk),
         cmocka_unit_test(test_long_chunk_capped),
         cmocka_unit_test(test_small_work_groups),
+        cmocka_unit_test(test_ops_small),
     };
     /* COPROC_TEST_FILTER picks tests by name (glob): the Oclgrind run keeps
      * to the small ones. */

@@ -46,7 +46,7 @@ static coproc_status new_flag(coproc_runtime *rt, coproc__device *dev, cl_mem *f
     if (s != COPROC_OK)
         return s;
     cl_uint zero = 0;
-    cl_int err = clEnqueueFillBuffer(dev->queue, *flag, &zero, sizeof zero, 0, sizeof zero, 0,
+    cl_int err = coproc__enqueue_fill(dev, dev->queue, *flag, &zero, sizeof zero, 0, sizeof zero, 0,
                                      NULL, NULL);
     if (err != CL_SUCCESS) {
         clReleaseMemObject(*flag);

@@ -81,7 +81,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     if (s != COPROC_OK)
         goto done;
     cl_uint zero = 0;
-    err = clEnqueueFillBuffer(dev->queue, bcount, &zero, sizeof zero, 0, (buckets + 1) * 4,
+    err = coproc__enqueue_fill(dev, dev->queue, bcount, &zero, sizeof zero, 0, (buckets + 1) * 4,
                                      0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "coproc_hash_join: clearing buckets on device %d",

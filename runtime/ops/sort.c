@@ -160,7 +160,7 @@ static coproc_status radix_sort(sort_job *j)
         goto done;
     }
     cl_uint zero = 0;
-    cl_int err = clEnqueueFillBuffer(dev->queue, totals, &zero, sizeof zero, 0, totals_len * 4, 0,
+    cl_int err = coproc__enqueue_fill(dev, dev->queue, totals, &zero, sizeof zero, 0, totals_len * 4, 0,
                                      NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: clearing digit counts on device %d", j->what,

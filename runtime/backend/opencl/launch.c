@@ -1,6 +1,9 @@
 /* launch.c - launch geometry and kernel enqueue with error mapping. */
 #include "backend/opencl/launch.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/error.h"
 
 #define CPU_GROUPS_PER_UNIT 4
@@ -50,4 +53,21 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
         return coproc__fail_cl(rt, err, "%s: clEnqueueNDRangeKernel on device %d (%s)", what,
                                dev->index, dev->info.name);
     return COPROC_OK;
+}
+
+cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_mem mem,
+                            const void *pattern, size_t pattern_size, size_t offset, size_t bytes,
+                            cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    if (!dev->quirks.fill_by_write || bytes == 0)
+        return clEnqueueFillBuffer(q, mem, pattern, pattern_size, offset, bytes, nwait, wait,
+                                   event);
+    unsigned char *host = malloc(bytes);
+    if (!host)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t at = 0; at < bytes; at += pattern_size)
+        memcpy(host + at, pattern, pattern_size < bytes - at ? pattern_size : bytes - at);
+    cl_int err = clEnqueueWriteBuffer(q, mem, CL_TRUE, offset, bytes, host, nwait, wait, event);
+    free(host);
+    return err;
 }

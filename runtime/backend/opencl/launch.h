@@ -35,6 +35,12 @@ static inline void coproc__arg(coproc__args *a, size_t size, const void *value)
 #define COPROC__ARG(a, v) coproc__arg(&(a), sizeof(v), &(v))
 #define COPROC__ARG_LOCAL(a, bytes) coproc__arg(&(a), (bytes), NULL)
 
+/* clEnqueueFillBuffer on q, or where the device's quirks ask for it
+ * (fill_by_write) a blocking clEnqueueWriteBuffer of the repeated pattern. */
+cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_mem mem,
+                            const void *pattern, size_t pattern_size, size_t offset, size_t bytes,
+                            cl_uint nwait, const cl_event *wait, cl_event *event);
+
 /* Enqueue kernel over geometry g on dev's queue (args must be set; a->err checked).
  * `what` names the operation in error messages. Non-blocking. */
 coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const coproc__args *a,

@@ -14,6 +14,7 @@ typedef struct quirk_entry {
     const char *from, *to;
     uint64_t max_rows_per_item;
     size_t max_work_group;
+    int fill_by_write;
 } quirk_entry;
 
 static const quirk_entry table[] = {
@@ -23,8 +24,13 @@ static const quirk_entry table[] = {
      * than that loses its tail (seen on Mesa 22.3.6; tests/test_portable.c).
      * Rows per work-item are capped at an eighth of it, leaving the rest to the
      * inner loops a row runs (hash probing, local reductions). */
-    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 0},
-    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 0},
+    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 0, 0},
+    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 0, 0},
+    /* Oclgrind (21.10, the device simulator) takes memory written by
+     * clEnqueueFillBuffer as uninitialised: every kernel that reads a cleared
+     * buffer was reported (tests/test_oclgrind.sh). Buffers are cleared with a
+     * write there instead (quirks.h fill_by_write). */
+    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 1},
 };
 
 /* Compare dotted version numbers found in a and b: <0, 0, >0. */
@@ -80,6 +86,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
             continue;
         tighten_rows(out, e->max_rows_per_item);
         tighten_group(out, e->max_work_group);
+        out->fill_by_write |= e->fill_by_write;
         add_name(out, e->name);
     }
     const char *env = getenv("COPROC_QUIRKS");

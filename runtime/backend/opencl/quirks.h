@@ -15,6 +15,11 @@ typedef struct coproc__quirks {
     /* Work-items per group for every kernel at most (0: the driver's figure
      * only). Taken with each kernel's CL_KERNEL_WORK_GROUP_SIZE (launch.c). */
     size_t max_work_group;
+    /* Clear buffers with clEnqueueWriteBuffer instead of clEnqueueFillBuffer
+     * (coproc__enqueue_fill, launch.c): Oclgrind 21.10's uninitialised-memory
+     * check does not see what a fill writes and reports every later read of
+     * it. The kernels it checks are the same either way. */
+    int fill_by_write;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 
