@@ -827,16 +827,8 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
  * sum is exact modulo 2^64 like the long it stands for). W words a slot. */
 static void atomic_kernels(coproc__strbuf *o, const char *params, const char *body, const char *upd, int w)
 {
-    static const char *adders =
-        "static void qadd_l(volatile __local uint *p, long v)\n"
-        "{\n"
-        "    uint lo = (uint)v, hi = (uint)((ulong)v >> 32);\n"
-        "    uint old = atomic_add(p, lo);\n"
-        "    hi += (uint)(old + lo < old);\n"
-        "    if (hi)\n"
-        "        atomic_add(p + 1, hi);\n"
-        "}\n\n"
-        "static void qadd_g(volatile __global uint *p, long v)\n"
+    static const char *adder =
+        "static void qadd_%c(volatile %s uint *p, long v)\n"
         "{\n"
         "    uint lo = (uint)v, hi = (uint)((ulong)v >> 32);\n"
         "    uint old = atomic_add(p, lo);\n"
@@ -844,7 +836,9 @@ static void atomic_kernels(coproc__strbuf *o, const char *params, const char *bo
         "    if (hi)\n"
         "        atomic_add(p + 1, hi);\n"
         "}\n\n";
-    coproc__sb_printf(o, "\n%s", adders);
+    coproc__sb_printf(o, "\n");
+    coproc__sb_printf(o, adder, 'l', "__local");
+    coproc__sb_printf(o, adder, 'g', "__global");
     coproc__sb_printf(o,
                       "__kernel void q_local(%s, ulong S, __local uint *t_, __global uint *out)\n{\n"
                       "    for (ulong s = get_local_id(0); s < S * %d; s += get_local_size(0))\n"

@@ -577,6 +577,22 @@ static void request_ranges(fused *f, int pi)
     }
 }
 
+/* A group-by kernel's leading arguments: the pipeline's, then each key's
+ * least value and stride, then the slots. */
+static void set_group_args(coproc__args *a, fused *f, const coproc__qkernel *k, const bound *b, uint64_t n,
+                           const int64_t *kmin, const uint64_t *stride, size_t S)
+{
+    set_common_args(a, f, k, b, n);
+    for (int m = 0; m < k->nkeys; m++) {
+        cl_long lo = kmin[m];
+        cl_ulong st = stride[m];
+        COPROC__ARG(*a, lo);
+        COPROC__ARG(*a, st);
+    }
+    cl_ulong sl = S;
+    COPROC__ARG(*a, sl);
+}
+
 /* The GPU path's group-by: q_local (a table in each work-group's local
  * memory) when S slots fit there, else q_global (atomics on the result).
  * The result holds (lo, hi) word pairs a slot: the count, then each sum. */
@@ -628,15 +644,7 @@ static coproc_status run_group_atomic(fused *f, coproc__device *dev, int pi, con
     }
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = km};
-        set_common_args(&a, f, k, b, n);
-        for (int m = 0; m < k->nkeys; m++) {
-            cl_long lo = kmin[m];
-            cl_ulong st = stride[m];
-            COPROC__ARG(a, lo);
-            COPROC__ARG(a, st);
-        }
-        cl_ulong sl = S;
-        COPROC__ARG(a, sl);
+        set_group_args(&a, f, k, b, n, kmin, stride, S);
         if (local)
             COPROC__ARG_LOCAL(a, table);
         COPROC__ARG(a, out);
@@ -731,15 +739,7 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
         s = kernel_of(f, dev, k, "q_combine", &kc);
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = km};
-        set_common_args(&a, f, k, b, n);
-        for (int m = 0; m < k->nkeys; m++) {
-            cl_long lo = kmin[m];
-            cl_ulong st = stride[m];
-            COPROC__ARG(a, lo);
-            COPROC__ARG(a, st);
-        }
-        cl_ulong sl = S;
-        COPROC__ARG(a, sl);
+        set_group_args(&a, f, k, b, n, kmin, stride, S);
         COPROC__ARG(a, pcnt);
         for (int x = 0; x < k->naggs; x++)
             COPROC__ARG(a, pa[x]);
