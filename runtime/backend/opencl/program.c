@@ -45,7 +45,7 @@ static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path
 {
     unsigned char *data = NULL;
     size_t len = 0;
-    if (coproc__read_file(path, &data, &len) != 0)
+    if (coproc__read_cache_file(rt, "kernel binary", path, &data, &len) != 0)
         return 0;
     int hit = 0;
     if (len > BINARY_HEADER_LEN && memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) == 0) {
