@@ -45,6 +45,7 @@ if [ "$mode" = test ]; then
     need libcmocka-dev pkg-config --exists cmocka
     need libsqlite3-dev pkg-config --exists sqlite3
     need clang-14 command -v clang-14
+    need python3 command -v python3 # test_profiles.sh reads the profiles with it
     # Two more OpenCL implementations the suite runs on (docs/portability.md):
     # Mesa's rusticl (RUSTICL_ENABLE=llvmpipe) and the Oclgrind simulator.
     need mesa-opencl-icd have_file '/etc/OpenCL/vendors/rusticl.icd'
