@@ -508,8 +508,9 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
 
 /* ---------------------------------------------------------------- the row loop */
 
-/* Rows a CPU work-item tests at once before running the body on the survivors. */
-#define QTILE 512
+/* Rows a CPU work-item tests at once before running the body on the survivors
+ * (2048 against 512: q3.1 about 6 % faster on PoCL, within noise elsewhere). */
+#define QTILE 2048
 
 /* An int32 column read without widening. */
 static const char *narrow_key(gen *g, const binding *key, char *buf, size_t len)
