@@ -718,6 +718,14 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
             g.local = (g.local + 1) / 2;
         g.global = g.groups * g.local;
     }
+    /* Fewer work-items must not walk more rows each than the device allows. */
+    uint64_t cap = dev->quirks.max_rows_per_item;
+    if (cap && (n + g.global - 1) / g.global > cap) {
+        snprintf(f->run->note, sizeof f->run->note,
+                 "%s: %zu groups' partials for every work-item would leave more rows to each than "
+                 "device %d allows", gb->label, S, dev->index);
+        return COPROC_UNSUPPORTED;
+    }
     size_t P = g.global;
     size_t asize[16];
     cl_mem pcnt = NULL, ocnt = NULL, pa[16] = {0}, oa[16] = {0};
