@@ -36,9 +36,8 @@ static coproc_status run_task(coproc_runtime *rt, const coproc_op *op, coproc_re
 
 /* Columns that wrap caller memory (coproc_column_wrap, Arrow zero-copy
  * imports) are read-only: writing into them would change the producer's
- * immutable, maybe shared, data. An empty column has nothing to write. */
-/* A column of rt that wraps caller memory. A column of another runtime is
- * left to the shared checks, which name that instead. */
+ * immutable, maybe shared, data. An empty column has nothing to write. A
+ * column of another runtime is left to the shared checks, which name that. */
 static int read_only(coproc_runtime *rt, const coproc_column *col)
 {
     return col && col->rt == rt && (col->host_wrapped ||

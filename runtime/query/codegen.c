@@ -146,6 +146,14 @@ static void scope_table(gen *g, scope *s, const coproc_table *t, const char *row
     }
 }
 
+/* The element of direct column b at its row, as the column stores it. */
+static const char *raw_code(gen *g, const binding *b, char *buf, size_t len)
+{
+    int a = arg_of(g, b->table, b->col);
+    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, b->row);
+    return buf;
+}
+
 /* The code that reads binding b (buf holds it for direct columns). */
 static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
 {
@@ -155,8 +163,8 @@ static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
         fail(g, "column \"%s\" is float64: computing with it needs a device with fp64", b->name);
         return "0";
     }
-    int a = arg_of(g, b->table, b->col);
-    snprintf(buf, len, "((%s)c%d[%s])", b->qv == COPROC__QV_INT ? "long" : "real", a < 0 ? 0 : a, b->row);
+    char raw[48];
+    snprintf(buf, len, "((%s)%s)", b->qv == COPROC__QV_INT ? "long" : "real", raw_code(g, b, raw, sizeof raw));
     return buf;
 }
 
@@ -232,8 +240,7 @@ static int narrow(gen *g, const scope *s, const coproc_expr *e, char *buf, size_
     const binding *x = lookup(s, e->name);
     if (!x || !x->table || x->type != COPROC_INT32)
         return 0;
-    int a = arg_of(g, x->table, x->col);
-    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, x->row);
+    raw_code(g, x, buf, len);
     return 1;
 }
 
@@ -512,14 +519,6 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
  * (2048 against 512: q3.1 about 6 % faster on PoCL, within noise elsewhere). */
 #define QTILE 2048
 
-/* An int32 column read without widening. */
-static const char *narrow_key(gen *g, const binding *key, char *buf, size_t len)
-{
-    int a = arg_of(g, key->table, key->col);
-    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, key->row);
-    return buf;
-}
-
 /* Branch-free statements that clear `keep` for a row that certainly fails
  * pipeline pi's leading steps: its filters up to the first projection or
  * probe, and that probe's miss when its table is dense. The row body still
@@ -569,7 +568,7 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
                               "                uint w_ = bm0[d_ >> 5];\n"
                               "                keep &= skip32_ | !dense0 | (in_ & (int)((w_ >> (d_ & 31u)) & 1u));\n"
                               "            }\n",
-                              narrow_key(g, key, nbuf, sizeof nbuf));
+                              raw_code(g, key, nbuf, sizeof nbuf));
             continue;
         }
         if (jb == 0 && filters->len == 0) {
@@ -958,8 +957,7 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                     fail(&g, "a float64 result (\"%s\") needs a device with fp64", out->names[m]);
                     break;
                 }
-                int a = arg_of(&g, b->table, b->col);
-                coproc__sb_printf(&tail, "        o%d[o] = c%d[%s];\n", m, a < 0 ? 0 : a, b->row);
+                coproc__sb_printf(&tail, "        o%d[o] = %s;\n", m, raw_code(&g, b, buf, sizeof buf));
                 continue;
             }
             coproc__sb_printf(&tail, "        o%d[o] = (%s)%s;\n", m, cl_type(out->types[m]),
