@@ -62,6 +62,8 @@ typedef struct binding {
     const coproc_table *table;/* a direct column: table and col, else NULL */
     int col;
     char row[12];             /* direct columns: the row variable */
+    int pay;                  /* a build side's column: its probe (index in k->builds), whose
+                               * payload serves it when the table is dense; else -1 */
 } binding;
 
 typedef struct scope {
@@ -125,6 +127,7 @@ static binding *push(gen *g, scope *s)
     binding *b = &s->b[s->n++];
     memset(b, 0, sizeof *b);
     b->col = -1;
+    b->pay = -1;
     return b;
 }
 
@@ -146,11 +149,32 @@ static void scope_table(gen *g, scope *s, const coproc_table *t, const char *row
     }
 }
 
-/* The element of direct column b at its row, as the column stores it. */
+/* The payload of probe jb's column arg a (its argument number). */
+static int pay_of(gen *g, int jb, int a)
+{
+    for (int i = 0; i < g->k->npays; i++)
+        if (g->k->pays[i].build == jb && g->k->pays[i].arg == a)
+            return i;
+    if (g->k->npays == COPROC__QP_MAX_ARGS)
+        return fail(g, "more than %d build-side columns in one pipeline", COPROC__QP_MAX_ARGS);
+    g->k->pays[g->k->npays].build = jb;
+    g->k->pays[g->k->npays].arg = a;
+    return g->k->npays++;
+}
+
+/* The element of direct column b at its row, as the column stores it. A
+ * build side's column comes from its payload (the column laid out by key:
+ * one load, no row number) when the table is dense. */
 static const char *raw_code(gen *g, const binding *b, char *buf, size_t len)
 {
     int a = arg_of(g, b->table, b->col);
-    snprintf(buf, len, "c%d[%s]", a < 0 ? 0 : a, b->row);
+    a = a < 0 ? 0 : a;
+    if (b->pay >= 0) {
+        int p = pay_of(g, b->pay, a);
+        snprintf(buf, len, "(dense%d ? py%d[d%d] : c%d[%s])", b->pay, p < 0 ? 0 : p, b->pay, a, b->row);
+    } else {
+        snprintf(buf, len, "c%d[%s]", a, b->row);
+    }
     return buf;
 }
 
@@ -442,13 +466,19 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     char kbuf[64];
     const char *kcode = bcode(g, key, kbuf, sizeof kbuf);
     coproc__strbuf *o = &g->body;
+    /* Dense: the key bitmap says whether the key is in the table, and the
+     * build side's columns are read from their payloads at d. Hashed: the
+     * row number r, then the columns at r. */
     coproc__sb_printf(o,
                       "        long pk%d = %s;\n"
-                      "        uint r%d;\n"
+                      "        uint r%d = 0u;\n"
+                      "        ulong d%d = 0;\n"
                       "        if (dense%d) {\n"
                       "            if (pk%d < kmin%d || pk%d > kmax%d)\n"
                       "                continue;\n"
-                      "            r%d = ht%d[pk%d - kmin%d];\n"
+                      "            d%d = (ulong)(pk%d - kmin%d);\n"
+                      "            if (!((bm%d[d%d >> 5] >> (d%d & 31)) & 1u))\n"
+                      "                continue;\n"
                       "        } else {\n"
                       "            uint h = QHASH(pk%d) & mask%d;\n"
                       "            for (;;) {\n"
@@ -457,11 +487,11 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
                       "                    break;\n"
                       "                h = (h + 1u) & mask%d;\n"
                       "            }\n"
-                      "        }\n"
-                      "        if (r%d == 0u)\n"
-                      "            continue;\n"
-                      "        r%d -= 1u;\n",
-                      jb, kcode, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, kc,
+                      "            if (r%d == 0u)\n"
+                      "                continue;\n"
+                      "            r%d -= 1u;\n"
+                      "        }\n",
+                      jb, kcode, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, kc,
                       jb, jb, jb, jb, jb);
     if (j->join == COPROC_JOIN_SEMI)
         return 0;
@@ -472,6 +502,8 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     char row[16];
     snprintf(row, sizeof row, "r%d", jb);
     scope_table(g, bs, bp->src, row);
+    for (int i = 0; i < bs->n; i++)
+        bs->b[i].pay = jb;
     if (!g->failed)
         steps(g, bs, st->build, row, 0);
     for (int i = 0; i < bs->n && !g->failed; i++) {
@@ -732,6 +764,10 @@ static void params(gen *g, coproc__strbuf *o)
     for (int j = 0; j < g->k->nbuilds; j++)
         coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
                           " long kmax%d, uint mask%d", j, j, j, j, j, j);
+    for (int p = 0; p < g->k->npays; p++) {
+        const coproc__qarg *a = &g->k->args[g->k->pays[p].arg];
+        coproc__sb_printf(o, ", __global const %s *restrict py%d", arg_type(g, a->table->cols[a->col]->type), p);
+    }
 }
 
 static const char *agg_identity(int fn, int fl)
@@ -1048,6 +1084,20 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     } else if (!g.failed) {
         fail(&g, "pipeline without a sink");
     }
+    /* The payloads' fill: slot d gets the column at the row the table holds. */
+    if (!g.failed && k->npays)
+        coproc__sb_printf(o, "\n__kernel void q_pay4(ulong n, __global const uint *ht, __global const uint *col,"
+                             " __global uint *pay)\n{\n"
+                             "    COPROC_FOR_EACH_ROW(d, n) {\n"
+                             "        uint r = ht[d];\n"
+                             "        pay[d] = r ? col[r - 1u] : 0u;\n"
+                             "    }\n}\n\n"
+                             "__kernel void q_pay8(ulong n, __global const uint *ht, __global const ulong *col,"
+                             " __global ulong *pay)\n{\n"
+                             "    COPROC_FOR_EACH_ROW(d, n) {\n"
+                             "        uint r = ht[d];\n"
+                             "        pay[d] = r ? col[r - 1u] : 0ul;\n"
+                             "    }\n}\n");
     free(s);
     if (g.body.failed || head.failed || tail.failed || atomic.failed || aparams.failed || pre_f.failed ||
         pre.failed || o->failed)

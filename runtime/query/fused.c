@@ -101,6 +101,13 @@ static void set_common_args(coproc__args *a, fused *f, const coproc__qkernel *k,
         COPROC__ARG(*a, kmax);
         COPROC__ARG(*a, mask);
     }
+    for (int p = 0; p < k->npays; p++) {
+        const coproc__qbuilt *t = &f->prog.p[k->builds[k->pays[p].build]].built;
+        int c = k->args[k->pays[p].arg].col;
+        /* A hashed table's columns are read by row: any buffer stands in. */
+        cl_mem pay = t->pay && t->pay[c] ? t->pay[c] : t->ht;
+        COPROC__ARG(*a, pay);
+    }
 }
 
 /* ---------------------------------------------------------------- key ranges */
@@ -886,6 +893,50 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     return s;
 }
 
+/* ---------------------------------------------------------------- payloads */
+
+/* The payloads kernel k reads from dense tables, made where missing: the
+ * build side's column laid out by key, so a probe reads it with one load. */
+static coproc_status make_payloads(fused *f, coproc__device *dev, const coproc__qkernel *k, const bound *b)
+{
+    for (int p = 0; p < k->npays; p++) {
+        coproc__qpipe *bp = &f->prog.p[k->builds[k->pays[p].build]];
+        coproc__qbuilt *t = &bp->built;
+        int c = k->args[k->pays[p].arg].col;
+        if (!t->dense || (t->pay && t->pay[c]))
+            continue;
+        if (!t->pay) {
+            if (!(t->pay = calloc(bp->src->n, sizeof *t->pay)))
+                return coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+            t->npay = bp->src->n;
+        }
+        size_t size = coproc_type_size(bp->src->cols[c]->type);
+        size_t slots = t->kmax >= t->kmin ? (size_t)(t->kmax - t->kmin) + 1 : 0;
+        cl_mem pay;
+        coproc_status s = buffer(f, dev, (slots ? slots : 1) * size, &pay);
+        if (s != COPROC_OK)
+            return s;
+        t->pay[c] = pay;
+        if (!slots)
+            continue;
+        cl_kernel kern;
+        if ((s = kernel_of(f, dev, k, size == 8 ? "q_pay8" : "q_pay4", &kern)) != COPROC_OK)
+            return s;
+        coproc__args a = {.kernel = kern};
+        cl_ulong n = slots;
+        COPROC__ARG(a, n);
+        COPROC__ARG(a, t->ht);
+        COPROC__ARG(a, b[k->pays[p].arg].mem);
+        COPROC__ARG(a, pay);
+        coproc__geometry g = coproc__geometry_for(dev, slots, 0);
+        s = coproc__launch(f->rt, dev, &a, &g, "query payload");
+        clReleaseKernel(kern);
+        if (s != COPROC_OK)
+            return s;
+    }
+    return COPROC_OK;
+}
+
 /* ---------------------------------------------------------------- running pipelines */
 
 static coproc_status run_pipe(fused *f, int pi, int device);
@@ -913,11 +964,12 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
             const coproc_column *c = b[i].col;
             info->bytes_in += c->length * coproc_type_size(c->type);
         }
-        if (q->sink == COPROC__QK_BUILD)
+        s = make_payloads(f, dev, k, b);
+        if (s == COPROC_OK && q->sink == COPROC__QK_BUILD)
             s = run_build(f, dev, pi, k, b);
-        else if (q->sink == COPROC__QK_GROUP)
+        else if (s == COPROC_OK && q->sink == COPROC__QK_GROUP)
             s = run_group(f, dev, pi, k, b);
-        else
+        else if (s == COPROC_OK)
             s = run_materialize(f, dev, pi, k, b);
         if (s == COPROC_OK)
             s = wait_queue(f, dev, "a pipeline");

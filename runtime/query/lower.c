@@ -141,6 +141,10 @@ void coproc__qprog_free(coproc__qprog *prog)
             clReleaseMemObject(prog->p[i].built.ht);
         if (prog->p[i].built.bits)
             clReleaseMemObject(prog->p[i].built.bits);
+        for (int c = 0; c < prog->p[i].built.npay; c++)
+            if (prog->p[i].built.pay[c])
+                clReleaseMemObject(prog->p[i].built.pay[c]);
+        free(prog->p[i].built.pay);
     }
     free(prog->p);
     memset(prog, 0, sizeof *prog);

@@ -39,6 +39,9 @@ typedef enum coproc__qsink {
 typedef struct coproc__qbuilt {
     cl_mem ht;
     cl_mem bits;             /* dense: bit key - kmin set when the key is in ht */
+    cl_mem *pay;             /* dense: source column c at slot key - kmin (made when a probe
+                              * first reads c; npay entries, NULL until then) */
+    int npay;
     int dense;
     int64_t kmin, kmax;
     uint32_t mask;
@@ -107,6 +110,10 @@ typedef struct coproc__qkernel {
     coproc__qarg args[COPROC__QP_MAX_ARGS]; /* columns, in kernel argument order */
     int nbuilds;
     int builds[COPROC__QP_MAX_STEPS];       /* pipelines probed, in argument order */
+    /* build sides' columns laid out by key (read where the table is dense):
+     * probe `build` (index in builds) and the column's argument number */
+    int npays;
+    struct { int build, arg; } pays[COPROC__QP_MAX_ARGS];
     /* GROUP: keys' columns (resolved to a source column) for their ranges */
     int nkeys;
     coproc__qarg keys[8];
