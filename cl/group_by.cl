@@ -746,8 +746,12 @@ GB_DEFINE_DENSE_NONE(gb_dense_k64_none, ulong)
             uint x = vals[i], o = x ^ flip;                                              \
             e->cnt++;                                                                    \
             e->sum += DV;                                                                \
-            e->mn = min(e->mn, o);                                                       \
-            e->mx = max(e->mx, o);                                                       \
+            /* new extremes are rare after a group's first rows: a branch, no   */  \
+            /* store, where min()/max() would store on every row                */  \
+            if (o < e->mn)                                                               \
+                e->mn = o;                                                               \
+            if (o > e->mx)                                                               \
+                e->mx = o;                                                               \
         }                                                                                \
     }
 GB_DEFINE_DENSE_32(gb_dense_k32_i32, uint, GB_DV_i32)
@@ -772,8 +776,10 @@ GB_DEFINE_DENSE_32(gb_dense_k64_u32, ulong, GB_DV_u32)
             ulong x = vals[i], o = x ^ flip;                                             \
             e->cnt++;                                                                    \
             e->sum += x;                                                                 \
-            e->mn = min(e->mn, o);                                                       \
-            e->mx = max(e->mx, o);                                                       \
+            if (o < e->mn)                                                               \
+                e->mn = o;                                                               \
+            if (o > e->mx)                                                               \
+                e->mx = o;                                                               \
         }                                                                                \
     }
 GB_DEFINE_DENSE_64(gb_dense_k32_v64, uint)

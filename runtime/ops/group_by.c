@@ -49,6 +49,7 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 /* The CPU path's private tables together take at most this much beyond 48
  * bytes a row (about what the hash path's table and slot map take). */
 #define DENSE_TABLES_SLACK ((size_t)8 << 20)
+#define DENSE_CACHED_TABLE ((size_t)256 << 10) /* a private table this small stays in L2 */
 
 typedef struct gb_plan {
     cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
@@ -570,9 +571,12 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     size_t units = dev->info.compute_units ? dev->info.compute_units : 1;
     /* Enough work-items to keep every core busy; more (up to the usual
-     * geometry) only while the tables stay small next to the rows. */
+     * geometry, for balance) only while a table stays in a core's cache and
+     * the tables stay small next to the rows: a table that misses the cache
+     * costs a miss a row whatever the number, and each one more to clear and
+     * merge. */
     size_t want = units;
-    while (want < g.groups && (want + 1) * range * 4 <= n)
+    while (want < g.groups && range * entry <= DENSE_CACHED_TABLE && (want + 1) * range * 4 <= n)
         want++;
     if (want > g.groups)
         want = g.groups; /* few rows: fewer work-items */
