@@ -568,6 +568,10 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
  * when the tables would take too much memory. */
 static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry)
 {
+    /* Each work-item clears its table: a loop of `range` steps, which a
+     * device with a cap on one work-item's loop (rusticl) cannot run. */
+    if (dev->quirks.max_rows_per_item && range > dev->quirks.max_rows_per_item)
+        return 0;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     size_t units = dev->info.compute_units ? dev->info.compute_units : 1;
     /* Enough work-items to keep every core busy; more (up to the usual
