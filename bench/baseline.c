@@ -250,6 +250,53 @@ void base_group_sum(const uint32_t *keys, const int32_t *vals, size_t n, uint32_
     free(x.partial);
 }
 
+typedef struct group_entry {
+    int64_t sum, count;
+} group_entry;
+
+typedef struct group_count_args {
+    const uint32_t *keys;
+    const int32_t *vals;
+    uint32_t groups;
+    group_entry *partial; /* threads x groups */
+} group_count_args;
+
+static void group_count_fn(part *p)
+{
+    const group_count_args *x = p->user;
+    group_entry *mine = x->partial + (size_t)p->tid * x->groups;
+    for (size_t i = p->begin; i < p->end; i++) {
+        group_entry *e = &mine[x->keys[i]];
+        e->sum += x->vals[i];
+        e->count++;
+    }
+}
+
+size_t base_group_sum_count(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,
+                            int64_t *sums, int64_t *counts, int threads)
+{
+    if (threads < 1) threads = 1;
+    part parts[MAX_THREADS];
+    group_count_args x = {keys, vals, groups,
+                          calloc((size_t)threads * groups, sizeof(group_entry))};
+    if (!x.partial)
+        return 0;
+    par_for(n, threads, &x, group_count_fn, parts);
+    size_t occur = 0;
+    for (uint32_t g = 0; g < groups; g++) {
+        int64_t s = 0, c = 0;
+        for (int t = 0; t < threads; t++) {
+            s += x.partial[(size_t)t * groups + g].sum;
+            c += x.partial[(size_t)t * groups + g].count;
+        }
+        sums[g] = s;
+        counts[g] = c;
+        occur += c != 0;
+    }
+    free(x.partial);
+    return occur;
+}
+
 typedef struct join_args {
     const uint32_t *probe;
     const uint32_t *table_keys;

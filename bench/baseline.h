@@ -20,6 +20,10 @@ void base_qsort_pairs_u32(uint32_t *keys, uint32_t *vals, size_t n);
 /* Sum of vals per key for keys < groups. */
 void base_group_sum(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,
                     int64_t *sums, int threads);
+/* Sum and count per key (keys < groups); returns the number of keys that occur.
+ * sums and counts hold groups entries each. */
+size_t base_group_sum_count(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,
+                            int64_t *sums, int64_t *counts, int threads);
 /* Hash join of unique build keys and probe keys: returns the number of pairs. */
 size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *probe, size_t np,
                           uint32_t *left, uint32_t *right, int threads);

@@ -27,6 +27,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
     d->a = malloc(n * 4);
     d->keys = malloc(n * 4);
     d->gkeys = malloc(n * 4);
+    d->wkeys = malloc(n * 4);
     d->pos = malloc(n * 4);
     d->build = malloc(d->nb * 4);
     d->probe = malloc(n * 4);
@@ -34,7 +35,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
     d->out64 = malloc(n * 8);
     d->out_u32a = malloc(n * 4);
     d->out_u32b = malloc(n * 4);
-    if (!d->a || !d->keys || !d->gkeys || !d->pos || !d->build || !d->probe || !d->out32 ||
+    if (!d->a || !d->keys || !d->gkeys || !d->wkeys || !d->pos || !d->build || !d->probe || !d->out32 ||
         !d->out64 || !d->out_u32a || !d->out_u32b)
         return COPROC_HOST_OUT_OF_MEMORY;
     uint64_t s = 2026;
@@ -43,6 +44,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
         d->a[i] = (int32_t)(uint32_t)r;
         d->keys[i] = (uint32_t)(r >> 32);
         d->gkeys[i] = (uint32_t)(r >> 20) % BENCH_GROUPS;
+        d->wkeys[i] = (uint32_t)(r >> 12) % BENCH_WIDE_GROUPS;
         d->pos[i] = (uint32_t)((r >> 16) % n);
     }
     /* Distinct build keys: an odd multiplier is a bijection on uint32. */
@@ -55,6 +57,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
     if ((st = coproc_column_upload(rt, device, COPROC_INT32, d->a, n, &d->ca)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->keys, n, &d->ckeys)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->gkeys, n, &d->cgkeys)) ||
+        (st = coproc_column_upload(rt, device, COPROC_UINT32, d->wkeys, n, &d->cwkeys)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->pos, n, &d->cpos)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->build, d->nb, &d->cbuild)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->probe, n, &d->cprobe)) ||
@@ -68,10 +71,10 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
 void bench_data_free(bench_data *d)
 {
     coproc_column *cols[] = {d->ca, d->ckeys, d->cgkeys, d->cpos, d->cbuild,
-                             d->cprobe, d->cvals, d->sort_keys, d->sort_vals};
+                             d->cprobe, d->cvals, d->sort_keys, d->sort_vals, d->cwkeys};
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
         coproc_column_free(cols[i]);
-    free(d->a); free(d->keys); free(d->gkeys); free(d->pos); free(d->build); free(d->probe);
+    free(d->a); free(d->keys); free(d->gkeys); free(d->wkeys); free(d->pos); free(d->build); free(d->probe);
     free(d->out32); free(d->out64); free(d->out_u32a); free(d->out_u32b);
     memset(d, 0, sizeof *d);
 }
@@ -176,21 +179,30 @@ static void c_sort_pairs(bench_data *d)
     d->c_result = 0;
 }
 
-/* ---- group-by sum over 1024 groups */
-static coproc_status run_group(bench_data *d)
+/* ---- group-by sum+count (the API's group-by also gives min and max) */
+static coproc_status group_by(bench_data *d, const coproc_column *keys)
 {
     coproc_group_result g;
-    coproc_status s = coproc_group_by(d->rt, d->cgkeys, d->ca, 0, &g);
+    coproc_status s = coproc_group_by(d->rt, keys, d->ca, 0, &g);
     d->device_result = s == COPROC_OK ? g.groups : 0;
     if (s == COPROC_OK)
         coproc_group_result_free(&g);
     return s;
 }
-static void c_group(bench_data *d)
+static coproc_status run_group(bench_data *d) { return group_by(d, d->cgkeys); }
+static coproc_status run_group_wide(bench_data *d) { return group_by(d, d->cwkeys); }
+/* The C loops count the groups that occur: the check compares group counts. */
+static void c_group_keys(bench_data *d, const uint32_t *keys, uint32_t groups)
 {
-    base_group_sum(d->gkeys, d->a, d->n, BENCH_GROUPS, d->out64, d->threads);
-    d->c_result = d->n >= 65536 ? BENCH_GROUPS : d->device_result; /* all groups occur */
+    int64_t *sums = malloc(groups * sizeof *sums), *counts = malloc(groups * sizeof *counts);
+    d->c_result = sums && counts ? base_group_sum_count(keys, d->a, d->n, groups, sums, counts,
+                                                        d->threads)
+                                 : 0;
+    free(sums);
+    free(counts);
 }
+static void c_group(bench_data *d) { c_group_keys(d, d->gkeys, BENCH_GROUPS); }
+static void c_group_wide(bench_data *d) { c_group_keys(d, d->wkeys, BENCH_WIDE_GROUPS); }
 
 /* ---- hash join: probe n keys into n/16 distinct build keys */
 static coproc_status run_join(bench_data *d)
@@ -216,7 +228,8 @@ const bench_case bench_cases[] = {
     {"scan int32 inclusive", 4, NULL, run_scan, c_scan, "C loop"},
     {"sort uint32 keys", 4, prep_sort, run_sort_keys, c_sort_keys, "qsort"},
     {"sort uint32 key/value", 8, prep_sort, run_sort_pairs, c_sort_pairs, "qsort"},
-    {"group-by sum 1024 groups", 8, NULL, run_group, c_group, "C loop"},
+    {"group-by sum+count 1024 keys", 8, NULL, run_group, c_group, "C loop"},
+    {"group-by sum+count 2^20 keys", 8, NULL, run_group_wide, c_group_wide, "C loop"},
     {"hash join probe (n into n/16)", 4, NULL, run_join, c_join, "C loop"},
 };
 const int bench_case_count = sizeof bench_cases / sizeof *bench_cases;

@@ -17,10 +17,12 @@ typedef struct bench_data {
     int32_t *a;         /* uniform int32 */
     uint32_t *keys;     /* uniform uint32 (sort keys) */
     uint32_t *gkeys;    /* group keys < BENCH_GROUPS */
+    uint32_t *wkeys;    /* group keys < BENCH_WIDE_GROUPS */
     uint32_t *pos;      /* random positions < n */
     uint32_t *build;    /* nb distinct keys */
     uint32_t *probe;    /* n keys drawn from build */
     coproc_column *ca, *ckeys, *cgkeys, *cpos, *cbuild, *cprobe, *cvals;
+    coproc_column *cwkeys;
     coproc_column *sort_keys, *sort_vals; /* scratch the in-place sort works on */
     /* host scratch for the C loops */
     int32_t *out32;
@@ -31,6 +33,7 @@ typedef struct bench_data {
 } bench_data;
 
 #define BENCH_GROUPS 1024
+#define BENCH_WIDE_GROUPS (1u << 20)
 
 typedef struct bench_case {
     const char *name;

@@ -635,3 +635,286 @@ __kernel void gb_invert(__global const uint *perm, ulong n, __global uint *rank)
 {
     COPROC_FOR_EACH_ROW(j, n) { rank[perm[j]] = (uint)j; }
 }
+
+/* ---------------------------------------------------------------- dense keys
+ *
+ * When the keys span a small range (group_by.c decides from gb_key_range's
+ * minimum and maximum), a key's slot is key - base: no hashing, no slot map,
+ * one pass over the rows, groups come out in key order. Integer values (or
+ * none) only; float values take the hash path above.
+ *
+ * CPU path: work-item p owns a private table of `range` entries at
+ * part + p * range and walks one contiguous chunk of rows with plain
+ * operations and native 64-bit sums (wrapping, so exact mod 2^64 in any
+ * order); gb_dmerge_* then adds the P tables slot by slot into the per-slot
+ * arrays that gb_final_* read. GPU path: one table of per-slot words (as the
+ * hash path's: 32-bit atomics, sums with explicit carries); a work-group
+ * aggregates into a local copy of it when the range fits local memory (L > 0)
+ * and adds its non-empty entries to the global table at the end, else rows go
+ * to the global table directly. 64-bit values are not dense on the GPU path
+ * (their min/max need the hash path's two phases). */
+
+/* Per work-group minimum and maximum of the keys' ordered form (raw ^ flip),
+ * as ulong pairs at out[2 * group]. */
+#define GB_DEFINE_RANGE(NAME, KT)                                                        \
+    __kernel void NAME(__global const KT *keys, ulong n, ulong flip,                     \
+                       __global ulong *out, __local ulong *scratch)                      \
+    {                                                                                    \
+        ulong lo = ULONG_MAX, hi = 0;                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            ulong o = (ulong)keys[i] ^ flip;                                             \
+            lo = min(lo, o);                                                             \
+            hi = max(hi, o);                                                             \
+        }                                                                                \
+        uint lid = get_local_id(0), ls = get_local_size(0);                              \
+        scratch[lid] = lo;                                                               \
+        scratch[ls + lid] = hi;                                                          \
+        for (uint s = ls; s > 1;) {                                                      \
+            uint h = (s + 1) / 2;                                                        \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                \
+            if (lid + h < s) {                                                           \
+                scratch[lid] = min(scratch[lid], scratch[lid + h]);                      \
+                scratch[ls + lid] = max(scratch[ls + lid], scratch[ls + lid + h]);       \
+            }                                                                            \
+            s = h;                                                                       \
+        }                                                                                \
+        if (lid == 0) {                                                                  \
+            out[2 * get_group_id(0)] = scratch[0];                                       \
+            out[2 * get_group_id(0) + 1] = scratch[ls];                                  \
+        }                                                                                \
+    }
+GB_DEFINE_RANGE(gb_key_range_k32, uint)
+GB_DEFINE_RANGE(gb_key_range_k64, ulong)
+
+/* Group g's key: base + its slot, in the key's width (wrapping). */
+__kernel void gb_dense_keys_k32(__global const uint *pos, ulong groups, uint base,
+                                __global uint *out)
+{
+    COPROC_FOR_EACH_ROW(g, groups) { out[g] = base + pos[g]; }
+}
+__kernel void gb_dense_keys_k64(__global const uint *pos, ulong groups, ulong base,
+                                __global ulong *out)
+{
+    COPROC_FOR_EACH_ROW(g, groups) { out[g] = base + pos[g]; }
+}
+
+/* The value of row i as it is added (sum) and compared (ordered form). */
+#define GB_DV_i32 (ulong)(long)(int)x
+#define GB_DV_u32 (ulong)x
+#define GB_DV_v64 x
+
+#if COPROC_CPU
+
+/* Private table entries (group_by.c allocates DENSE_ENTRY_* bytes each). */
+typedef struct gb_de32 {
+    ulong sum;
+    uint cnt, mn, mx, pad;
+} gb_de32;
+typedef struct gb_de64 {
+    ulong sum, mn, mx;
+    uint cnt, pad;
+} gb_de64;
+
+/* Counts only. */
+#define GB_DEFINE_DENSE_NONE(NAME, KT)                                                   \
+    __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
+                       __global uint *part)                                              \
+    {                                                                                    \
+        __global uint *t = part + get_global_id(0) * range;                              \
+        for (ulong s = 0; s < range; s++)                                                \
+            t[s] = 0;                                                                    \
+        COPROC_FOR_EACH_ROW(i, n) { t[(uint)(keys[i] - base)]++; }                       \
+    }
+GB_DEFINE_DENSE_NONE(gb_dense_k32_none, uint)
+GB_DEFINE_DENSE_NONE(gb_dense_k64_none, ulong)
+
+/* 32-bit values: VT the value's raw type, DV how it widens into the sum. */
+#define GB_DEFINE_DENSE_32(NAME, KT, DV)                                                 \
+    __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
+                       __global const uint *vals, uint flip, __global gb_de32 *part)     \
+    {                                                                                    \
+        __global gb_de32 *t = part + get_global_id(0) * range;                           \
+        for (ulong s = 0; s < range; s++) {                                              \
+            t[s].sum = 0;                                                                \
+            t[s].cnt = 0;                                                                \
+            t[s].mn = 0xFFFFFFFFu;                                                       \
+            t[s].mx = 0;                                                                 \
+            t[s].pad = 0;                                                                \
+        }                                                                                \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            __global gb_de32 *e = t + (uint)(keys[i] - base);                            \
+            uint x = vals[i], o = x ^ flip;                                              \
+            e->cnt++;                                                                    \
+            e->sum += DV;                                                                \
+            /* new extremes are rare after a group's first rows: a branch, no   */  \
+            /* store, where min()/max() would store on every row                */  \
+            if (o < e->mn)                                                               \
+                e->mn = o;                                                               \
+            if (o > e->mx)                                                               \
+                e->mx = o;                                                               \
+        }                                                                                \
+    }
+GB_DEFINE_DENSE_32(gb_dense_k32_i32, uint, GB_DV_i32)
+GB_DEFINE_DENSE_32(gb_dense_k64_i32, ulong, GB_DV_i32)
+GB_DEFINE_DENSE_32(gb_dense_k32_u32, uint, GB_DV_u32)
+GB_DEFINE_DENSE_32(gb_dense_k64_u32, ulong, GB_DV_u32)
+
+#define GB_DEFINE_DENSE_64(NAME, KT)                                                     \
+    __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
+                       __global const ulong *vals, ulong flip, __global gb_de64 *part)   \
+    {                                                                                    \
+        __global gb_de64 *t = part + get_global_id(0) * range;                           \
+        for (ulong s = 0; s < range; s++) {                                              \
+            t[s].sum = 0;                                                                \
+            t[s].mn = ULONG_MAX;                                                         \
+            t[s].mx = 0;                                                                 \
+            t[s].cnt = 0;                                                                \
+            t[s].pad = 0;                                                                \
+        }                                                                                \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            __global gb_de64 *e = t + (uint)(keys[i] - base);                            \
+            ulong x = vals[i], o = x ^ flip;                                             \
+            e->cnt++;                                                                    \
+            e->sum += x;                                                                 \
+            if (o < e->mn)                                                               \
+                e->mn = o;                                                               \
+            if (o > e->mx)                                                               \
+                e->mx = o;                                                               \
+        }                                                                                \
+    }
+GB_DEFINE_DENSE_64(gb_dense_k32_v64, uint)
+GB_DEFINE_DENSE_64(gb_dense_k64_v64, ulong)
+
+/* The P private tables added slot by slot into the per-slot arrays gb_final_*
+ * read (sums as lo/hi words, min/max of 64-bit values as lo words + mnhi/mxhi),
+ * and the occupancy flags. */
+__kernel void gb_dmerge_none(__global const uint *part, uint P, ulong range,
+                             __global uint *cnt, __global uint *flags)
+{
+    COPROC_FOR_EACH_ROW(s, range) {
+        uint c = 0;
+        for (uint p = 0; p < P; p++)
+            c += part[p * range + s];
+        cnt[s] = c;
+        flags[s] = c != 0;
+    }
+}
+
+__kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range,
+                            __global uint *cnt, __global uint *sum, __global uint *mn,
+                            __global uint *mx, __global uint *flags)
+{
+    COPROC_FOR_EACH_ROW(s, range) {
+        uint c = 0, lo = 0xFFFFFFFFu, hi = 0;
+        ulong t = 0;
+        for (uint p = 0; p < P; p++) {
+            __global const gb_de32 *e = part + p * range + s;
+            c += e->cnt;
+            t += e->sum;
+            lo = min(lo, e->mn);
+            hi = max(hi, e->mx);
+        }
+        cnt[s] = c;
+        sum[2 * s] = (uint)t;
+        sum[2 * s + 1] = (uint)(t >> 32);
+        mn[s] = lo;
+        mx[s] = hi;
+        flags[s] = c != 0;
+    }
+}
+
+__kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
+                            __global uint *cnt, __global uint *sum, __global uint *mn,
+                            __global uint *mx, __global uint *mnhi, __global uint *mxhi,
+                            __global uint *flags)
+{
+    COPROC_FOR_EACH_ROW(s, range) {
+        uint c = 0;
+        ulong t = 0, lo = ULONG_MAX, hi = 0;
+        for (uint p = 0; p < P; p++) {
+            __global const gb_de64 *e = part + p * range + s;
+            c += e->cnt;
+            t += e->sum;
+            lo = min(lo, e->mn);
+            hi = max(hi, e->mx);
+        }
+        cnt[s] = c;
+        sum[2 * s] = (uint)t;
+        sum[2 * s + 1] = (uint)(t >> 32);
+        mn[s] = (uint)lo;
+        mx[s] = (uint)hi;
+        mnhi[s] = (uint)(lo >> 32);
+        mxhi[s] = (uint)(hi >> 32);
+        flags[s] = c != 0;
+    }
+}
+
+#else /* GPU path */
+
+/* Counts only (SW 0) or 32-bit values (SW 2, min/max), into the global
+ * per-slot arrays (cleared by gb_init), through a local table of L = range
+ * entries when L > 0. */
+#define GB_DENSE_ROW_none(KT)
+#define GB_DENSE_ROW_v(DV)                                                               \
+    {                                                                                    \
+        uint x = vals[i];                                                                \
+        ulong w = DV;                                                                    \
+        c.sum[0] = (uint)w;                                                              \
+        c.sum[1] = (uint)(w >> 32);                                                      \
+        c.mn = c.mx = x ^ flip;                                                          \
+    }
+#define GB_DEFINE_DENSE_GPU(NAME, KT, SW, ROW)                                           \
+    __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
+                       __global const uint *vals, uint flip, __global uint *cnt,         \
+                       __global uint *sum, __global uint *mn, __global uint *mx,         \
+                       __local uint *lm, uint L)                                         \
+    {                                                                                    \
+        __local uint *lc = lm, *lsum = lm + L, *lmn = lsum + SW * L, *lmx = lmn + L;     \
+        for (uint l = get_local_id(0); l < L; l += get_local_size(0)) {                  \
+            lc[l] = 0;                                                                   \
+            for (uint j = 0; j < SW; j++)                                                \
+                lsum[l * SW + j] = 0;                                                    \
+            if (SW) {                                                                    \
+                lmn[l] = 0xFFFFFFFFu;                                                    \
+                lmx[l] = 0;                                                              \
+            }                                                                            \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            uint s = (uint)(keys[i] - base);                                             \
+            gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
+            ROW                                                                          \
+            if (L) {                                                                     \
+                atomic_inc(&lc[s]);                                                      \
+                if (SW) {                                                                \
+                    gb_addw_local(lsum + s * SW, c.sum, SW);                             \
+                    atomic_min(&lmn[s], c.mn);                                           \
+                    atomic_max(&lmx[s], c.mx);                                           \
+                }                                                                        \
+            } else {                                                                     \
+                gb_apply_global(s, 1u, &c, SW, SW != 0, 0, cnt, sum, mn, mx, cnt);       \
+            }                                                                            \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        for (uint l = get_local_id(0); l < L; l += get_local_size(0)) {                  \
+            uint k = lc[l];                                                              \
+            if (k == 0)                                                                  \
+                continue;                                                                \
+            gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
+            for (uint j = 0; j < SW; j++)                                                \
+                c.sum[j] = lsum[l * SW + j];                                             \
+            if (SW) {                                                                    \
+                c.mn = lmn[l];                                                           \
+                c.mx = lmx[l];                                                           \
+            }                                                                            \
+            gb_apply_global(l, k, &c, SW, SW != 0, 0, cnt, sum, mn, mx, cnt);            \
+        }                                                                                \
+    }
+GB_DEFINE_DENSE_GPU(gb_dense_k32_none, uint, 0, GB_DENSE_ROW_none(uint))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_none, ulong, 0, GB_DENSE_ROW_none(ulong))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_i32, uint, 2, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_i32, ulong, 2, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_u32, uint, 2, GB_DENSE_ROW_v(GB_DV_u32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_u32, ulong, 2, GB_DENSE_ROW_v(GB_DV_u32))
+
+#endif

@@ -2,7 +2,9 @@
  * rows by key, fold each run): every key type with every value type (and
  * none), key distributions with few, many (table growth) and extreme keys,
  * values with extremes, NaN, -0.0 and infinities; sorted output compared in
- * order, unsorted output compared as a set; on every device and kernel path. */
+ * order, unsorted output compared as a set; on every device and kernel path.
+ * Keys over a small range take the dense (direct-indexed) path: a small range
+ * far from 0, and ranges exactly at its limit and one over it. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,8 +15,14 @@
 
 #define NO_VALUES COPROC__TYPE_COUNT
 
-enum { KD_FEW, KD_MANY, KD_MOD, KD_EXTREME, KD_EQUAL, KD_COUNT };
-static const char *const kd_name[] = {"few", "many", "mod", "extreme", "equal"};
+enum { KD_FEW, KD_MANY, KD_MOD, KD_EXTREME, KD_EQUAL, KD_FAR, KD_AT_LIMIT, KD_OVER_LIMIT,
+       KD_COUNT };
+static const char *const kd_name[] = {"few",  "many",     "mod",       "extreme",
+                                      "equal", "far", "at-limit", "over-limit"};
+
+/* The widest key range (max - min + 1) that runtime/ops/group_by.c aggregates
+ * by direct indexing: 2n + DENSE_SLACK. */
+static uint64_t dense_limit(size_t n) { return 2 * (uint64_t)n + 65536; }
 enum { VM_RANDOM, VM_EXTREME, VM_SPECIAL, VM_NAN_GROUPS, VM_COUNT };
 
 static int is_signed_type(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
@@ -62,6 +70,19 @@ static void fill_keys(coproc_type t, void *k, size_t n, int dist, test_rng *r)
             v = wide ? extreme64[x % (sizeof extreme64 / sizeof *extreme64)]
                      : extreme32[x % (sizeof extreme32 / sizeof *extreme32)];
             break;
+        case KD_FAR: /* 37 keys far from 0: near the type's minimum (signed) or top */
+            v = (is_signed_type(t) ? (wide ? 0x8000000000000005ull : 0x80000005u)
+                                   : (wide ? 0xFFFFFFFFFFFFFF00ull : 0xFFFFFF00u)) + x % 37;
+            break;
+        case KD_AT_LIMIT:
+        case KD_OVER_LIMIT: {
+            /* a range of exactly the limit (or one more): the first two rows hold
+             * its ends; signed keys straddle 0, unsigned ones end at the maximum */
+            uint64_t range = dense_limit(n) + (dist == KD_OVER_LIMIT);
+            uint64_t top = wide ? UINT64_MAX : UINT32_MAX;
+            uint64_t lo = is_signed_type(t) ? 0 - range / 2 : top - range + 1;
+            v = lo + (i == 0 ? 0 : i == 1 ? range - 1 : x % range);
+            break; }
         default: v = 0xFFFFFFFFFFFFFFFFull; break; /* all -1 / all UINT_MAX */
         }
         if (wide)
@@ -376,6 +397,11 @@ static void run_device(coproc_runtime *rt, int dev, const char *path, void *user
               KD_MANY, VM_EXTREME, path, &rng);
     check_one(rt, dev, COPROC_UINT32, NO_VALUES, 1u << 20, KD_MOD, VM_RANDOM, path, &rng);
     check_one(rt, dev, COPROC_INT64, COPROC_UINT64, 1u << 20, KD_FEW, VM_EXTREME, path, &rng);
+    /* Dense keys over a range too wide for a GPU's local table (or a CPU's
+     * cache): many rows per work-item, sums of extremes that wrap. */
+    check_one(rt, dev, COPROC_INT32, COPROC_INT32, 1u << 20, KD_AT_LIMIT, VM_EXTREME, path, &rng);
+    check_one(rt, dev, COPROC_UINT64, COPROC_INT64, 300007, KD_AT_LIMIT, VM_EXTREME, path, &rng);
+    check_one(rt, dev, COPROC_INT64, COPROC_UINT32, 1u << 20, KD_FAR, VM_EXTREME, path, &rng);
 }
 
 static void test_group_by_matches_reference(void **state)

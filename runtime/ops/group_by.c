@@ -1,7 +1,10 @@
-/* group_by.c - hash group-by: count, sum, min, max per distinct integer key.
- * The algorithm is described at the top of cl/group_by.cl: pass 1 inserts the
- * keys (grow and start again on overflow), pass 2 aggregates by slot, then the
- * occupied slots are numbered and written out, in key order when asked. */
+/* group_by.c - group-by: count, sum, min, max per distinct integer key.
+ * Keys that span a small range (measured by one min/max pass) are aggregated
+ * by direct indexing, slot = key - min (dense_group_by, the "dense keys"
+ * section of cl/group_by.cl). Otherwise a hash table, as described at the top
+ * of cl/group_by.cl: pass 1 inserts the keys (grow and start again on
+ * overflow), pass 2 aggregates by slot. Either way the occupied slots are then
+ * numbered and written out, in key order when asked (dense slots already are). */
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -34,6 +37,19 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define MAX_CAPACITY ((size_t)1 << 31)      /* slot ids stay below 2^31 */
 #define HOST_SORT_MAX 65536                  /* fewer groups are ordered on the host */
 #define LOCAL_TABLE_BYTES (46 * 1024)        /* pass 2's local table (GPUs give 48 KiB) */
+/* Dense keys: a key range of at most 2n + DENSE_SLACK slots (and DENSE_MAX_RANGE)
+ * is aggregated by direct indexing. */
+#define DENSE_SLACK ((uint64_t)1 << 16)
+#define DENSE_MAX_RANGE ((uint64_t)1 << 23)
+/* Bytes of one private-table entry on the CPU path: gb_de32 / gb_de64 in
+ * cl/group_by.cl, or a uint count. */
+#define DENSE_ENTRY_NONE 4
+#define DENSE_ENTRY_32 24
+#define DENSE_ENTRY_64 32
+/* The CPU path's private tables together take at most this much beyond 48
+ * bytes a row (about what the hash path's table and slot map take). */
+#define DENSE_TABLES_SLACK ((size_t)8 << 20)
+#define DENSE_CACHED_TABLE ((size_t)256 << 10) /* a private table this small stays in L2 */
 
 typedef struct gb_plan {
     cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
@@ -107,11 +123,14 @@ static void table_release(gb_table *t)
     t->cap = 0;
 }
 
+/* The per-slot arrays of cap slots; key words too unless `dense`. */
 static coproc_status table_alloc(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
-                                 size_t cap, gb_table *t)
+                                 size_t cap, int dense, gb_table *t)
 {
     t->cap = cap;
-    coproc_status s = coproc__buffer_new(rt, dev, cap * p->nw * 4, &t->words);
+    coproc_status s = COPROC_OK;
+    if (!dense)
+        s = coproc__buffer_new(rt, dev, cap * p->nw * 4, &t->words);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, cap * 4, &t->cnt);
     if (s == COPROC_OK && (p->init & INIT_SUM))
@@ -158,7 +177,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         s = coproc__kernel_create(rt, dev, "group_by", kname, &kins);
     for (; s == COPROC_OK; cap = cap * GROWTH < enough ? cap * GROWTH : enough) {
         table_release(t);
-        s = table_alloc(rt, dev, p, cap, t);
+        s = table_alloc(rt, dev, p, cap, 0, t);
         if (s != COPROC_OK)
             break;
         cl_ulong ncap = cap;
@@ -488,6 +507,292 @@ static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const
     return s;
 }
 
+/* ---- dense keys: direct indexing (the "dense keys" section of cl/group_by.cl) */
+
+/* Integer values or none; 64-bit values only on the CPU path. */
+static int dense_possible(const coproc__device *dev, const gb_plan *p)
+{
+    return p->vc == VC_NONE || p->vc == VC_V32 || (p->vc == VC_V64 && dev->cpu_path);
+}
+
+/* The smallest and largest ordered form (raw bits ^ flip) of n >= 1 keys. */
+static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const coproc_column *keys,
+                               uint64_t flip, uint64_t *lo, uint64_t *hi)
+{
+    int wide = coproc_type_size(keys->type) == 8;
+    const char *kname = wide ? "gb_key_range_k64" : "gb_key_range_k32";
+    cl_kernel k = NULL;
+    cl_mem out = NULL;
+    coproc__geometry g = coproc__geometry_for(dev, keys->length, 0);
+    uint64_t *part = malloc(g.groups * 16);
+    coproc_status s = part ? COPROC_OK
+                           : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, g.groups * 16, &out);
+    if (s == COPROC_OK) {
+        cl_ulong nn = keys->length, f = flip;
+        coproc__args a = {k, 0, CL_SUCCESS};
+        COPROC__ARG(a, keys->mem);
+        COPROC__ARG(a, nn);
+        COPROC__ARG(a, f);
+        COPROC__ARG(a, out);
+        COPROC__ARG_LOCAL(a, 2 * g.local * sizeof(cl_ulong));
+        s = coproc__launch(rt, dev, &a, &g, kname);
+    }
+    if (s == COPROC_OK) {
+        cl_int err = clEnqueueReadBuffer(dev->queue, out, CL_TRUE, 0, g.groups * 16, part, 0,
+                                         NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: reading the key range from device %d", kname,
+                                dev->index);
+    }
+    if (s == COPROC_OK) {
+        *lo = UINT64_MAX;
+        *hi = 0;
+        for (size_t i = 0; i < g.groups; i++) {
+            *lo = part[2 * i] < *lo ? part[2 * i] : *lo;
+            *hi = part[2 * i + 1] > *hi ? part[2 * i + 1] : *hi;
+        }
+    }
+    free(part);
+    if (out)
+        clReleaseMemObject(out);
+    if (k)
+        clReleaseKernel(k);
+    return s;
+}
+
+/* Work-items (each with a private table) of the CPU path's dense kernel, 0
+ * when the tables would take too much memory. */
+static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry)
+{
+    /* Each work-item clears its table: a loop of `range` steps, which a
+     * device with a cap on one work-item's loop (rusticl) cannot run. */
+    if (dev->quirks.max_rows_per_item && range > dev->quirks.max_rows_per_item)
+        return 0;
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    size_t units = dev->info.compute_units ? dev->info.compute_units : 1;
+    /* Enough work-items to keep every core busy; more (up to the usual
+     * geometry, for balance) only while a table stays in a core's cache and
+     * the tables stay small next to the rows: a table that misses the cache
+     * costs a miss a row whatever the number, and each one more to clear and
+     * merge. */
+    size_t want = units;
+    while (want < g.groups && range * entry <= DENSE_CACHED_TABLE && (want + 1) * range * 4 <= n)
+        want++;
+    if (want > g.groups)
+        want = g.groups; /* few rows: fewer work-items */
+    if (g.groups > want && dev->quirks.max_rows_per_item)
+        want = g.groups; /* the quirk's minimum */
+    double limit = 48.0 * (double)n + (double)DENSE_TABLES_SLACK;
+    double one = (double)range * (double)entry;
+    if (limit > (double)dev->info.max_alloc_bytes)
+        limit = (double)dev->info.max_alloc_bytes;
+    while (want > units && one * (double)want > limit)
+        want--;
+    if (one * (double)want > limit && !dev->quirks.max_rows_per_item)
+        want = (size_t)(limit / one);
+    return one * (double)want > limit ? 0 : want;
+}
+
+/*
+ * Group by direct indexing: slot = key - base, for keys whose ordered forms
+ * span range slots. *used = 0 (and nothing done) when the CPU path's private
+ * tables would not fit; the caller then takes the hash path.
+ */
+static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                    const coproc_column *keys, const coproc_column *values,
+                                    uint64_t base, uint64_t range, coproc_group_result *out,
+                                    int *used)
+{
+    size_t n = keys->length;
+    int wide = coproc_type_size(keys->type) == 8;
+    const char *vname = "none";
+    size_t entry = DENSE_ENTRY_NONE;
+    if (values) {
+        vname = p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
+        entry = p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
+    }
+    size_t P = 0;
+    *used = 0;
+    if (dev->cpu_path && (P = dense_partitions(dev, n, range, entry)) == 0)
+        return COPROC_OK;
+    *used = 1;
+
+    gb_table t;
+    memset(&t, 0, sizeof t);
+    coproc_group_result r;
+    memset(&r, 0, sizeof r);
+    cl_mem part = NULL, flags = NULL, pos = NULL;
+    cl_kernel k = NULL, km = NULL;
+    char kname[48], mname[48];
+    snprintf(kname, sizeof kname, "gb_dense_k%d_%s", wide ? 64 : 32, vname);
+    snprintf(mname, sizeof mname, "gb_dmerge_%s", vc_name[p->vc]);
+    cl_ulong nn = n, nrange = range, base64 = base;
+    cl_uint base32 = (cl_uint)base, P32 = (cl_uint)P, flip32 = p->flip32;
+    coproc_status s = table_alloc(rt, dev, p, range, 1, &t);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, range * 4, &flags);
+    if (s == COPROC_OK)
+        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, keys->mem);
+    COPROC__ARG(a, nn);
+    if (wide)
+        COPROC__ARG(a, base64);
+    else
+        COPROC__ARG(a, base32);
+    COPROC__ARG(a, nrange);
+    if (dev->cpu_path) {
+        /* Private tables, then merged slot by slot. */
+        s = coproc__buffer_new(rt, dev, P * range * entry, &part);
+        if (s == COPROC_OK)
+            s = coproc__kernel_create(rt, dev, "group_by", mname, &km);
+        if (s != COPROC_OK)
+            goto done;
+        if (p->vc == VC_V32) {
+            COPROC__ARG(a, values->mem);
+            COPROC__ARG(a, flip32);
+        } else if (p->vc == VC_V64) {
+            COPROC__ARG(a, values->mem);
+            COPROC__ARG(a, p->flip64);
+        }
+        COPROC__ARG(a, part);
+        coproc__geometry g = {.groups = P, .local = 1, .global = P};
+        s = coproc__launch(rt, dev, &a, &g, kname);
+        if (s != COPROC_OK)
+            goto done;
+        coproc__args m = {km, 0, CL_SUCCESS};
+        COPROC__ARG(m, part);
+        COPROC__ARG(m, P32);
+        COPROC__ARG(m, nrange);
+        COPROC__ARG(m, t.cnt);
+        if (p->vc != VC_NONE) {
+            COPROC__ARG(m, t.sum);
+            COPROC__ARG(m, t.mn);
+            COPROC__ARG(m, t.mx);
+        }
+        if (p->vc == VC_V64) {
+            COPROC__ARG(m, t.mnhi);
+            COPROC__ARG(m, t.mxhi);
+        }
+        COPROC__ARG(m, flags);
+        coproc__geometry gm = coproc__geometry_for(dev, range, 0);
+        s = coproc__launch(rt, dev, &m, &gm, mname);
+    } else {
+        /* One table of per-slot words, cleared by gb_init; a local copy of it
+         * per work-group when it fits. */
+        s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &km);
+        if (s != COPROC_OK)
+            goto done;
+        cl_uint what = p->init, nw = 0;
+        coproc__args b = {km, 0, CL_SUCCESS};
+        COPROC__ARG(b, nrange);
+        COPROC__ARG(b, what);
+        COPROC__ARG(b, flags); /* no key words (nw = 0) */
+        COPROC__ARG(b, nw);
+        COPROC__ARG(b, t.cnt);
+        cl_mem mm[] = {or_spare(t.sum, flags), or_spare(t.mn, flags), or_spare(t.mx, flags),
+                       or_spare(t.mnhi, flags), or_spare(t.mxhi, flags),
+                       or_spare(t.emax, flags), or_spare(t.fl, flags)};
+        COPROC__ARG(b, mm[0]);
+        COPROC__ARG(b, p->sw);
+        for (int i = 1; i < 7; i++)
+            COPROC__ARG(b, mm[i]);
+        COPROC__ARG(b, flags);
+        coproc__geometry gi = coproc__geometry_for(dev, range, 0);
+        s = coproc__launch(rt, dev, &b, &gi, "gb_init");
+        if (s != COPROC_OK)
+            goto done;
+        size_t budget = dev->info.local_mem_bytes;
+        budget = budget > LOCAL_TABLE_BYTES + 2048 ? LOCAL_TABLE_BYTES
+                 : budget > 4096                   ? budget - 2048
+                                                   : budget / 2;
+        size_t words = p->vc == VC_NONE ? 1 : 5; /* count; sum lo, hi, min, max */
+        cl_uint L = range * words * 4 <= budget ? (cl_uint)range : 0;
+        cl_mem vals = values ? values->mem : keys->mem;
+        COPROC__ARG(a, vals);
+        COPROC__ARG(a, flip32);
+        COPROC__ARG(a, t.cnt);
+        COPROC__ARG(a, mm[0]);
+        COPROC__ARG(a, mm[1]);
+        COPROC__ARG(a, mm[2]);
+        COPROC__ARG_LOCAL(a, L ? (size_t)L * words * 4 : 4);
+        COPROC__ARG(a, L);
+        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        s = coproc__launch(rt, dev, &a, &g, kname);
+        if (s != COPROC_OK)
+            goto done;
+        clReleaseKernel(km);
+        km = NULL;
+        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &km);
+        if (s != COPROC_OK)
+            goto done;
+        coproc__args f = {km, 0, CL_SUCCESS};
+        COPROC__ARG(f, t.cnt);
+        COPROC__ARG(f, nrange);
+        COPROC__ARG(f, flags);
+        s = coproc__launch(rt, dev, &f, &gi, "gb_flags");
+    }
+    if (s != COPROC_OK)
+        goto done;
+    if (part) {
+        clReleaseMemObject(part);
+        part = NULL;
+    }
+
+    /* Group g is the g-th occupied slot: already in key order. */
+    uint64_t groups = 0;
+    s = coproc__flags_to_positions(rt, dev, flags, range, &pos, &groups);
+    if (s == COPROC_OK)
+        s = result_alloc(rt, dev, p, keys->type, values, (size_t)groups, &r);
+    if (s != COPROC_OK)
+        goto done;
+    clReleaseKernel(k);
+    k = NULL;
+    const char *keyname = wide ? "gb_dense_keys_k64" : "gb_dense_keys_k32";
+    s = coproc__kernel_create(rt, dev, "group_by", keyname, &k);
+    if (s == COPROC_OK && groups > 0) {
+        cl_ulong ng = groups;
+        coproc__geometry gk = coproc__geometry_for(dev, (size_t)groups, 0);
+        coproc__args c = {k, 0, CL_SUCCESS};
+        COPROC__ARG(c, pos);
+        COPROC__ARG(c, ng);
+        if (wide)
+            COPROC__ARG(c, base64);
+        else
+            COPROC__ARG(c, base32);
+        COPROC__ARG(c, r.keys->mem);
+        s = coproc__launch(rt, dev, &c, &gk, keyname);
+        if (s == COPROC_OK)
+            s = write_aggregates(rt, dev, p, &t, pos, (size_t)groups, pos, 0, &r);
+    }
+    if (s == COPROC_OK) {
+        cl_int err = clFinish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
+    }
+done:
+    if (s == COPROC_OK)
+        *out = r;
+    else
+        coproc_group_result_free(&r);
+    table_release(&t);
+    cl_mem bufs[] = {part, flags, pos};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+    if (k)
+        clReleaseKernel(k);
+    if (km)
+        clReleaseKernel(km);
+    return s;
+}
+
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
                                    const coproc_column *values, int sorted,
                                    coproc_group_result *out)
@@ -531,6 +836,22 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     if (n == 0) {
         s = result_alloc(rt, dev, &p, keys->type, values, 0, &r);
         goto done;
+    }
+    if (dense_possible(dev, &p)) {
+        uint64_t flip = is_signed_int(keys->type)
+                            ? (coproc_type_size(keys->type) == 4 ? 0x80000000u
+                                                                 : 0x8000000000000000ull)
+                            : 0;
+        uint64_t lo = 0, hi = 0;
+        s = key_range(rt, dev, keys, flip, &lo, &hi);
+        if (s != COPROC_OK)
+            goto done;
+        if (hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK) {
+            int used = 0;
+            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used);
+            if (s != COPROC_OK || used)
+                goto done;
+        }
     }
 
     s = coproc__buffer_new(rt, dev, n * 4, &row_slot);
