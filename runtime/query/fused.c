@@ -394,9 +394,11 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         (s = buffer(f, dev, words * sizeof(cl_uint), &t->bits)) != COPROC_OK)
         return s;
     cl_uint zero = 0;
-    cl_int err = clEnqueueFillBuffer(dev->queue, t->ht, &zero, sizeof zero, 0, slots * sizeof(cl_uint), 0, NULL, NULL);
+    cl_int err = coproc__enqueue_fill(dev, dev->queue, t->ht, &zero, sizeof zero, 0, slots * sizeof(cl_uint),
+                                      0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = clEnqueueFillBuffer(dev->queue, t->bits, &zero, sizeof zero, 0, words * sizeof(cl_uint), 0, NULL, NULL);
+        err = coproc__enqueue_fill(dev, dev->queue, t->bits, &zero, sizeof zero, 0, words * sizeof(cl_uint),
+                                   0, NULL, NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clearing the hash table", q->sink_node->label);
     if (n == 0)
@@ -416,7 +418,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         clReleaseMemObject(flag);
         return s;
     }
-    err = clEnqueueFillBuffer(dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
+    err = coproc__enqueue_fill(dev, dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
     if (err == CL_SUCCESS && q->nranges)
         err = clEnqueueWriteBuffer(dev->queue, kr, CL_TRUE, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL, NULL);
     cl_kernel kern = NULL;
@@ -625,7 +627,7 @@ static coproc_status run_group_atomic(fused *f, coproc__device *dev, int pi, con
     coproc_status s = buffer(f, dev, table, &out);
     if (s == COPROC_OK) {
         cl_uint zero = 0;
-        cl_int err = clEnqueueFillBuffer(dev->queue, out, &zero, sizeof zero, 0, table, 0, NULL, NULL);
+        cl_int err = coproc__enqueue_fill(dev, dev->queue, out, &zero, sizeof zero, 0, table, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: clearing the groups", q->sink_node->label);
     }
