@@ -178,7 +178,8 @@ static int qsort_cmp(const void *a, const void *b) { return cell_cmp(sort_ctx, a
 static void rows_sort(rows *r)
 {
     sort_ctx = r;
-    qsort(r->v, r->n, r->ncols * sizeof *r->v, qsort_cmp);
+    if (r->n > 1) /* qsort's base may not be NULL, even for no rows */
+        qsort(r->v, r->n, r->ncols * sizeof *r->v, qsort_cmp);
 }
 
 /* The result table as rows (every column, in order). */
