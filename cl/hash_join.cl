@@ -11,9 +11,10 @@
  * atomic_cmpxchg on the row word; a row that finds its key already owned (the
  * owner's key is read from the build column itself, which no one writes, so
  * no work-item ever waits for another) pushes itself on the owner's list of
- * duplicates (next[], atomic_xchg on next[owner]) and sets HJ_DUPS in the row
- * word. So a probe reads one slot per step, stops at its key or at a free slot,
- * and follows next[] only for keys that have duplicates.
+ * duplicates (next[], atomic_xchg on next[owner]), counts itself there
+ * (dups[owner], atomic_inc) and sets HJ_DUPS in the row word. So a probe reads
+ * one slot per step and stops at its key or at a free slot; counting reads
+ * dups[] and writing pairs follows next[], only for keys that have duplicates.
  *
  * Probe side (right), never per-row arrays:
  *   hj_count_*   the pairs per work-group (64-bit), for the count-only join;
@@ -50,7 +51,8 @@ static inline uint hj_slot(ulong k, uint shift)
 
 #define HJ_KERNELS(S, KT)                                                                \
     __kernel void hj_build_##S(__global const KT *keys, ulong n, uint shift, uint mask,  \
-                               __global uint *table, __global uint *next)                \
+                               __global uint *table, __global uint *next,                \
+                               __global uint *dups)                                      \
     {                                                                                    \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             KT k = keys[i];                                                              \
@@ -64,6 +66,7 @@ static inline uint hj_slot(ulong k, uint shift)
                 o &= ~HJ_DUPS;                                                           \
                 if (keys[o] == k) {                                                      \
                     next[i] = atomic_xchg(&next[o], (uint)i);                            \
+                    atomic_inc(&dups[o]);                                                \
                     atomic_or(slot + HJ_ROW_##S, HJ_DUPS);                               \
                     break;                                                               \
                 }                                                                        \
@@ -84,27 +87,24 @@ static inline uint hj_slot(ulong k, uint shift)
         }                                                                                \
     }                                                                                    \
                                                                                          \
-    static inline ulong hj_matches_##S(__global const uint *table,                       \
-                                       __global const uint *next, KT k, uint shift,      \
-                                       uint mask)                                        \
+    /* The build rows of k, counted (no list walked). */                                 \
+    static inline uint hj_matches_##S(__global const uint *table,                        \
+                                      __global const uint *dups, KT k, uint shift,       \
+                                      uint mask)                                         \
     {                                                                                    \
         uint row = hj_find_##S(table, k, shift, mask);                                   \
         if (row == HJ_EMPTY)                                                             \
             return 0;                                                                    \
-        ulong m = 1;                                                                     \
-        if (row & HJ_DUPS)                                                               \
-            for (uint d = next[row & ~HJ_DUPS]; d != HJ_EMPTY; d = next[d])              \
-                m++;                                                                     \
-        return m;                                                                        \
+        return row & HJ_DUPS ? 1 + dups[row & ~HJ_DUPS] : 1;                             \
     }                                                                                    \
                                                                                          \
     __kernel void hj_count_##S(__global const KT *probe, ulong n,                        \
-                               __global const uint *table, __global const uint *next,    \
-                               uint shift, uint mask, __global ulong *group_pairs,       \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *dups, __global ulong *group_pairs,   \
                                __local ulong *scratch)                                   \
     {                                                                                    \
         ulong m = 0;                                                                     \
-        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, next, probe[i], shift, mask); } \
+        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, dups, probe[i], shift, mask); } \
         scratch[get_local_id(0)] = m;                                                    \
         COPROC_LOCAL_REDUCE(scratch, HJ_ADD);                                            \
         if (get_local_id(0) == 0)                                                        \
@@ -112,17 +112,17 @@ static inline uint hj_slot(ulong k, uint shift)
     }                                                                                    \
                                                                                          \
     __kernel void hj_items_##S(__global const KT *probe, ulong n,                        \
-                               __global const uint *table, __global const uint *next,    \
-                               uint shift, uint mask, __global uint *item_pairs)         \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *dups, __global uint *item_pairs)     \
     {                                                                                    \
         ulong m = 0;                                                                     \
-        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, next, probe[i], shift, mask); } \
+        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, dups, probe[i], shift, mask); } \
         item_pairs[get_global_id(0)] = m > 0xffffffffUL ? 0xffffffffu : (uint)m;         \
     }                                                                                    \
                                                                                          \
     __kernel void hj_pairs_##S(__global const KT *probe, ulong n,                        \
-                               __global const uint *table, __global const uint *next,    \
-                               uint shift, uint mask, __global const uint *item_start,   \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *next, __global const uint *item_start, \
                                __global uint *out_left, __global uint *out_right)        \
     {                                                                                    \
         uint o = item_start[get_global_id(0)];                                           \

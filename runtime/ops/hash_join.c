@@ -9,7 +9,6 @@
 
 #include "data/column.h"
 #include "backend/opencl/launch.h"
-#include "ops/primitives.h"
 #include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
 #include "ops/ops.h"
@@ -18,9 +17,9 @@
 #include "ops/table.h"
 
 /* The build side's open-addressing table (cl/hash_join.cl): 2^bits slots of
- * (key, row word), the duplicates' lists, and the probe kernels' names. */
+ * (key, row word), the duplicates' lists and counts, the kernels' suffix. */
 typedef struct hj_table {
-    cl_mem slots, next;
+    cl_mem slots, next, dups;
     cl_uint shift, mask;  /* 64 - bits, 2^bits - 1 */
     const char *sfx;      /* "k32" or "k64" */
 } hj_table;
@@ -31,6 +30,8 @@ static void hj_table_free(hj_table *t)
         clReleaseMemObject(t->slots);
     if (t->next)
         clReleaseMemObject(t->next);
+    if (t->dups)
+        clReleaseMemObject(t->dups);
 }
 
 /* Slots for nl build rows: a power of two at least 2 nl (at least 16). */
@@ -78,15 +79,20 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     coproc_status s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, nl * 4, &t->next);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, nl * 4, &t->dups);
     if (s != COPROC_OK)
         return s;
-    /* Every row word HJ_EMPTY (the key words 0), every list empty. */
+    /* Every row word HJ_EMPTY (the key words 0), every list empty, no duplicates. */
     static const cl_uint empty32[2] = {0, 0xffffffffu}, empty64[4] = {0, 0, 0xffffffffu, 0};
     cl_int err = coproc__enqueue_fill(dev, dev->queue, t->slots, ks == 8 ? empty64 : empty32,
                                       hj_slot_bytes(ks), 0, slots * hj_slot_bytes(ks), 0, NULL,
                                       NULL);
     if (err == CL_SUCCESS)
         err = coproc__enqueue_fill(dev, dev->queue, t->next, &empty32[1], 4, 0, nl * 4, 0, NULL,
+                                   NULL);
+    if (err == CL_SUCCESS)
+        err = coproc__enqueue_fill(dev, dev->queue, t->dups, &empty32[0], 4, 0, nl * 4, 0, NULL,
                                    NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "coproc_hash_join: clearing the table on device %d",
@@ -104,20 +110,20 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     COPROC__ARG(a, t->mask);
     COPROC__ARG(a, t->slots);
     COPROC__ARG(a, t->next);
+    COPROC__ARG(a, t->dups);
     coproc__geometry g = coproc__geometry_for(dev, nl, 0);
     s = coproc__launch(rt, dev, &a, &g, kname);
     clReleaseKernel(k);
     return s;
 }
 
-/* Set the probe arguments every probe kernel starts with. */
+/* Set the arguments every probe kernel starts with: probe rows, table. */
 static void probe_args(coproc__args *a, const coproc_column *right, const cl_ulong *n,
                        const hj_table *t)
 {
     coproc__arg(a, sizeof(cl_mem), &right->mem);
     coproc__arg(a, sizeof *n, n);
     coproc__arg(a, sizeof(cl_mem), &t->slots);
-    coproc__arg(a, sizeof(cl_mem), &t->next);
     coproc__arg(a, sizeof t->shift, &t->shift);
     coproc__arg(a, sizeof t->mask, &t->mask);
 }
@@ -134,7 +140,7 @@ coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_colum
     if (s != COPROC_OK || left->length == 0 || right->length == 0)
         return s;
     coproc__device *dev = left->dev;
-    hj_table t = {NULL, NULL, 0, 0, NULL};
+    hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
     cl_kernel k = NULL;
     cl_mem partial = NULL;
     uint64_t *host = NULL;
@@ -149,6 +155,7 @@ coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_colum
     cl_ulong n = right->length;
     coproc__args a = {k, 0, CL_SUCCESS};
     probe_args(&a, right, &n, &t);
+    COPROC__ARG(a, t.dups);
     COPROC__ARG(a, partial);
     COPROC__ARG_LOCAL(a, g.local * sizeof(cl_ulong));
     if ((s = coproc__launch(rt, dev, &a, &g, kname)) != COPROC_OK)
@@ -186,9 +193,10 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
         return s;
     coproc__device *dev = left->dev;
     coproc_join_result r = {0, NULL, NULL};
-    hj_table t = {NULL, NULL, 0, 0, NULL};
+    hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
     cl_kernel k[2] = {NULL, NULL};
     cl_mem items = NULL, starts = NULL;
+    uint32_t *start = NULL;
     uint64_t pairs = 0;
     char kname[2][32];
     coproc__geometry g = coproc__geometry_for(dev, right->length, 0);
@@ -208,20 +216,31 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     if (s != COPROC_OK)
         goto done;
 
-    /* Pairs per work-item, where each work-item's pairs start. */
+    /* Pairs per work-item; where each work-item's pairs start, scanned here (a
+     * few per compute unit on the CPU path, a few per work-item slot on GPUs). */
     coproc__args a0 = {k[0], 0, CL_SUCCESS};
     probe_args(&a0, right, &n, &t);
+    COPROC__ARG(a0, t.dups);
     COPROC__ARG(a0, items);
     s = coproc__launch(rt, dev, &a0, &g, kname[0]);
+    if (s == COPROC_OK && !(start = malloc(g.global * 4)))
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     if (s == COPROC_OK)
-        s = coproc__scan_exclusive_u32(rt, dev, items, g.global, starts, &pairs);
+        s = coproc__d2h(rt, dev, NULL, start, items, 0, g.global * 4, 0);
     if (s != COPROC_OK)
         goto done;
+    for (size_t i = 0; i < g.global; i++) {
+        uint32_t c = start[i];
+        start[i] = (uint32_t)pairs;
+        pairs += c;
+    }
     if (pairs > UINT32_MAX - 1) { /* a work-item's count saturates at UINT32_MAX */
         s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_hash_join: %llu pairs or more; at most "
                          "2^32 - 2", (unsigned long long)pairs);
         goto done;
     }
+    if ((s = coproc__h2d(rt, dev, NULL, starts, 0, start, g.global * 4, 0)) != COPROC_OK)
+        goto done;
 output:
     r.count = (size_t)pairs;
     s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &r.left);
@@ -231,6 +250,7 @@ output:
         goto done;
     coproc__args a1 = {k[1], 0, CL_SUCCESS};
     probe_args(&a1, right, &n, &t);
+    COPROC__ARG(a1, t.next);
     COPROC__ARG(a1, starts);
     COPROC__ARG(a1, r.left->mem);
     COPROC__ARG(a1, r.right->mem);
@@ -247,6 +267,7 @@ done:
         coproc_column_free(r.left);
         coproc_column_free(r.right);
     }
+    free(start);
     if (items)
         clReleaseMemObject(items);
     if (starts)
@@ -260,14 +281,14 @@ done:
 
 /* Device bytes of one hash join of nl x nr rows giving `pairs` pairs, as
  * coproc__hash_join_run allocates them: the keys, the table (2 nl to 4 nl
- * slots), the duplicates' lists, the pair columns, the per-work-item counts
+ * slots), the duplicates' lists and counts, the pair columns, the per-work-item counts
  * (a few thousand at most, in the slack); plus a quarter for slack.
  * UINT64_MAX when absurdly large. */
 uint64_t coproc__hash_join_device_bytes(uint64_t nl, uint64_t nr, uint64_t pairs, size_t ks)
 {
     if (pairs > UINT64_MAX / 32 || nl > UINT32_MAX || nr > UINT32_MAX)
         return UINT64_MAX;
-    uint64_t b = (nl + nr) * ks + hj_slots(nl) * hj_slot_bytes(ks) + 4 * nl + 8 * pairs +
+    uint64_t b = (nl + nr) * ks + hj_slots(nl) * hj_slot_bytes(ks) + 8 * nl + 8 * pairs +
                  64 * 1024;
     return b + b / 4;
 }
