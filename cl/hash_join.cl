@@ -74,17 +74,17 @@ static inline uint hj_slot(ulong k, uint shift)
         }                                                                                \
     }                                                                                    \
                                                                                          \
-    /* The build rows of k: the owner's row word (HJ_EMPTY: none). */                     \
+    /* The build rows of k: the owner's row word (HJ_EMPTY: none). One exit: Mesa's      \
+     * llvmpipe lost lanes returning from inside an endless loop (GPU path, rusticl). */ \
     static inline uint hj_find_##S(__global const uint *table, KT k, uint shift, uint mask) \
     {                                                                                    \
-        for (uint s = hj_slot(k, shift);; s = (s + 1) & mask) {                          \
-            HJ_VT_##S e = HJ_LOAD_##S(s, table);                                         \
-            uint row = HJ_ROWW_##S(e);                                                   \
-            if (row == HJ_EMPTY)                                                         \
-                return HJ_EMPTY;                                                         \
-            if (HJ_KEY_##S(e) == k)                                                      \
-                return row;                                                              \
+        uint s = hj_slot(k, shift);                                                      \
+        HJ_VT_##S e = HJ_LOAD_##S(s, table);                                             \
+        while (HJ_ROWW_##S(e) != HJ_EMPTY && HJ_KEY_##S(e) != k) {                       \
+            s = (s + 1) & mask;                                                          \
+            e = HJ_LOAD_##S(s, table);                                                   \
         }                                                                                \
+        return HJ_ROWW_##S(e);                                                           \
     }                                                                                    \
                                                                                          \
     /* The build rows of k, counted (no list walked). */                                 \
