@@ -49,6 +49,52 @@ static inline uint hj_slot(ulong k, uint shift)
 #define HJ_ROWW_k64(e) (e).z
 #define HJ_STORE_KEY_k64(p, k) ((p)[0] = (uint)(k), (p)[1] = (uint)((k) >> 32))
 
+/* The pairs of a probe row whose lookup gave the row word `row`. */
+static inline uint hj_count_row(__global const uint *dups, uint row)
+{
+    return row == HJ_EMPTY ? 0 : row & HJ_DUPS ? 1 + dups[row & ~HJ_DUPS] : 1;
+}
+
+/* Write probe row i's pairs from o on; returns where the next pairs go. */
+static inline uint hj_write_row(__global const uint *next, uint row, uint i, uint o,
+                                __global uint *out_left, __global uint *out_right)
+{
+    if (row == HJ_EMPTY)
+        return o;
+    out_left[o] = row & ~HJ_DUPS;
+    out_right[o++] = i;
+    if (row & HJ_DUPS)
+        for (uint d = next[row & ~HJ_DUPS]; d != HJ_EMPTY; d = next[d]) {
+            out_left[o] = d;
+            out_right[o++] = i;
+        }
+    return o;
+}
+
+/* For each probe row i of this work-item, `row` = its lookup's row word, then the
+ * statement that follows. On the CPU path the rows go HJ_BATCH at a time through
+ * hj_find_batch_* (the work-item's chunk as COPROC_FOR_EACH_ROW gives it); the
+ * inner for-headers only declare i and row, once per row. */
+#define HJ_BATCH 8
+#if COPROC_CPU
+#define HJ_EACH_ROW_FOUND(S, i, row, n)                                                  \
+    for (ulong i##_chunk = ((n) + get_global_size(0) - 1) / get_global_size(0),          \
+               i##_0 = get_global_id(0) * i##_chunk,                                     \
+               i##_end = min((ulong)(n), i##_0 + i##_chunk);                             \
+         i##_0 < i##_end; i##_0 += HJ_BATCH)                                             \
+        for (uint i##_rows[HJ_BATCH], i##_j = (hj_find_batch_##S(table, probe, i##_0,    \
+                                                                 i##_end, shift, mask,   \
+                                                                 i##_rows), 0);          \
+             i##_j < HJ_BATCH && i##_0 + i##_j < i##_end; i##_j++)                       \
+            for (ulong i = i##_0 + i##_j, i##_once = 1; i##_once; i##_once = 0)          \
+                for (uint row = i##_rows[i##_j], row##_once = 1; row##_once; row##_once = 0)
+#else
+#define HJ_EACH_ROW_FOUND(S, i, row, n)                                                  \
+    COPROC_FOR_EACH_ROW(i, n)                                                            \
+        for (uint row = hj_find_##S(table, probe[i], shift, mask), row##_once = 1;       \
+             row##_once; row##_once = 0)
+#endif
+
 #define HJ_KERNELS(S, KT)                                                                \
     __kernel void hj_build_##S(__global const KT *keys, ulong n, uint shift, uint mask,  \
                                __global uint *table, __global uint *next,                \
@@ -74,12 +120,12 @@ static inline uint hj_slot(ulong k, uint shift)
         }                                                                                \
     }                                                                                    \
                                                                                          \
-    /* The build rows of k: the owner's row word (HJ_EMPTY: none). One exit: Mesa's      \
-     * llvmpipe lost lanes returning from inside an endless loop (GPU path, rusticl). */ \
-    static inline uint hj_find_##S(__global const uint *table, KT k, uint shift, uint mask) \
+    /* The build rows of k, from slot s whose words are e: the owner's row word      \
+     * (HJ_EMPTY: none). One exit: Mesa's llvmpipe lost lanes returning from inside  \
+     * an endless loop (GPU path, rusticl). */                                       \
+    static inline uint hj_find_from_##S(__global const uint *table, KT k, uint s,        \
+                                        HJ_VT_##S e, uint mask)                          \
     {                                                                                    \
-        uint s = hj_slot(k, shift);                                                      \
-        HJ_VT_##S e = HJ_LOAD_##S(s, table);                                             \
         while (HJ_ROWW_##S(e) != HJ_EMPTY && HJ_KEY_##S(e) != k) {                       \
             s = (s + 1) & mask;                                                          \
             e = HJ_LOAD_##S(s, table);                                                   \
@@ -87,15 +133,39 @@ static inline uint hj_slot(ulong k, uint shift)
         return HJ_ROWW_##S(e);                                                           \
     }                                                                                    \
                                                                                          \
-    /* The build rows of k, counted (no list walked). */                                 \
-    static inline uint hj_matches_##S(__global const uint *table,                        \
-                                      __global const uint *dups, KT k, uint shift,       \
-                                      uint mask)                                         \
+    /* The row words of probe rows i0 .. i0 + HJ_BATCH - 1 (those below end): the     \
+     * home slots of all loaded first, so their cache misses overlap. */              \
+    static inline void hj_find_batch_##S(__global const uint *table,                     \
+                                         __global const KT *probe, ulong i0, ulong end,  \
+                                         uint shift, uint mask, uint *rows)              \
     {                                                                                    \
-        uint row = hj_find_##S(table, k, shift, mask);                                   \
-        if (row == HJ_EMPTY)                                                             \
-            return 0;                                                                    \
-        return row & HJ_DUPS ? 1 + dups[row & ~HJ_DUPS] : 1;                             \
+        KT k[HJ_BATCH];                                                                  \
+        uint s[HJ_BATCH];                                                                \
+        HJ_VT_##S e[HJ_BATCH];                                                           \
+        for (uint j = 0; j < HJ_BATCH; j++) {                                            \
+            k[j] = probe[min(i0 + j, end - 1)];                                          \
+            s[j] = hj_slot(k[j], shift);                                                 \
+        }                                                                                \
+        for (uint j = 0; j < HJ_BATCH; j++)                                              \
+            e[j] = HJ_LOAD_##S(s[j], table);                                             \
+        for (uint j = 0; j < HJ_BATCH; j++)                                              \
+            rows[j] = hj_find_from_##S(table, k[j], s[j], e[j], mask);                   \
+    }                                                                                    \
+                                                                                         \
+    static inline uint hj_find_##S(__global const uint *table, KT k, uint shift, uint mask) \
+    {                                                                                    \
+        uint s = hj_slot(k, shift);                                                      \
+        return hj_find_from_##S(table, k, s, HJ_LOAD_##S(s, table), mask);               \
+    }                                                                                    \
+                                                                                         \
+    /* The pairs of each probe row this work-item owns. */                               \
+    static inline ulong hj_probe_count_##S(__global const KT *probe, ulong n,            \
+                                           __global const uint *table, uint shift,       \
+                                           uint mask, __global const uint *dups)         \
+    {                                                                                    \
+        ulong m = 0;                                                                     \
+        HJ_EACH_ROW_FOUND(S, i, row, n) { m += hj_count_row(dups, row); }                \
+        return m;                                                                        \
     }                                                                                    \
                                                                                          \
     __kernel void hj_count_##S(__global const KT *probe, ulong n,                        \
@@ -103,9 +173,7 @@ static inline uint hj_slot(ulong k, uint shift)
                                __global const uint *dups, __global ulong *group_pairs,   \
                                __local ulong *scratch)                                   \
     {                                                                                    \
-        ulong m = 0;                                                                     \
-        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, dups, probe[i], shift, mask); } \
-        scratch[get_local_id(0)] = m;                                                    \
+        scratch[get_local_id(0)] = hj_probe_count_##S(probe, n, table, shift, mask, dups); \
         COPROC_LOCAL_REDUCE(scratch, HJ_ADD);                                            \
         if (get_local_id(0) == 0)                                                        \
             group_pairs[get_group_id(0)] = scratch[0];                                   \
@@ -115,8 +183,7 @@ static inline uint hj_slot(ulong k, uint shift)
                                __global const uint *table, uint shift, uint mask,        \
                                __global const uint *dups, __global uint *item_pairs)     \
     {                                                                                    \
-        ulong m = 0;                                                                     \
-        COPROC_FOR_EACH_ROW(i, n) { m += hj_matches_##S(table, dups, probe[i], shift, mask); } \
+        ulong m = hj_probe_count_##S(probe, n, table, shift, mask, dups);                \
         item_pairs[get_global_id(0)] = m > 0xffffffffUL ? 0xffffffffu : (uint)m;         \
     }                                                                                    \
                                                                                          \
@@ -126,17 +193,8 @@ static inline uint hj_slot(ulong k, uint shift)
                                __global uint *out_left, __global uint *out_right)        \
     {                                                                                    \
         uint o = item_start[get_global_id(0)];                                           \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            uint row = hj_find_##S(table, probe[i], shift, mask);                        \
-            if (row == HJ_EMPTY)                                                         \
-                continue;                                                                \
-            out_left[o] = row & ~HJ_DUPS;                                                \
-            out_right[o++] = (uint)i;                                                    \
-            if (row & HJ_DUPS)                                                           \
-                for (uint d = next[row & ~HJ_DUPS]; d != HJ_EMPTY; d = next[d]) {        \
-                    out_left[o] = d;                                                     \
-                    out_right[o++] = (uint)i;                                            \
-                }                                                                        \
+        HJ_EACH_ROW_FOUND(S, i, row, n) {                                                \
+            o = hj_write_row(next, row, (uint)i, o, out_left, out_right);                \
         }                                                                                \
     }
 
