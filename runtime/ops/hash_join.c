@@ -44,9 +44,12 @@ static size_t hj_slot_bytes(size_t ks) { return ks == 8 ? 16 : 8; }
 static coproc_status join_args_check(coproc_runtime *rt, const coproc_column *left,
                                      const coproc_column *right, const char *what)
 {
-    coproc_status s = coproc__column_check(rt, left, NULL, what);
+    char side[64];
+    snprintf(side, sizeof side, "%s: left", what);
+    coproc_status s = coproc__column_check(rt, left, NULL, side);
+    snprintf(side, sizeof side, "%s: right", what);
     if (s == COPROC_OK)
-        s = coproc__column_check(rt, right, left->dev, what);
+        s = coproc__column_check(rt, right, left->dev, side);
     if (s != COPROC_OK)
         return s;
     if (!coproc__is_key_type(left->type) || !coproc__is_key_type(right->type))
