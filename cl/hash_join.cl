@@ -20,7 +20,8 @@
  *   hj_count_*   the pairs per work-group (64-bit), for the count-only join;
  *   hj_items_*   the pairs per work-item (uint, saturated); an exclusive scan of
  *                those gives each work-item where its pairs start;
- *   hj_pairs_*   probes again and writes each work-item's pairs from there.
+ *   hj_pairs_*   probes again and writes each work-item's pairs from there, and
+ *                where they ended (the host checks them against the scan).
  * Build rows are below 2^31 (HJ_DUPS is the row word's top bit).
  */
 #define HJ_EMPTY 0xffffffffu
@@ -190,12 +191,14 @@ static inline uint hj_write_row(__global const uint *next, uint row, uint i, uin
     __kernel void hj_pairs_##S(__global const KT *probe, ulong n,                        \
                                __global const uint *table, uint shift, uint mask,        \
                                __global const uint *next, __global const uint *item_start, \
-                               __global uint *out_left, __global uint *out_right)        \
+                               __global uint *out_left, __global uint *out_right,        \
+                               __global uint *item_end)                                  \
     {                                                                                    \
         uint o = item_start[get_global_id(0)];                                           \
         HJ_EACH_ROW_FOUND(S, i, row, n) {                                                \
             o = hj_write_row(next, row, (uint)i, o, out_left, out_right);                \
         }                                                                                \
+        item_end[get_global_id(0)] = o;                                                  \
     }
 
 HJ_KERNELS(k32, uint)

@@ -226,7 +226,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     COPROC__ARG(a0, t.dups);
     COPROC__ARG(a0, items);
     s = coproc__launch(rt, dev, &a0, &g, kname[0]);
-    if (s == COPROC_OK && !(start = malloc(g.global * 4)))
+    if (s == COPROC_OK && !(start = malloc(g.global * 8))) /* starts, then ends */
         s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     if (s == COPROC_OK)
         s = coproc__d2h(rt, dev, NULL, start, items, 0, g.global * 4, 0);
@@ -257,11 +257,21 @@ output:
     COPROC__ARG(a1, starts);
     COPROC__ARG(a1, r.left->mem);
     COPROC__ARG(a1, r.right->mem);
+    COPROC__ARG(a1, items);
     s = coproc__launch(rt, dev, &a1, &g, kname[1]);
-    if (s == COPROC_OK) {
-        cl_int err = clFinish(dev->queue);
-        if (err != CL_SUCCESS)
-            s = coproc__fail_cl(rt, err, "coproc_hash_join on device %d", dev->index);
+    /* Where each work-item's pairs ended: a device that stops loops early (Mesa's
+     * loop-65535, docs/portability.md) leaves pairs unwritten; an error, not them. */
+    uint32_t *end = start + g.global;
+    if (s == COPROC_OK)
+        s = coproc__d2h(rt, dev, NULL, end, items, 0, g.global * 4, 0);
+    for (size_t i = 0; s == COPROC_OK && i < g.global; i++) {
+        uint64_t want = i + 1 < g.global ? start[i + 1] : pairs;
+        if (end[i] != want)
+            s = coproc__fail(rt, COPROC_INTERNAL, "coproc_hash_join: device %d (%s) wrote %llu "
+                             "of work-item %zu's %llu pairs (a loop limit? docs/portability.md)",
+                             dev->index, dev->info.name,
+                             (unsigned long long)(end[i] - start[i]), i,
+                             (unsigned long long)(want - start[i]));
     }
 done:
     if (s == COPROC_OK) {
