@@ -18,8 +18,9 @@
  *
  * Probe side (right), never per-row arrays:
  *   hj_count_*   the pairs per work-group (64-bit), for the count-only join;
- *   hj_items_*   the pairs per work-item (uint, saturated); an exclusive scan of
- *                those gives each work-item where its pairs start;
+ *   hj_items_*   the pairs per work-item (uint, saturated); their exclusive scan
+ *                (on the host: a few per compute unit) gives each work-item where
+ *                its pairs start;
  *   hj_pairs_*   probes again and writes each work-item's pairs from there, and
  *                where they ended (the host checks them against the scan).
  * Build rows are below 2^31 (HJ_DUPS is the row word's top bit).
