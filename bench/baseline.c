@@ -334,8 +334,10 @@ static void probe_write_fn(part *p)
             }
 }
 
-size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *probe, size_t np,
-                          uint32_t *left, uint32_t *right, int threads)
+/* The table of base_hash_join_u32 (keys and rows side by side in two arrays,
+ * rows EMPTY_ROW where free), built on one thread; 0 when out of memory. */
+static size_t join_table(const uint32_t *build, size_t nb, uint32_t **keys_out,
+                         uint32_t **rows_out)
 {
     size_t cap = 16;
     while (cap < 2 * nb)
@@ -354,6 +356,18 @@ size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *prob
         keys[s] = build[i];
         rows[s] = (uint32_t)i;
     }
+    *keys_out = keys;
+    *rows_out = rows;
+    return cap;
+}
+
+size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *probe, size_t np,
+                          uint32_t *left, uint32_t *right, int threads)
+{
+    uint32_t *keys, *rows;
+    size_t cap = join_table(build, nb, &keys, &rows);
+    if (!cap)
+        return 0;
     part parts[MAX_THREADS];
     size_t offsets[MAX_THREADS];
     join_args x = {probe, keys, rows, cap - 1, left, right, offsets};
@@ -364,6 +378,24 @@ size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *prob
         total += (size_t)parts[i].i64;
     }
     par_for(np, threads, &x, probe_write_fn, parts);
+    free(keys);
+    free(rows);
+    return total;
+}
+
+size_t base_hash_join_count_u32(const uint32_t *build, size_t nb, const uint32_t *probe,
+                                size_t np, int threads)
+{
+    uint32_t *keys, *rows;
+    size_t cap = join_table(build, nb, &keys, &rows);
+    if (!cap)
+        return 0;
+    part parts[MAX_THREADS];
+    join_args x = {probe, keys, rows, cap - 1, NULL, NULL, NULL};
+    par_for(np, threads, &x, probe_count_fn, parts);
+    size_t total = 0;
+    for (int i = 0; i < (threads < 1 ? 1 : threads); i++)
+        total += (size_t)parts[i].i64;
     free(keys);
     free(rows);
     return total;

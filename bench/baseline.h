@@ -27,5 +27,8 @@ size_t base_group_sum_count(const uint32_t *keys, const int32_t *vals, size_t n,
 /* Hash join of unique build keys and probe keys: returns the number of pairs. */
 size_t base_hash_join_u32(const uint32_t *build, size_t nb, const uint32_t *probe, size_t np,
                           uint32_t *left, uint32_t *right, int threads);
+/* The same join's number of pairs, counted without writing them. */
+size_t base_hash_join_count_u32(const uint32_t *build, size_t nb, const uint32_t *probe,
+                                size_t np, int threads);
 
 #endif

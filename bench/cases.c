@@ -218,6 +218,17 @@ static void c_join(bench_data *d)
 {
     d->c_result = base_hash_join_u32(d->build, d->nb, d->probe, d->n, d->out_u32a, d->out_u32b, d->threads);
 }
+static coproc_status run_join_count(bench_data *d)
+{
+    uint64_t count = 0;
+    coproc_status s = coproc_hash_join_count(d->rt, d->cbuild, d->cprobe, &count);
+    d->device_result = count;
+    return s;
+}
+static void c_join_count(bench_data *d)
+{
+    d->c_result = base_hash_join_count_u32(d->build, d->nb, d->probe, d->n, d->threads);
+}
 
 const bench_case bench_cases[] = {
     {"sum int32", 4, NULL, run_sum, c_sum, "C loop"},
@@ -230,6 +241,7 @@ const bench_case bench_cases[] = {
     {"sort uint32 key/value", 8, prep_sort, run_sort_pairs, c_sort_pairs, "qsort"},
     {"group-by sum+count 1024 keys", 8, NULL, run_group, c_group, "C loop"},
     {"group-by sum+count 2^20 keys", 8, NULL, run_group_wide, c_group_wide, "C loop"},
-    {"hash join probe (n into n/16)", 4, NULL, run_join, c_join, "C loop"},
+    {"hash join pairs (n into n/16)", 4, NULL, run_join, c_join, "C loop"},
+    {"hash join count (n into n/16)", 4, NULL, run_join_count, c_join_count, "C loop"},
 };
 const int bench_case_count = sizeof bench_cases / sizeof *bench_cases;

@@ -1,87 +1,206 @@
 /* hash_join.cl - equi-join of two integer key columns (runtime/ops/hash_join.c).
  *
- * Build side (left): a bucketed table laid out like a CSR matrix, built in two
- * passes with no waiting and no 64-bit atomics. B buckets (a power of two,
- * about one left row each): hj_count_* counts the rows per bucket
- * (atomic_inc); an exclusive scan of the B + 1 counts gives each bucket's start
- * (start[B] = all rows); hj_place_* puts every row at start[b] + a slot taken
- * with atomic_dec on the bucket's count, so the bucket's (key, row) entries
- * are contiguous (one vector per entry: key and row share a memory sector).
- * Duplicate keys simply share a bucket.
- * Probe side (right): hj_matches_* counts each probe row's matches by walking
- * its bucket; an exclusive scan of the counts gives every probe row the first
- * output position of its pairs; hj_pairs_* walks the bucket again and writes
- * (left row, right row) pairs there. So the output is exactly sized, with no
- * atomics at all in the probe passes.
+ * Build side (left): one open-addressing table of 2^bits slots (at least twice
+ * the build rows), linear probing, slots found by one multiply (Fibonacci
+ * hashing: the top bits of key * 2^64 / phi). A slot is W uint words side by
+ * side: the key (one word, or two for 64-bit keys: low, high) and the row
+ * word, the build row that owns the key. HJ_EMPTY in the row word marks a free
+ * slot, so every key value (0 and all-ones too) can be stored.
+ *
+ * Each distinct key has exactly one slot. hj_build_* claims slots with a 32-bit
+ * atomic_cmpxchg on the row word; a row that finds its key already owned (the
+ * owner's key is read from the build column itself, which no one writes, so
+ * no work-item ever waits for another) pushes itself on the owner's list of
+ * duplicates (next[], atomic_xchg on next[owner]), counts itself there
+ * (dups[owner], atomic_inc) and sets HJ_DUPS in the row word. So a probe reads
+ * one slot per step and stops at its key or at a free slot; counting reads
+ * dups[] and writing pairs follows next[], only for keys that have duplicates.
+ *
+ * Probe side (right), never per-row arrays:
+ *   hj_count_*   the pairs per work-group (64-bit), for the count-only join;
+ *   hj_items_*   the pairs per work-item (uint, saturated); their exclusive scan
+ *                (on the host: a few per compute unit) gives each work-item where
+ *                its pairs start;
+ *   hj_pairs_*   probes again and writes each work-item's pairs from there, and
+ *                where they ended (the host checks them against the scan).
+ * Build rows are below 2^31 (HJ_DUPS is the row word's top bit).
  */
+#define HJ_EMPTY 0xffffffffu
+#define HJ_DUPS 0x80000000u
+#define HJ_ADD(a, b) ((a) + (b))
 
-/* murmur3's 64-bit finaliser; keys are hashed as raw bits (32-bit keys zero-extended) */
-static inline uint hj_bucket(ulong k, uint mask)
+/* The home slot of k: the top bits of k times 2^64 / phi (shift = 64 - bits). */
+static inline uint hj_slot(ulong k, uint shift)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdUL;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53UL;
-    k ^= k >> 33;
-    return (uint)k & mask;
+    return (uint)((k * 0x9e3779b97f4a7c15UL) >> shift);
 }
 
-#define HJ_KERNELS(SUFFIX, KT, ET)                                                       \
-    __kernel void hj_count_##SUFFIX(__global const KT *keys, ulong n, uint mask,          \
-                                    __global uint *bucket_count)                          \
-    {                                                                                    \
-        COPROC_FOR_EACH_ROW(i, n) { atomic_inc(&bucket_count[hj_bucket(keys[i], mask)]); } \
-    }                                                                                    \
-                                                                                         \
-    __kernel void hj_place_##SUFFIX(__global const KT *keys, ulong n, uint mask,          \
-                                    __global const uint *bucket_start,                    \
-                                    __global uint *bucket_count, __global ET *entry)      \
+/* Per key width: words a slot, the slot as a vector, its key and row word. */
+#define HJ_W_k32 2
+#define HJ_VT_k32 uint2
+#define HJ_ROW_k32 1
+#define HJ_LOAD_k32(s, t) vload2((s), (t))
+#define HJ_KEY_k32(e) (e).x
+#define HJ_ROWW_k32(e) (e).y
+#define HJ_STORE_KEY_k32(p, k) ((p)[0] = (k))
+#define HJ_W_k64 4
+#define HJ_VT_k64 uint4
+#define HJ_ROW_k64 2
+#define HJ_LOAD_k64(s, t) vload4((s), (t))
+#define HJ_KEY_k64(e) upsample((e).y, (e).x)
+#define HJ_ROWW_k64(e) (e).z
+#define HJ_STORE_KEY_k64(p, k) ((p)[0] = (uint)(k), (p)[1] = (uint)((k) >> 32))
+
+/* The pairs of a probe row whose lookup gave the row word `row`. */
+static inline uint hj_count_row(__global const uint *dups, uint row)
+{
+    return row == HJ_EMPTY ? 0 : row & HJ_DUPS ? 1 + dups[row & ~HJ_DUPS] : 1;
+}
+
+/* Write probe row i's pairs from o on; returns where the next pairs go. */
+static inline uint hj_write_row(__global const uint *next, uint row, uint i, uint o,
+                                __global uint *out_left, __global uint *out_right)
+{
+    if (row == HJ_EMPTY)
+        return o;
+    out_left[o] = row & ~HJ_DUPS;
+    out_right[o++] = i;
+    if (row & HJ_DUPS)
+        for (uint d = next[row & ~HJ_DUPS]; d != HJ_EMPTY; d = next[d]) {
+            out_left[o] = d;
+            out_right[o++] = i;
+        }
+    return o;
+}
+
+/* For each probe row i of this work-item, `row` = its lookup's row word, then the
+ * statement that follows. On the CPU path the rows go HJ_BATCH at a time through
+ * hj_find_batch_* (the work-item's chunk as COPROC_FOR_EACH_ROW gives it); the
+ * inner for-headers only declare i and row, once per row. */
+#define HJ_BATCH 8
+#if COPROC_CPU
+#define HJ_EACH_ROW_FOUND(S, i, row, n)                                                  \
+    for (ulong i##_chunk = ((n) + get_global_size(0) - 1) / get_global_size(0),          \
+               i##_0 = get_global_id(0) * i##_chunk,                                     \
+               i##_end = min((ulong)(n), i##_0 + i##_chunk);                             \
+         i##_0 < i##_end; i##_0 += HJ_BATCH)                                             \
+        for (uint i##_rows[HJ_BATCH], i##_j = (hj_find_batch_##S(table, probe, i##_0,    \
+                                                                 i##_end, shift, mask,   \
+                                                                 i##_rows), 0);          \
+             i##_j < HJ_BATCH && i##_0 + i##_j < i##_end; i##_j++)                       \
+            for (ulong i = i##_0 + i##_j, i##_once = 1; i##_once; i##_once = 0)          \
+                for (uint row = i##_rows[i##_j], row##_once = 1; row##_once; row##_once = 0)
+#else
+#define HJ_EACH_ROW_FOUND(S, i, row, n)                                                  \
+    COPROC_FOR_EACH_ROW(i, n)                                                            \
+        for (uint row = hj_find_##S(table, probe[i], shift, mask), row##_once = 1;       \
+             row##_once; row##_once = 0)
+#endif
+
+#define HJ_KERNELS(S, KT)                                                                \
+    __kernel void hj_build_##S(__global const KT *keys, ulong n, uint shift, uint mask,  \
+                               __global uint *table, __global uint *next,                \
+                               __global uint *dups)                                      \
     {                                                                                    \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             KT k = keys[i];                                                              \
-            uint b = hj_bucket(k, mask);                                                 \
-            uint at = bucket_start[b] + atomic_dec(&bucket_count[b]) - 1;                \
-            entry[at] = (ET)(k, (KT)i);                                                  \
-        }                                                                                \
-    }                                                                                    \
-                                                                                         \
-    __kernel void hj_matches_##SUFFIX(__global const KT *probe, ulong n, uint mask,       \
-                                      __global const uint *bucket_start,                  \
-                                      __global const ET *entry, __global uint *matches)   \
-    {                                                                                    \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            KT k = probe[i];                                                             \
-            uint b = hj_bucket(k, mask);                                                 \
-            uint m = 0;                                                                  \
-            for (uint e = bucket_start[b], end = bucket_start[b + 1]; e < end; e++)      \
-                m += entry[e].x == k;                                                    \
-            matches[i] = m;                                                              \
-        }                                                                                \
-    }                                                                                    \
-                                                                                         \
-    __kernel void hj_pairs_##SUFFIX(__global const KT *probe, ulong n, uint mask,         \
-                                    __global const uint *bucket_start,                    \
-                                    __global const ET *entry,                             \
-                                    __global const uint *matches,                         \
-                                    __global const uint *offsets, __global uint *out_left, \
-                                    __global uint *out_right)                             \
-    {                                                                                    \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            if (matches[i] == 0)                                                         \
-                continue;                                                                \
-            KT k = probe[i];                                                             \
-            uint b = hj_bucket(k, mask);                                                 \
-            uint o = offsets[i];                                                         \
-            for (uint e = bucket_start[b], end = bucket_start[b + 1]; e < end; e++) {    \
-                ET en = entry[e];                                                        \
-                if (en.x == k) {                                                         \
-                    out_left[o] = (uint)en.y;                                            \
-                    out_right[o] = (uint)i;                                              \
-                    o++;                                                                 \
+            for (uint s = hj_slot(k, shift);; s = (s + 1) & mask) {                      \
+                __global uint *slot = table + (size_t)s * HJ_W_##S;                      \
+                uint o = atomic_cmpxchg(slot + HJ_ROW_##S, HJ_EMPTY, (uint)i);           \
+                if (o == HJ_EMPTY) {                                                     \
+                    HJ_STORE_KEY_##S(slot, k);                                           \
+                    break;                                                               \
+                }                                                                        \
+                o &= ~HJ_DUPS;                                                           \
+                if (keys[o] == k) {                                                      \
+                    next[i] = atomic_xchg(&next[o], (uint)i);                            \
+                    atomic_inc(&dups[o]);                                                \
+                    atomic_or(slot + HJ_ROW_##S, HJ_DUPS);                               \
+                    break;                                                               \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
+    }                                                                                    \
+                                                                                         \
+    /* The build rows of k, from slot s whose words are e: the owner's row word      \
+     * (HJ_EMPTY: none). One exit: Mesa's llvmpipe lost lanes returning from inside  \
+     * an endless loop (GPU path, rusticl). */                                       \
+    static inline uint hj_find_from_##S(__global const uint *table, KT k, uint s,        \
+                                        HJ_VT_##S e, uint mask)                          \
+    {                                                                                    \
+        while (HJ_ROWW_##S(e) != HJ_EMPTY && HJ_KEY_##S(e) != k) {                       \
+            s = (s + 1) & mask;                                                          \
+            e = HJ_LOAD_##S(s, table);                                                   \
+        }                                                                                \
+        return HJ_ROWW_##S(e);                                                           \
+    }                                                                                    \
+                                                                                         \
+    /* The row words of probe rows i0 .. i0 + HJ_BATCH - 1 (those below end): the     \
+     * home slots of all loaded first, so their cache misses overlap. */              \
+    static inline void hj_find_batch_##S(__global const uint *table,                     \
+                                         __global const KT *probe, ulong i0, ulong end,  \
+                                         uint shift, uint mask, uint *rows)              \
+    {                                                                                    \
+        KT k[HJ_BATCH];                                                                  \
+        uint s[HJ_BATCH];                                                                \
+        HJ_VT_##S e[HJ_BATCH];                                                           \
+        for (uint j = 0; j < HJ_BATCH; j++) {                                            \
+            k[j] = probe[min(i0 + j, end - 1)];                                          \
+            s[j] = hj_slot(k[j], shift);                                                 \
+        }                                                                                \
+        for (uint j = 0; j < HJ_BATCH; j++)                                              \
+            e[j] = HJ_LOAD_##S(s[j], table);                                             \
+        for (uint j = 0; j < HJ_BATCH; j++)                                              \
+            rows[j] = hj_find_from_##S(table, k[j], s[j], e[j], mask);                   \
+    }                                                                                    \
+                                                                                         \
+    static inline uint hj_find_##S(__global const uint *table, KT k, uint shift, uint mask) \
+    {                                                                                    \
+        uint s = hj_slot(k, shift);                                                      \
+        return hj_find_from_##S(table, k, s, HJ_LOAD_##S(s, table), mask);               \
+    }                                                                                    \
+                                                                                         \
+    /* The pairs of each probe row this work-item owns. */                               \
+    static inline ulong hj_probe_count_##S(__global const KT *probe, ulong n,            \
+                                           __global const uint *table, uint shift,       \
+                                           uint mask, __global const uint *dups)         \
+    {                                                                                    \
+        ulong m = 0;                                                                     \
+        HJ_EACH_ROW_FOUND(S, i, row, n) { m += hj_count_row(dups, row); }                \
+        return m;                                                                        \
+    }                                                                                    \
+                                                                                         \
+    __kernel void hj_count_##S(__global const KT *probe, ulong n,                        \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *dups, __global ulong *group_pairs,   \
+                               __local ulong *scratch)                                   \
+    {                                                                                    \
+        scratch[get_local_id(0)] = hj_probe_count_##S(probe, n, table, shift, mask, dups); \
+        COPROC_LOCAL_REDUCE(scratch, HJ_ADD);                                            \
+        if (get_local_id(0) == 0)                                                        \
+            group_pairs[get_group_id(0)] = scratch[0];                                   \
+    }                                                                                    \
+                                                                                         \
+    __kernel void hj_items_##S(__global const KT *probe, ulong n,                        \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *dups, __global uint *item_pairs)     \
+    {                                                                                    \
+        ulong m = hj_probe_count_##S(probe, n, table, shift, mask, dups);                \
+        item_pairs[get_global_id(0)] = m > 0xffffffffUL ? 0xffffffffu : (uint)m;         \
+    }                                                                                    \
+                                                                                         \
+    __kernel void hj_pairs_##S(__global const KT *probe, ulong n,                        \
+                               __global const uint *table, uint shift, uint mask,        \
+                               __global const uint *next, __global const uint *item_start, \
+                               __global uint *out_left, __global uint *out_right,        \
+                               __global uint *item_end)                                  \
+    {                                                                                    \
+        uint o = item_start[get_global_id(0)];                                           \
+        HJ_EACH_ROW_FOUND(S, i, row, n) {                                                \
+            o = hj_write_row(next, row, (uint)i, o, out_left, out_right);                \
+        }                                                                                \
+        item_end[get_global_id(0)] = o;                                                  \
     }
 
-HJ_KERNELS(k32, uint, uint2)
-HJ_KERNELS(k64, ulong, ulong2)
+HJ_KERNELS(k32, uint)
+HJ_KERNELS(k64, ulong)

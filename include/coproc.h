@@ -601,12 +601,20 @@ typedef struct coproc_join_result {
 /*
  * Equi-join of two integer key columns of the same type: every pair (l, r)
  * with left[l] == right[r]. Duplicate keys on either side give every pair.
- * hash join builds on `left`; the sort-merge join sorts copies of both. Key
+ * hash join builds on `left` (at most 2^31 - 1 rows; the right side and the
+ * pairs at most 2^32 - 2); the sort-merge join sorts copies of both. Key
  * columns of different types give INVALID_ARGUMENT.
  * Free the result with coproc_join_result_free.
  */
 COPROC_API coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
                                           const coproc_column *right, coproc_join_result *out);
+/*
+ * The number of pairs coproc_hash_join would give, without making them: the
+ * same table, probed once, nothing written per pair (so no limit on the
+ * count). *count receives it (0 on error).
+ */
+COPROC_API coproc_status coproc_hash_join_count(coproc_runtime *rt, const coproc_column *left,
+                                                const coproc_column *right, uint64_t *count);
 COPROC_API coproc_status coproc_sort_merge_join(coproc_runtime *rt, const coproc_column *left,
                                                 const coproc_column *right,
                                                 coproc_join_result *out);
@@ -633,6 +641,7 @@ typedef enum coproc_op_variant {
                                      of dst; column = that copy (dst is not changed) */
     COPROC_VARIANT_COMPACT,       /* GATHER: coproc_compact of a by the bitmap b */
     COPROC_VARIANT_ARGSORT,       /* SORT: coproc_argsort; column = the permutation */
+    COPROC_VARIANT_JOIN_COUNT,    /* HASH_JOIN: coproc_hash_join_count; count = the pairs */
     COPROC_VARIANT_COUNT
 } coproc_op_variant;
 
@@ -646,7 +655,7 @@ typedef enum coproc_op_variant {
  *   COPROC_OP_SCAN       a; exclusive
  *   COPROC_OP_GROUP_BY   a = keys, b = values (may be NULL); sorted
  *   COPROC_OP_SORT       a = keys, b = values (may be NULL); results are sorted copies
- *   COPROC_OP_HASH_JOIN  a = left (build side), b = right
+ *   COPROC_OP_HASH_JOIN  a = left (build side), b = right (JOIN_COUNT: count only)
  *   COPROC_OP_MERGE_JOIN a = left, b = right (coproc_sort_merge_join)
  *   COPROC_OP_SEMI_JOIN  a = probe, b = build
  * Inputs are borrowed until the task is waited on.
@@ -679,7 +688,7 @@ typedef struct coproc_result {
                                   SCAN: out; SORT: sorted keys (ARGSORT: the permutation) */
     coproc_column *column2;    /* SORT: permuted values (NULL without values) */
     coproc_group_result groups;/* GROUP_BY */
-    coproc_join_result join;   /* HASH_JOIN, MERGE_JOIN */
+    coproc_join_result join;   /* HASH_JOIN (not JOIN_COUNT), MERGE_JOIN */
     int device;                /* where it ran */
     int streamed;              /* 1: the inputs exceeded the budget and streamed through */
     double estimate_s;         /* predicted seconds, transfers included; < 0 if none */

@@ -489,6 +489,17 @@ static void operator_rows(void)
         coproc_hash_join(rt, h32, d32, &j));
     ROW("coproc_hash_join", "0-row left", COPROC_OK, coproc_hash_join(rt, hempty, h32, &j));
     coproc_join_result_free(&j);
+    uint64_t pairs;
+    ROW("coproc_hash_join_count", "left NULL", COPROC_NULL_POINTER,
+        coproc_hash_join_count(rt, NULL, h32, &pairs));
+    ROW("coproc_hash_join_count", "count NULL", COPROC_NULL_POINTER,
+        coproc_hash_join_count(rt, h32, h32b, NULL));
+    ROW("coproc_hash_join_count", "int32 and int64 keys", COPROC_INVALID_ARGUMENT,
+        coproc_hash_join_count(rt, h32, h64, &pairs));
+    ROW("coproc_hash_join_count", "host left, device right", COPROC_WRONG_DEVICE,
+        coproc_hash_join_count(rt, h32, d32, &pairs));
+    ROW("coproc_hash_join_count", "0-row left", COPROC_OK,
+        coproc_hash_join_count(rt, hempty, h32, &pairs));
 
     ROW("coproc_sort", "keys NULL", COPROC_NULL_POINTER, coproc_sort(rt, NULL, NULL));
     ROW("coproc_sort", "wrapped (read-only) keys", COPROC_INVALID_ARGUMENT,

@@ -289,6 +289,18 @@ static void every_op(coproc_runtime *rt, data *d, int streamed)
         coproc_result_free(&r);
     }
     free(want);
+    coproc_op_init(&op, COPROC_OP_HASH_JOIN); /* the count-only hash join */
+    op.variant = COPROC_VARIANT_JOIN_COUNT;
+    op.a = d->cbuild;
+    op.b = d->ca;
+    assert_ok(rt, run(rt, &op, &r));
+    assert_int_equal(r.count, want_n);
+    assert_null(r.join.left);
+    assert_int_equal(r.streamed, streamed);
+    coproc_result_free(&r);
+    uint64_t pairs = 0;
+    assert_ok(rt, coproc_hash_join_count(rt, d->cbuild, d->ca, &pairs));
+    assert_int_equal(pairs, want_n);
     coproc_op_init(&op, COPROC_OP_SEMI_JOIN);
     op.a = d->ca;
     op.b = d->cbuild;

@@ -1,5 +1,6 @@
-/* test_hash_join.c - coproc_hash_join against a nested-loop reference (a
- * sorted-run reference for big inputs): pairs compared as sorted lists, for
+/* test_hash_join.c - coproc_hash_join and coproc_hash_join_count against a
+ * nested-loop reference (a sorted-run reference for big inputs): pairs
+ * compared as sorted lists, counts as numbers, for
  * every key type, duplicates on both sides, no matches, empty sides and
  * extreme keys, on every device and kernel path; and bad inputs. */
 #include <stdio.h>
@@ -67,6 +68,12 @@ static void check_one(coproc_runtime *rt, int dev, coproc_type t, size_t nl, siz
     assert_ok(rt, coproc_column_download(res.left, gl, m));
     assert_ok(rt, coproc_column_download(res.right, gr, m));
     test_check_pairs(gl, gr, m, want, where);
+    uint64_t count = UINT64_MAX;
+    s = coproc_hash_join_count(rt, lc, rc, &count);
+    if (s != COPROC_OK)
+        fail_msg("%s: count: %s: %s", where, coproc_status_name(s), coproc_errmsg(rt));
+    if (count != m)
+        fail_msg("%s: counted %llu pairs, want %zu", where, (unsigned long long)count, m);
     coproc_join_result_free(&res);
     assert_null(res.left);
     coproc_column_free(lc);
@@ -92,6 +99,8 @@ static void run_device(coproc_runtime *rt, int dev, const char *path, void *user
     check_one(rt, dev, COPROC_INT32, 65537, 100003, KD_RANDOM, path, &rng);
     check_one(rt, dev, COPROC_UINT64, 100003, 65537, KD_RANDOM, path, &rng);
     check_one(rt, dev, COPROC_INT64, 20011, 2003, KD_DUPS, path, &rng); /* ~3M pairs */
+    /* Every build row the same key (one slot, a list of 50000), probed 3 times. */
+    check_one(rt, dev, COPROC_UINT32, 50000, 3, KD_EQUAL, path, &rng);
 }
 
 static void test_hash_join_matches_reference(void **state)
@@ -143,6 +152,16 @@ static void test_hash_join_bad_input(void **state)
     assert_ok(rt, coproc_hash_join(rt, a, a, &r));
     assert_int_equal(r.count, 8);
     coproc_join_result_free(&r);
+    uint64_t count = 99;
+    assert_ok(rt, coproc_hash_join_count(rt, a, a, &count));
+    assert_int_equal(count, 8);
+    assert_status(COPROC_NULL_POINTER, coproc_hash_join_count(NULL, a, a, &count));
+    assert_status(COPROC_NULL_POINTER, coproc_hash_join_count(rt, a, a, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_hash_join_count(rt, NULL, a, &count));
+    assert_int_equal(count, 0);
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_hash_join_count(rt, fc, fc, &count));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_hash_join_count(rt, a, b, &count));
+    assert_true(strstr(coproc_errmsg(rt), "same type") != NULL);
     coproc_join_result_free(NULL);
     coproc_column_free(a);
     coproc_column_free(b);

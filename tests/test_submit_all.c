@@ -2282,6 +2282,7 @@ static int valid_variant(coproc_op_kind k, int v)
     case COPROC_OP_MAP: return v == COPROC_VARIANT_CAST;
     case COPROC_OP_GATHER: return v == COPROC_VARIANT_SCATTER || v == COPROC_VARIANT_COMPACT;
     case COPROC_OP_SORT: return v == COPROC_VARIANT_ARGSORT;
+    case COPROC_OP_HASH_JOIN: return v == COPROC_VARIANT_JOIN_COUNT;
     default: return 0;
     }
 }

@@ -1,5 +1,6 @@
-/* hash_join.c - equi-join by a bucketed hash table on the left side, probed by
- * the right side with an exactly sized output (cl/hash_join.cl). */
+/* hash_join.c - equi-join by an open-addressing table on the left side, probed
+ * by the right side: the pairs counted (the count-only join) or written where
+ * each work-item's count says (cl/hash_join.cl). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,19 +9,178 @@
 
 #include "data/column.h"
 #include "backend/opencl/launch.h"
-#include "ops/primitives.h"
 #include "backend/opencl/program.h"
+#include "backend/opencl/transfer.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
 
-/* Launch `kname` of cl/hash_join.cl over n rows with the arguments already in a. */
-static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *a, size_t n,
-                         const char *kname)
+/* The build side's open-addressing table (cl/hash_join.cl): 2^bits slots of
+ * (key, row word), the duplicates' lists and counts, the kernels' suffix. */
+typedef struct hj_table {
+    cl_mem slots, next, dups;
+    cl_uint shift, mask;  /* 64 - bits, 2^bits - 1 */
+    const char *sfx;      /* "k32" or "k64" */
+} hj_table;
+
+static void hj_table_free(hj_table *t)
 {
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    return coproc__launch(rt, dev, a, &g, kname);
+    if (t->slots)
+        clReleaseMemObject(t->slots);
+    if (t->next)
+        clReleaseMemObject(t->next);
+    if (t->dups)
+        clReleaseMemObject(t->dups);
+}
+
+/* Slots for nl build rows: a power of two at least 2 nl (at least 16). */
+static uint64_t hj_slots(uint64_t nl) { return coproc__next_pow2(2 * nl < 16 ? 16 : 2 * nl); }
+
+/* Bytes of one slot: the key (4 or 8) and the row word, as 2 or 4 uint words. */
+static size_t hj_slot_bytes(size_t ks) { return ks == 8 ? 16 : 8; }
+
+/* The checks both forms share; `what` names the call. */
+static coproc_status join_args_check(coproc_runtime *rt, const coproc_column *left,
+                                     const coproc_column *right, const char *what)
+{
+    char side[64];
+    snprintf(side, sizeof side, "%s: left", what);
+    coproc_status s = coproc__column_check(rt, left, NULL, side);
+    snprintf(side, sizeof side, "%s: right", what);
+    if (s == COPROC_OK)
+        s = coproc__column_check(rt, right, left->dev, side);
+    if (s != COPROC_OK)
+        return s;
+    if (!coproc__is_key_type(left->type) || !coproc__is_key_type(right->type))
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s: keys of type %s and %s; keys "
+                            "must be integers", what, coproc_type_name(left->type),
+                            coproc_type_name(right->type));
+    if (left->type != right->type)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: left keys are %s but right keys "
+                            "are %s; both must have the same type", what,
+                            coproc_type_name(left->type), coproc_type_name(right->type));
+    if (left->length > COPROC__HASH_JOIN_MAX_BUILD || right->length > UINT32_MAX)
+        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: %zu x %zu rows; at most 2^31 - 1 left "
+                            "(build) rows and 2^32 - 1 right rows", what, left->length,
+                            right->length);
+    return COPROC_OK;
+}
+
+/* Build the table over the nl > 0 rows of left (queued, not waited for). */
+static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_table *t)
+{
+    coproc__device *dev = left->dev;
+    size_t ks = coproc_type_size(left->type), nl = left->length;
+    uint64_t slots = hj_slots(nl);
+    unsigned bits = 0;
+    while (((uint64_t)1 << bits) < slots)
+        bits++;
+    t->sfx = ks == 8 ? "k64" : "k32";
+    t->shift = 64 - bits;
+    t->mask = (cl_uint)(slots - 1);
+    coproc_status s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, nl * 4, &t->next);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, nl * 4, &t->dups);
+    if (s != COPROC_OK)
+        return s;
+    /* Every row word HJ_EMPTY (the key words 0), every list empty, no duplicates. */
+    static const cl_uint empty32[2] = {0, 0xffffffffu}, empty64[4] = {0, 0, 0xffffffffu, 0};
+    cl_int err = coproc__enqueue_fill(dev, dev->queue, t->slots, ks == 8 ? empty64 : empty32,
+                                      hj_slot_bytes(ks), 0, slots * hj_slot_bytes(ks), 0, NULL,
+                                      NULL);
+    if (err == CL_SUCCESS)
+        err = coproc__enqueue_fill(dev, dev->queue, t->next, &empty32[1], 4, 0, nl * 4, 0, NULL,
+                                   NULL);
+    if (err == CL_SUCCESS)
+        err = coproc__enqueue_fill(dev, dev->queue, t->dups, &empty32[0], 4, 0, nl * 4, 0, NULL,
+                                   NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "coproc_hash_join: clearing the table on device %d",
+                               dev->index);
+    char kname[32];
+    snprintf(kname, sizeof kname, "hj_build_%s", t->sfx);
+    cl_kernel k = NULL;
+    if ((s = coproc__kernel_create(rt, dev, "hash_join", kname, &k)) != COPROC_OK)
+        return s;
+    cl_ulong n = nl;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    COPROC__ARG(a, left->mem);
+    COPROC__ARG(a, n);
+    COPROC__ARG(a, t->shift);
+    COPROC__ARG(a, t->mask);
+    COPROC__ARG(a, t->slots);
+    COPROC__ARG(a, t->next);
+    COPROC__ARG(a, t->dups);
+    coproc__geometry g = coproc__geometry_for(dev, nl, 0);
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    clReleaseKernel(k);
+    return s;
+}
+
+/* Set the arguments every probe kernel starts with: probe rows, table. */
+static void probe_args(coproc__args *a, const coproc_column *right, const cl_ulong *n,
+                       const hj_table *t)
+{
+    coproc__arg(a, sizeof(cl_mem), &right->mem);
+    coproc__arg(a, sizeof *n, n);
+    coproc__arg(a, sizeof(cl_mem), &t->slots);
+    coproc__arg(a, sizeof t->shift, &t->shift);
+    coproc__arg(a, sizeof t->mask, &t->mask);
+}
+
+coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_column *left,
+                                          const coproc_column *right, uint64_t *count)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (!count)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_hash_join_count: count is NULL");
+    *count = 0;
+    coproc_status s = join_args_check(rt, left, right, "coproc_hash_join_count");
+    if (s != COPROC_OK || left->length == 0 || right->length == 0)
+        return s;
+    coproc__device *dev = left->dev;
+    hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
+    cl_kernel k = NULL;
+    cl_mem partial = NULL;
+    uint64_t *host = NULL;
+    char kname[32];
+    if ((s = hj_build(rt, left, &t)) != COPROC_OK)
+        goto done;
+    snprintf(kname, sizeof kname, "hj_count_%s", t.sfx);
+    coproc__geometry g = coproc__geometry_for(dev, right->length, 0);
+    if ((s = coproc__kernel_create(rt, dev, "hash_join", kname, &k)) != COPROC_OK ||
+        (s = coproc__buffer_new(rt, dev, g.groups * 8, &partial)) != COPROC_OK)
+        goto done;
+    cl_ulong n = right->length;
+    coproc__args a = {k, 0, CL_SUCCESS};
+    probe_args(&a, right, &n, &t);
+    COPROC__ARG(a, t.dups);
+    COPROC__ARG(a, partial);
+    COPROC__ARG_LOCAL(a, g.local * sizeof(cl_ulong));
+    if ((s = coproc__launch(rt, dev, &a, &g, kname)) != COPROC_OK)
+        goto done;
+    if (!(host = malloc(g.groups * 8))) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    if ((s = coproc__d2h(rt, dev, NULL, host, partial, 0, g.groups * 8, 0)) != COPROC_OK)
+        goto done;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < g.groups; i++)
+        sum += host[i];
+    *count = sum;
+done:
+    free(host);
+    if (partial)
+        clReleaseMemObject(partial);
+    if (k)
+        clReleaseKernel(k);
+    hj_table_free(&t);
+    return s;
 }
 
 coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
@@ -31,104 +191,59 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     if (!out)
         return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_hash_join: out is NULL");
     memset(out, 0, sizeof *out);
-    coproc_status s = coproc__column_check(rt, left, NULL, "coproc_hash_join: left");
-    if (s == COPROC_OK)
-        s = coproc__column_check(rt, right, left->dev, "coproc_hash_join: right");
+    coproc_status s = join_args_check(rt, left, right, "coproc_hash_join");
     if (s != COPROC_OK)
         return s;
-    if (!coproc__is_key_type(left->type) || !coproc__is_key_type(right->type))
-        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_hash_join: keys of type %s and "
-                            "%s; keys must be integers", coproc_type_name(left->type),
-                            coproc_type_name(right->type));
-    if (left->type != right->type)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_hash_join: left keys are %s "
-                            "but right keys are %s; both must have the same type",
-                            coproc_type_name(left->type), coproc_type_name(right->type));
-    size_t nl = left->length, nr = right->length;
-    if (nl > UINT32_MAX || nr > UINT32_MAX)
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_hash_join: %zu x %zu rows; at most "
-                            "2^32 - 1 a side", nl, nr);
-
     coproc__device *dev = left->dev;
-    const char *sfx = coproc_type_size(left->type) == 8 ? "k64" : "k32";
-    size_t ks = coproc_type_size(left->type);
     coproc_join_result r = {0, NULL, NULL};
-    cl_kernel k[4] = {NULL, NULL, NULL, NULL};
-    cl_mem bcount = NULL, bstart = NULL, entry = NULL, matches = NULL, offs = NULL;
+    hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
+    cl_kernel k[2] = {NULL, NULL};
+    cl_mem items = NULL, starts = NULL;
+    uint32_t *start = NULL;
     uint64_t pairs = 0;
-    char kname[4][32];
-    static const char *const stage[] = {"hj_count", "hj_place", "hj_matches", "hj_pairs"};
-    cl_ulong nnl = nl, nnr = nr;
-    size_t buckets = coproc__next_pow2(nl);
-    cl_uint mask = (cl_uint)(buckets - 1);
-    cl_int err;
-    if (nl == 0 || nr == 0)
+    char kname[2][32];
+    coproc__geometry g = coproc__geometry_for(dev, right->length, 0);
+    cl_ulong n = right->length;
+    if (left->length == 0 || right->length == 0)
         goto output; /* no pairs */
-    for (int i = 0; i < 4 && s == COPROC_OK; i++) {
-        snprintf(kname[i], sizeof kname[i], "%s_%s", stage[i], sfx);
+    if ((s = hj_build(rt, left, &t)) != COPROC_OK)
+        goto done;
+    snprintf(kname[0], sizeof kname[0], "hj_items_%s", t.sfx);
+    snprintf(kname[1], sizeof kname[1], "hj_pairs_%s", t.sfx);
+    for (int i = 0; i < 2 && s == COPROC_OK; i++)
         s = coproc__kernel_create(rt, dev, "hash_join", kname[i], &k[i]);
-    }
     if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, (buckets + 1) * 4, &bcount);
+        s = coproc__buffer_new(rt, dev, g.global * 4, &items);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, (buckets + 1) * 4, &bstart);
-    if (s == COPROC_OK) /* (key, row) as uint2 / ulong2 */
-        s = coproc__buffer_new(rt, dev, nl * 2 * ks, &entry);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, nr * 4, &matches);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, nr * 4, &offs);
+        s = coproc__buffer_new(rt, dev, g.global * 4, &starts);
     if (s != COPROC_OK)
         goto done;
-    cl_uint zero = 0;
-    err = coproc__enqueue_fill(dev, dev->queue, bcount, &zero, sizeof zero, 0, (buckets + 1) * 4,
-                                     0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        s = coproc__fail_cl(rt, err, "coproc_hash_join: clearing buckets on device %d",
-                            dev->index);
-        goto done;
-    }
 
-    /* Build: count per bucket, bucket starts, place the entries. */
+    /* Pairs per work-item; where each work-item's pairs start, scanned here (a
+     * few per compute unit on the CPU path, a few per work-item slot on GPUs). */
     coproc__args a0 = {k[0], 0, CL_SUCCESS};
-    COPROC__ARG(a0, left->mem);
-    COPROC__ARG(a0, nnl);
-    COPROC__ARG(a0, mask);
-    COPROC__ARG(a0, bcount);
-    s = run(rt, dev, &a0, nl, kname[0]);
+    probe_args(&a0, right, &n, &t);
+    COPROC__ARG(a0, t.dups);
+    COPROC__ARG(a0, items);
+    s = coproc__launch(rt, dev, &a0, &g, kname[0]);
+    if (s == COPROC_OK && !(start = malloc(g.global * 8))) /* starts, then ends */
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     if (s == COPROC_OK)
-        s = coproc__scan_exclusive_u32(rt, dev, bcount, buckets + 1, bstart, NULL);
+        s = coproc__d2h(rt, dev, NULL, start, items, 0, g.global * 4, 0);
     if (s != COPROC_OK)
         goto done;
-    coproc__args a1 = {k[1], 0, CL_SUCCESS};
-    COPROC__ARG(a1, left->mem);
-    COPROC__ARG(a1, nnl);
-    COPROC__ARG(a1, mask);
-    COPROC__ARG(a1, bstart);
-    COPROC__ARG(a1, bcount);
-    COPROC__ARG(a1, entry);
-    s = run(rt, dev, &a1, nl, kname[1]);
-    if (s != COPROC_OK)
-        goto done;
-
-    /* Probe: matches per row, their output offsets, then the pairs. */
-    coproc__args a2 = {k[2], 0, CL_SUCCESS};
-    COPROC__ARG(a2, right->mem);
-    COPROC__ARG(a2, nnr);
-    COPROC__ARG(a2, mask);
-    COPROC__ARG(a2, bstart);
-    COPROC__ARG(a2, entry);
-    COPROC__ARG(a2, matches);
-    s = run(rt, dev, &a2, nr, kname[2]);
-    if (s == COPROC_OK)
-        s = coproc__scan_exclusive_u32(rt, dev, matches, nr, offs, &pairs);
-    if (s != COPROC_OK)
-        goto done;
-    if (pairs > UINT32_MAX) {
-        s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_hash_join: %llu pairs; at most 2^32 - 1",
-                         (unsigned long long)pairs);
+    for (size_t i = 0; i < g.global; i++) {
+        uint32_t c = start[i];
+        start[i] = (uint32_t)pairs;
+        pairs += c;
+    }
+    if (pairs > UINT32_MAX - 1) { /* a work-item's count saturates at UINT32_MAX */
+        s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_hash_join: %llu pairs or more; at most "
+                         "2^32 - 2", (unsigned long long)pairs);
         goto done;
     }
+    if ((s = coproc__h2d(rt, dev, NULL, starts, 0, start, g.global * 4, 0)) != COPROC_OK)
+        goto done;
 output:
     r.count = (size_t)pairs;
     s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &r.left);
@@ -136,21 +251,27 @@ output:
         s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &r.right);
     if (s != COPROC_OK || pairs == 0)
         goto done;
-    coproc__args a3 = {k[3], 0, CL_SUCCESS};
-    COPROC__ARG(a3, right->mem);
-    COPROC__ARG(a3, nnr);
-    COPROC__ARG(a3, mask);
-    COPROC__ARG(a3, bstart);
-    COPROC__ARG(a3, entry);
-    COPROC__ARG(a3, matches);
-    COPROC__ARG(a3, offs);
-    COPROC__ARG(a3, r.left->mem);
-    COPROC__ARG(a3, r.right->mem);
-    s = run(rt, dev, &a3, nr, kname[3]);
-    if (s == COPROC_OK) {
-        err = clFinish(dev->queue);
-        if (err != CL_SUCCESS)
-            s = coproc__fail_cl(rt, err, "coproc_hash_join on device %d", dev->index);
+    coproc__args a1 = {k[1], 0, CL_SUCCESS};
+    probe_args(&a1, right, &n, &t);
+    COPROC__ARG(a1, t.next);
+    COPROC__ARG(a1, starts);
+    COPROC__ARG(a1, r.left->mem);
+    COPROC__ARG(a1, r.right->mem);
+    COPROC__ARG(a1, items);
+    s = coproc__launch(rt, dev, &a1, &g, kname[1]);
+    /* Where each work-item's pairs ended: a device that stops loops early (Mesa's
+     * loop-65535, docs/portability.md) leaves pairs unwritten; an error, not them. */
+    uint32_t *end = start + g.global;
+    if (s == COPROC_OK)
+        s = coproc__d2h(rt, dev, NULL, end, items, 0, g.global * 4, 0);
+    for (size_t i = 0; s == COPROC_OK && i < g.global; i++) {
+        uint64_t want = i + 1 < g.global ? start[i + 1] : pairs;
+        if (end[i] != want)
+            s = coproc__fail(rt, COPROC_INTERNAL, "coproc_hash_join: device %d (%s) wrote %llu "
+                             "of work-item %zu's %llu pairs (a loop limit? docs/portability.md)",
+                             dev->index, dev->info.name,
+                             (unsigned long long)(end[i] - start[i]), i,
+                             (unsigned long long)(want - start[i]));
     }
 done:
     if (s == COPROC_OK) {
@@ -159,27 +280,29 @@ done:
         coproc_column_free(r.left);
         coproc_column_free(r.right);
     }
-    cl_mem bufs[] = {bcount, bstart, entry, matches, offs};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
-        if (bufs[i])
-            clReleaseMemObject(bufs[i]);
-    for (int i = 0; i < 4; i++)
+    free(start);
+    if (items)
+        clReleaseMemObject(items);
+    if (starts)
+        clReleaseMemObject(starts);
+    for (int i = 0; i < 2; i++)
         if (k[i])
             clReleaseKernel(k[i]);
+    hj_table_free(&t);
     return s;
 }
 
 /* Device bytes of one hash join of nl x nr rows giving `pairs` pairs, as
- * coproc__hash_join_run allocates them: the keys, the bucket counts and
- * starts (a power of two), the (key, row) entries, matches and offsets per
- * probe row, the pair columns; plus a quarter for slack. UINT64_MAX when
- * absurdly large. */
+ * coproc__hash_join_run allocates them: the keys, the table (2 nl to 4 nl
+ * slots), the duplicates' lists and counts, the pair columns, the per-work-item counts
+ * (a few thousand at most, in the slack); plus a quarter for slack.
+ * UINT64_MAX when absurdly large. */
 uint64_t coproc__hash_join_device_bytes(uint64_t nl, uint64_t nr, uint64_t pairs, size_t ks)
 {
     if (pairs > UINT64_MAX / 32 || nl > UINT32_MAX || nr > UINT32_MAX)
         return UINT64_MAX;
-    uint64_t b = (nl + nr) * ks + 8 * (coproc__next_pow2(nl) + 1) + 2 * ks * nl + 8 * nr +
-                 8 * pairs;
+    uint64_t b = (nl + nr) * ks + hj_slots(nl) * hj_slot_bytes(ks) + 8 * nl + 8 * pairs +
+                 64 * 1024;
     return b + b / 4;
 }
 
@@ -239,6 +362,58 @@ const coproc__op_def coproc__op_hash_join = {
     .inputs = coproc__inputs_ab, .check = join_check, .features = join_features,
     .device_bytes = join_device_bytes, .learn = join_learn, .run = join_in_memory,
     .stream = join_stream,
+};
+
+/* The count-only join: the hash join's model (HASH_JOIN kind), its pairs
+ * counted, none written. */
+static void join_count_features(const coproc_op *op, const coproc_result *r,
+                                const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    double n = coproc__col_rows(op->a), m = coproc__col_rows(op->b);
+    x[0] = coproc__col_bytes(op->a) + coproc__col_bytes(op->b);
+    x[1] = r ? (double)r->count : (n > m ? n : m) * seen->pairs_per_row;
+    *out_bytes = 0;
+}
+
+/* The table and the lists (the probe's per-group counts in the slack). */
+static double join_count_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    double b = (double)coproc__hash_join_device_bytes(op->a->length, op->b->length, 0,
+                                                      coproc_type_size(op->a->type));
+    return b - coproc__col_bytes(op->a) - coproc__col_bytes(op->b);
+}
+
+static void join_count_learn(const coproc_op *op, const coproc_result *r, coproc__op_seen *seen)
+{
+    double n = coproc__col_rows(op->a), m = coproc__col_rows(op->b);
+    double rows = n > m ? n : m;
+    if (rows > 0)
+        coproc__op_seen_learn(seen, NAN, (double)r->count / rows, NAN);
+}
+
+static coproc_status join_count_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                          const coproc_op *op, const coproc_column *const *v,
+                                          coproc_result *out)
+{
+    return coproc__hash_join_count_run(rt, v[0], v[1], &out->count);
+}
+
+/* Over the budget: the partitioned join's pairs, counted (exec/outofcore.c). */
+static coproc_status join_count_stream(coproc_runtime *rt, coproc__device *dev,
+                                       const coproc_op *op, size_t budget, coproc_result *out)
+{
+    coproc_join_result j = {0, NULL, NULL};
+    coproc_status s = coproc__outofcore_hash_join(rt, dev, op->a, op->b, budget, &j);
+    out->count = s == COPROC_OK ? j.count : 0;
+    coproc_join_result_free(&j);
+    return s;
+}
+
+const coproc__op_def coproc__op_hash_join_count = {
+    .name = "hash_join_count", .kind = COPROC_OP_HASH_JOIN,
+    .variant = COPROC_VARIANT_JOIN_COUNT, .inputs = coproc__inputs_ab, .check = join_check,
+    .features = join_count_features, .device_bytes = join_count_device_bytes,
+    .learn = join_count_learn, .run = join_count_in_memory, .stream = join_count_stream,
 };
 
 /* The sort-merge join: the same pairs as the hash join, so it shares the

@@ -385,6 +385,33 @@ coproc_status coproc_hash_join(coproc_runtime *rt, const coproc_column *left,
     return join_call(rt, COPROC_OP_HASH_JOIN, coproc__hash_join_run, left, right, out);
 }
 
+coproc_status coproc_hash_join_count(coproc_runtime *rt, const coproc_column *left,
+                                     const coproc_column *right, uint64_t *count)
+{
+    if (rt && !count)
+        return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_hash_join_count: count is NULL");
+    coproc_op o;
+    coproc_op_init(&o, COPROC_OP_HASH_JOIN);
+    o.variant = COPROC_VARIANT_JOIN_COUNT;
+    o.a = left;
+    o.b = right;
+    coproc_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
+    if (on_host(rt, left)) {
+        s = run_task(rt, &o, &r);
+    } else {
+        coproc__device *dev = device_of(rt, left);
+        coproc__op_call t;
+        coproc__op_call_begin(rt, dev, &t);
+        s = coproc__hash_join_count_run(rt, left, right, &r.count);
+        coproc__op_call_end(rt, dev, &t, &o, &r, s);
+    }
+    if (count)
+        *count = s == COPROC_OK ? r.count : 0;
+    return s;
+}
+
 coproc_status coproc_sort_merge_join(coproc_runtime *rt, const coproc_column *left,
                                      const coproc_column *right, coproc_join_result *out)
 {

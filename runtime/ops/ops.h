@@ -52,8 +52,13 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
 coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values);
 coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
                                   coproc_column **perm);
+/* The hash join's build side (left) has at most this many rows (the table's
+ * row word keeps its top bit for "has duplicates"). */
+#define COPROC__HASH_JOIN_MAX_BUILD ((size_t)INT32_MAX)
 coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
                                     const coproc_column *right, coproc_join_result *out);
+coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_column *left,
+                                          const coproc_column *right, uint64_t *count);
 coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_column *left,
                                           const coproc_column *right, coproc_join_result *out);
 coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *probe,

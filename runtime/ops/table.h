@@ -106,6 +106,6 @@ extern const coproc__op_def coproc__op_reduce, coproc__op_reduce_where, coproc__
     coproc__op_select_bitmap, coproc__op_map, coproc__op_cast, coproc__op_gather,
     coproc__op_scatter, coproc__op_compact, coproc__op_scan, coproc__op_group_by,
     coproc__op_sort, coproc__op_argsort, coproc__op_hash_join, coproc__op_merge_join,
-    coproc__op_semi_join;
+    coproc__op_semi_join, coproc__op_hash_join_count;
 
 #endif
