@@ -2,49 +2,38 @@
  * into a bitmap (bit i % 32 of word i / 32 = row i) with per-group counts,
  * and a bitmap turned into ordered row positions.
  *
- * The predicate's shape is chosen when the program is built, by defines that
- * runtime/ops/select.c puts before this source (one program per shape, built
- * once per device and kept in the binary cache):
- *   SEL_T    the column's element type (int, long, uint, ulong, float, double)
- *   SEL_CMP  0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE, 6 RANGE (a <= x < b),
- *            7 never, 8 always (the host turns some float32 tests into these)
- * The constants a and b are kernel arguments, so a new constant builds nothing.
- * Without the defines (a build of every program, tests/test_portable.c) the
- * shape is int <.
+ * Built once per column type: runtime/ops/select.c puts "#define SEL_T int"
+ * (long, uint, ulong, float, double) before this source, and picks the
+ * comparison by kernel name, select_lt, select_range, ...: each
+ * comparison is compiled into its own kernel, so no row chooses its test at
+ * run time and the loops vectorise. The constants a and b are kernel
+ * arguments, so a new constant builds nothing. Without the define (a build of
+ * every program, tests/test_portable.c) the type is int.
  *
  * Group g owns bitmap words [g * wchunk, (g + 1) * wchunk) in the filter and
  * positions kernels; the positions kernel finds its output offset by summing
  * the counts of the groups before it (a few hundred values), so no separate
  * scan pass is needed. mode: 0 write the bitmap, 1 AND into it, 2 OR into it
- * (a second predicate, one word at a time). */
+ * (a second predicate, one word at a time), 3 count only. */
 
 #ifndef SEL_T
 #define SEL_T int
 #endif
-#ifndef SEL_CMP
-#define SEL_CMP 2
+/* Lanes a vector test takes: 256 bits (8 for 32-bit types, 4 for 64-bit),
+ * what AVX2 holds in a register. */
+#ifndef SEL_W
+#define SEL_W 8
 #endif
 
-/* The test as an int 0 or 1, branch-free (& rather than &&). */
-#if SEL_CMP == 0
-#define SEL_TEST(x, a, b) ((x) == (a))
-#elif SEL_CMP == 1
-#define SEL_TEST(x, a, b) ((x) != (a))
-#elif SEL_CMP == 2
-#define SEL_TEST(x, a, b) ((x) < (a))
-#elif SEL_CMP == 3
-#define SEL_TEST(x, a, b) ((x) <= (a))
-#elif SEL_CMP == 4
-#define SEL_TEST(x, a, b) ((x) > (a))
-#elif SEL_CMP == 5
-#define SEL_TEST(x, a, b) ((x) >= (a))
-#elif SEL_CMP == 6
-#define SEL_TEST(x, a, b) (((x) >= (a)) & ((x) < (b)))
-#elif SEL_CMP == 7
-#define SEL_TEST(x, a, b) 0
-#else
-#define SEL_TEST(x, a, b) 1
-#endif
+/* The tests: int 0 or 1 on scalars, 0 or -1 per lane on vectors; branch-free
+ * (& rather than &&). NaN fails all but NE, as in C. */
+#define SEL_EQ(x, a, b) ((x) == (a))
+#define SEL_NE(x, a, b) ((x) != (a))
+#define SEL_LT(x, a, b) ((x) < (a))
+#define SEL_LE(x, a, b) ((x) <= (a))
+#define SEL_GT(x, a, b) ((x) > (a))
+#define SEL_GE(x, a, b) ((x) >= (a))
+#define SEL_RANGE(x, a, b) (((x) >= (a)) & ((x) < (b)))
 
 #define SEL_ADD(a, b) ((a) + (b))
 
@@ -59,24 +48,34 @@ static inline uint sel_combine(uint word, int mode, uint old)
     return mode == 1 ? word & old : mode == 2 ? word | old : word;
 }
 
-/* The word of rows x[0..m), m <= 32; bits m..31 are 0. */
-static inline uint sel_word(__global const SEL_T *x, uint m, SEL_T a, SEL_T b)
-{
-    uint word = 0;
-    for (uint j = 0; j < m; j++)
-        word |= (uint)SEL_TEST(x[j], a, b) << j;
-    return word;
-}
+#define SEL_CAT_(a, b) a##b
+#define SEL_CAT(a, b) SEL_CAT_(a, b)
+#define SEL_TW SEL_CAT(SEL_T, SEL_W)
+#define SEL_UW SEL_CAT(uint, SEL_W)
+#define SEL_VLOAD SEL_CAT(vload, SEL_W)
+#define SEL_CONVERT SEL_CAT(convert_uint, SEL_W)
 
-/* Count only: the matching rows of this group's part, into counts[group].
- * Nothing else is written. On the CPU path the work-item's rows are one
- * contiguous chunk and the loop is a plain sum the compiler vectorises. */
-__kernel void select_count(__global const SEL_T *col, ulong n, SEL_T a, SEL_T b,
-                           __global uint *counts, __local uint *scratch)
+/* OR of the lanes; lane k's shift. */
+#if SEL_W == 8
+#define SEL_LANES ((uint8)(0, 1, 2, 3, 4, 5, 6, 7))
+static inline uint sel_or(uint8 v)
 {
-    uint cnt = 0;
-    COPROC_FOR_EACH_ROW(i, n)
-        cnt += (uint)SEL_TEST(col[i], a, b);
+    uint4 v4 = v.lo | v.hi;
+    uint2 v2 = v4.lo | v4.hi;
+    return v2.x | v2.y;
+}
+#else
+#define SEL_LANES ((uint4)(0, 1, 2, 3))
+static inline uint sel_or(uint4 v)
+{
+    uint2 v2 = v.lo | v.hi;
+    return v2.x | v2.y;
+}
+#endif
+
+/* cnt of this work-item into counts[group], summed over the group. */
+static inline void sel_group_count(uint cnt, __global uint *counts, __local uint *scratch)
+{
     uint lid = get_local_id(0);
     scratch[lid] = cnt;
     COPROC_LOCAL_REDUCE(scratch, SEL_ADD);
@@ -84,33 +83,72 @@ __kernel void select_count(__global const SEL_T *col, ulong n, SEL_T a, SEL_T b,
         counts[get_group_id(0)] = scratch[0];
 }
 
+/*
+ * The kernel select_NAME of one comparison NAME with test TEST.
+ * mode 3 counts only: the matching rows of each group's part into
+ * counts[group], nothing else read or written (on the CPU path the
+ * work-item's rows are one contiguous chunk, a plain sum the compiler
+ * vectorises). Modes 0-2 write (AND, OR) the bitmap words of the group's
+ * part, a word at a time, and their popcounts into counts[group].
+ * sel_word_NAME: the word of rows x[0..m), m <= 32, bits m..31 are 0;
+ * sel_word32_NAME: the word of 32 rows, tested SEL_W lanes at a time.
+ * One kernel for all modes: PoCL compiles each kernel it runs on first use.
+ */
+#define SEL_KERNEL(NAME, TEST)                                                           \
+    static inline uint sel_word_##NAME(__global const SEL_T *x, uint m, SEL_T a, SEL_T b) \
+    {                                                                                    \
+        uint word = 0;                                                                   \
+        for (uint j = 0; j < m; j++)                                                     \
+            word |= (uint)TEST(x[j], a, b) << j;                                         \
+        return word;                                                                     \
+    }                                                                                    \
+    static inline uint sel_word32_##NAME(__global const SEL_T *x, SEL_T a, SEL_T b)      \
+    {                                                                                    \
+        SEL_UW v = 0;                                                                    \
+        for (uint k = 0; k < 32 / SEL_W; k++) {                                          \
+            SEL_TW y = SEL_VLOAD(k, x);                                                  \
+            v |= SEL_CONVERT(-TEST(y, a, b)) << (SEL_LANES + k * SEL_W);                 \
+        }                                                                                \
+        return sel_or(v);                                                                \
+    }                                                                                    \
+    __kernel void select_##NAME(__global const SEL_T *col, ulong n, ulong wchunk, SEL_T a, \
+                                SEL_T b, int mode, __global uint *bitmap,                \
+                                __global uint *counts, __local uchar *flags,             \
+                                __local uint *scratch)                                   \
+    {                                                                                    \
+        if (mode == 3) {                                                                 \
+            uint cnt = 0;                                                                \
+            COPROC_FOR_EACH_ROW(i, n)                                                    \
+                cnt += (uint)TEST(col[i], a, b);                                         \
+            sel_group_count(cnt, counts, scratch);                                       \
+            return;                                                                      \
+        }                                                                                \
+        SEL_FILTER_BODY(NAME, TEST)                                                      \
+    }
+
 #if COPROC_CPU
 /* CPU path: the work-item walks its words, 32 contiguous rows each, a whole
- * word at a time (the 32 tests vectorise; no per-bit stores). */
-__kernel void select_filter(__global const SEL_T *col, ulong n, ulong wchunk, SEL_T a, SEL_T b,
-                            int mode, __global uint *bitmap, __global uint *counts,
-                            __local uchar *flags, __local uint *scratch)
-{
-    ulong W = (n + 31) / 32;
-    SEL_GROUP_WORDS(W, wchunk);
-    ulong full = min(we, (ulong)(n / 32)); /* words of 32 rows */
-    uint cnt = 0;
-    for (ulong w = ws; w < full; w++) {
-        uint word = sel_word(col + w * 32, 32, a, b);
-        if (mode)
-            word = sel_combine(word, mode, bitmap[w]);
-        bitmap[w] = word;
-        cnt += popcount(word);
-    }
-    if (full < we) { /* the last word, partly used */
-        uint word = sel_word(col + full * 32, (uint)(n - full * 32), a, b);
-        if (mode)
-            word = sel_combine(word, mode, bitmap[full]);
-        bitmap[full] = word;
-        cnt += popcount(word);
-    }
+ * word at a time (16 lanes per test; no per-bit stores). */
+#define SEL_FILTER_BODY(NAME, TEST)                                                      \
+    ulong W = (n + 31) / 32;                                                             \
+    SEL_GROUP_WORDS(W, wchunk);                                                          \
+    ulong full = min(we, (ulong)(n / 32)); /* words of 32 rows */                        \
+    uint cnt = 0;                                                                        \
+    for (ulong w = ws; w < full; w++) {                                                  \
+        uint word = sel_word32_##NAME(col + w * 32, a, b);                               \
+        if (mode)                                                                        \
+            word = sel_combine(word, mode, bitmap[w]);                                   \
+        bitmap[w] = word;                                                                \
+        cnt += popcount(word);                                                           \
+    }                                                                                    \
+    if (full < we) { /* the last word, partly used */                                    \
+        uint word = sel_word_##NAME(col + full * 32, (uint)(n - full * 32), a, b);       \
+        if (mode)                                                                        \
+            word = sel_combine(word, mode, bitmap[full]);                                \
+        bitmap[full] = word;                                                             \
+        cnt += popcount(word);                                                           \
+    }                                                                                    \
     counts[get_group_id(0)] = cnt;
-}
 
 __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchunk,
                                __global const uint *counts, __global uint *positions,
@@ -135,41 +173,40 @@ __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchun
  * (coalesced) into local byte flags, then packs word lid from 32 flags.
  * Flags are padded 4 bytes every 32, so those reads hit distinct banks. */
 #define SEL_FLAG_AT(t) ((t) + (((t) >> 5) << 2))
-__kernel void select_filter(__global const SEL_T *col, ulong n, ulong wchunk, SEL_T a, SEL_T b,
-                            int mode, __global uint *bitmap, __global uint *counts,
-                            __local uchar *flags, __local uint *scratch)
+#define SEL_FILTER_BODY(NAME, TEST)                                                      \
+    ulong W = (n + 31) / 32;                                                             \
+    SEL_GROUP_WORDS(W, wchunk);                                                          \
+    uint lid = get_local_id(0), L = get_local_size(0);                                   \
+    ulong rend = min(we * 32, n);                                                        \
+    uint cnt = 0;                                                                        \
+    for (ulong wb = ws; wb < we; wb += L) {                                              \
+        ulong rb = wb * 32;                                                              \
+        for (uint k = 0; k < 32; k++) {                                                  \
+            uint t = k * L + lid;                                                        \
+            flags[SEL_FLAG_AT(t)] = rb + t < rend ? (uchar)TEST(col[rb + t], a, b) : 0;  \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        ulong w = wb + lid;                                                              \
+        if (w < we) {                                                                    \
+            uint word = sel_flags_word(flags, lid);                                      \
+            if (mode)                                                                    \
+                word = sel_combine(word, mode, bitmap[w]);                               \
+            bitmap[w] = word;                                                            \
+            cnt += popcount(word);                                                       \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+    }                                                                                    \
+    sel_group_count(cnt, counts, scratch);
+
+/* Word w of the tile from its 32 flags (36 bytes with the padding). */
+static inline uint sel_flags_word(__local const uchar *flags, uint w)
 {
-    ulong W = (n + 31) / 32;
-    SEL_GROUP_WORDS(W, wchunk);
-    uint lid = get_local_id(0), L = get_local_size(0);
-    ulong rend = min(we * 32, n);
-    uint cnt = 0;
-    for (ulong wb = ws; wb < we; wb += L) {
-        ulong rb = wb * 32;
-        for (uint k = 0; k < 32; k++) {
-            uint t = k * L + lid;
-            flags[SEL_FLAG_AT(t)] = rb + t < rend ? (uchar)SEL_TEST(col[rb + t], a, b) : 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        ulong w = wb + lid;
-        if (w < we) {
-            uint word = 0;
-            for (uint m = 0; m < 8; m++) {
-                uchar4 v = vload4(lid * 9 + m, flags);
-                word |= ((uint)v.x | (uint)v.y << 1 | (uint)v.z << 2 | (uint)v.w << 3)
-                        << (4 * m);
-            }
-            if (mode)
-                word = sel_combine(word, mode, bitmap[w]);
-            bitmap[w] = word;
-            cnt += popcount(word);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+    uint word = 0;
+    for (uint m = 0; m < 8; m++) {
+        uchar4 v = vload4(w * 9 + m, flags);
+        word |= ((uint)v.x | (uint)v.y << 1 | (uint)v.z << 2 | (uint)v.w << 3) << (4 * m);
     }
-    scratch[lid] = cnt;
-    COPROC_LOCAL_REDUCE(scratch, SEL_ADD);
-    if (lid == 0)
-        counts[get_group_id(0)] = scratch[0];
+    return word;
 }
 
 /* Inclusive Hillis-Steele scan of scratch[0..L) in place. */
@@ -217,3 +254,11 @@ __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchun
     }
 }
 #endif
+
+SEL_KERNEL(eq, SEL_EQ)
+SEL_KERNEL(ne, SEL_NE)
+SEL_KERNEL(lt, SEL_LT)
+SEL_KERNEL(le, SEL_LE)
+SEL_KERNEL(gt, SEL_GT)
+SEL_KERNEL(ge, SEL_GE)
+SEL_KERNEL(range, SEL_RANGE)

@@ -1,6 +1,6 @@
 /* select.c - coproc_select and coproc_select_bitmap (cl/select.cl).
- * Each predicate runs in a variant of cl/select.cl built for its shape (the
- * column type and the comparison, as defines; the constants are kernel
+ * Each predicate runs in the variant of cl/select.cl built for its column
+ * type, in the kernels of its comparison (the constants are kernel
  * arguments), so the test is compiled in and vectorises. A count of one
  * predicate reads the column and writes only per-group counts. Otherwise one
  * kernel per predicate evaluates it into a bitmap a word at a time (the second
@@ -23,11 +23,9 @@
 #include "exec/hostops.h"
 #include "ops/table.h"
 
-/* SEL_T of cl/select.cl per coproc_type. */
+/* SEL_T of cl/select.cl per coproc_type, and its kernels' names per coproc_cmp. */
 static const char *const type_cl[] = {"int", "long", "uint", "ulong", "float", "double"};
-
-/* Codes that cl/select.cl adds to coproc_cmp. */
-enum { CMP_NEVER = 7, CMP_ALWAYS = 8 };
+static const char *const cmp_name[] = {"eq", "ne", "lt", "le", "gt", "ge", "range"};
 
 /* A predicate as its kernel takes it: constants in the column's own type. */
 typedef struct pred_args {
@@ -63,26 +61,39 @@ static float float_floor(double a)
  * A float32 column compared with a double constant, as C compares them (in
  * double), rewritten as float comparisons so devices without fp64 agree:
  * x < a <=> x < ceil(a), x <= a <=> x <= floor(a), x == a only if a is a float.
+ * A test that no row passes becomes 0 <= x < 0, one that every row passes
+ * (NaN included) x != NaN.
  */
 static void float32_constants(const coproc_predicate *p, pred_args *out)
 {
     double a = p->a.f64, b = p->b.f64;
     float fa = 0, fb = 0;
     cl_int cmp = (cl_int)p->cmp;
+    int never = 0, always = 0;
     if (isnan(a) || (p->cmp == COPROC_CMP_RANGE && isnan(b))) {
-        cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+        always = p->cmp == COPROC_CMP_NE;
+        never = !always;
     } else {
         switch (p->cmp) {
         case COPROC_CMP_EQ:
         case COPROC_CMP_NE:
             fa = float_ceil(a);
-            if ((double)fa != a)
-                cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+            if ((double)fa != a) {
+                always = p->cmp == COPROC_CMP_NE;
+                never = !always;
+            }
             break;
         case COPROC_CMP_LT: case COPROC_CMP_GE: fa = float_ceil(a); break;
         case COPROC_CMP_LE: case COPROC_CMP_GT: fa = float_floor(a); break;
         default: fa = float_ceil(a); fb = float_ceil(b); break;
         }
+    }
+    if (never) {
+        cmp = COPROC_CMP_RANGE;
+        fa = fb = 0;
+    } else if (always) {
+        cmp = COPROC_CMP_NE;
+        fa = NAN;
     }
     out->cmp = cmp;
     memcpy(out->a, &fa, 4);
@@ -184,13 +195,15 @@ static coproc_status filter_prepare(coproc_runtime *rt, const coproc_filter *f, 
     return COPROC_OK;
 }
 
-/* A kernel of the cl/select.cl variant for p's shape (type and comparison). */
+/* Kernel select_<p's comparison> (positions: select_positions) of the
+ * cl/select.cl variant for p's column type. */
 static coproc_status pred_kernel(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
-                                 const char *kernel, cl_kernel *out)
+                                 int positions, cl_kernel *out)
 {
-    char defines[64];
-    snprintf(defines, sizeof defines, "#define SEL_T %s\n#define SEL_CMP %d\n",
-             type_cl[p->col->type], (int)p->cmp);
+    char defines[48], kernel[32];
+    snprintf(defines, sizeof defines, "#define SEL_T %s\n#define SEL_W %d\n",
+             type_cl[p->col->type], p->size == 8 ? 4 : 8);
+    snprintf(kernel, sizeof kernel, "select_%s", positions ? "positions" : cmp_name[p->cmp]);
     return coproc__kernel_create_variant(rt, dev, "select", defines, kernel, out);
 }
 
@@ -224,17 +237,22 @@ static coproc_status count_only(coproc_runtime *rt, coproc__device *dev, const p
     cl_kernel k = NULL;
     coproc_status s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
     if (s == COPROC_OK)
-        s = pred_kernel(rt, dev, p, "select_count", &k);
+        s = pred_kernel(rt, dev, p, 0, &k);
     if (s == COPROC_OK) {
-        cl_ulong nn = n;
+        cl_ulong nn = n, wchunk = 0;
+        cl_int mode = 3; /* count only: the bitmap argument is not used */
         coproc__args a = {k, 0, CL_SUCCESS};
         COPROC__ARG(a, p->col->mem);
         COPROC__ARG(a, nn);
+        COPROC__ARG(a, wchunk);
         coproc__arg(&a, p->size, p->a);
         coproc__arg(&a, p->size, p->b);
+        COPROC__ARG(a, mode);
+        COPROC__ARG(a, counts); /* as the bitmap: never touched */
         COPROC__ARG(a, counts);
+        COPROC__ARG_LOCAL(a, 1);
         COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
-        s = coproc__launch(rt, dev, &a, &g, "select_count");
+        s = coproc__launch(rt, dev, &a, &g, "select (count)");
     }
     if (s == COPROC_OK)
         s = sum_counts(rt, dev, counts, g.groups, count);
@@ -272,7 +290,7 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
         return s;
     cl_ulong nn = n;
     for (int i = 0; i < np; i++) {
-        s = pred_kernel(rt, dev, &p[i], "select_filter", &k);
+        s = pred_kernel(rt, dev, &p[i], 0, &k);
         if (s != COPROC_OK)
             return s;
         cl_int mode = i == 0 ? 0 : logic == COPROC_LOGIC_AND ? 1 : 2;
@@ -287,7 +305,7 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, r->counts);
         COPROC__ARG_LOCAL(a, 36 * r->g.local); /* 32 flags + 4 padding bytes per word */
         COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
-        s = coproc__launch(rt, dev, &a, &r->g, "select_filter");
+        s = coproc__launch(rt, dev, &a, &r->g, "select");
         clReleaseKernel(k);
         if (s != COPROC_OK)
             return s;
@@ -302,7 +320,7 @@ static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev,
 {
     cl_kernel k = NULL;
     /* From the variant the filter used: it is built already. */
-    coproc_status s = pred_kernel(rt, dev, p, "select_positions", &k);
+    coproc_status s = pred_kernel(rt, dev, p, 1, &k);
     if (s != COPROC_OK)
         return s;
     cl_ulong words = (n + 31) / 32;
