@@ -200,9 +200,8 @@ static coproc_status filter_prepare(coproc_runtime *rt, const coproc_filter *f, 
 static coproc_status pred_kernel(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
                                  int positions, cl_kernel *out)
 {
-    char defines[48], kernel[32];
-    snprintf(defines, sizeof defines, "#define SEL_T %s\n#define SEL_W %d\n",
-             type_cl[p->col->type], p->size == 8 ? 4 : 8);
+    char defines[32], kernel[32];
+    snprintf(defines, sizeof defines, "#define SEL_T %s\n", type_cl[p->col->type]);
     snprintf(kernel, sizeof kernel, "select_%s", positions ? "positions" : cmp_name[p->cmp]);
     return coproc__kernel_create_variant(rt, dev, "select", defines, kernel, out);
 }
