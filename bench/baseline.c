@@ -102,6 +102,17 @@ static void count_lt_fn(part *p)
     p->i64 = c;
 }
 
+size_t base_count_lt_i32(const int32_t *a, size_t n, int32_t c, int threads)
+{
+    part parts[MAX_THREADS];
+    args x = {.a = a, .c = c};
+    par_for(n, threads, &x, count_lt_fn, parts);
+    size_t total = 0;
+    for (int i = 0; i < (threads < 1 ? 1 : threads); i++)
+        total += (size_t)parts[i].i64;
+    return total;
+}
+
 static void write_lt_fn(part *p)
 {
     const args *x = p->user;

@@ -10,6 +10,8 @@ int64_t base_sum_i32(const int32_t *a, size_t n, int threads);
 int32_t base_min_i32(const int32_t *a, size_t n, int threads);
 /* Positions of rows with a[i] < c, in order; returns the count. */
 size_t base_select_lt_i32(const int32_t *a, size_t n, int32_t c, uint32_t *pos, int threads);
+/* The number of rows with a[i] < c (what base_select_lt_i32 counts before writing). */
+size_t base_count_lt_i32(const int32_t *a, size_t n, int32_t c, int threads);
 void base_add_const_i32(const int32_t *a, size_t n, int32_t c, int32_t *out, int threads);
 void base_gather_i32(const int32_t *a, const uint32_t *pos, size_t n, int32_t *out, int threads);
 /* Inclusive prefix sum into 64 bits. */

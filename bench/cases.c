@@ -111,6 +111,17 @@ static coproc_status run_select(bench_data *d)
 }
 static void c_select(bench_data *d) { d->c_result = base_select_lt_i32(d->a, d->n, 0, d->out_u32a, d->threads); }
 
+/* The same filter, counted only (positions NULL). */
+static coproc_status run_select_count(bench_data *d)
+{
+    coproc_filter f = {.first = {.col = d->ca, .cmp = COPROC_CMP_LT, .a = {.i64 = 0}}};
+    uint64_t count = 0;
+    coproc_status s = coproc_select(d->rt, &f, NULL, &count);
+    d->device_result = count;
+    return s;
+}
+static void c_select_count(bench_data *d) { d->c_result = base_count_lt_i32(d->a, d->n, 0, d->threads); }
+
 /* ---- map */
 static coproc_status run_add(bench_data *d)
 {
@@ -234,6 +245,7 @@ const bench_case bench_cases[] = {
     {"sum int32", 4, NULL, run_sum, c_sum, "C loop"},
     {"min int32", 4, NULL, run_min, c_min, "C loop"},
     {"select 50% int32 -> positions", 4, NULL, run_select, c_select, "C loop"},
+    {"select 50% int32 -> count", 4, NULL, run_select_count, c_select_count, "C loop"},
     {"map int32 + const", 4, NULL, run_add, c_add, "C loop"},
     {"gather int32", 8, NULL, run_gather, c_gather, "C loop"},
     {"scan int32 inclusive", 4, NULL, run_scan, c_scan, "C loop"},

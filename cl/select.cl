@@ -1,16 +1,34 @@
-/* select.cl - filters into a bitmap (bit i % 32 of word i / 32 = row i) with
- * per-group counts, then the bitmap into ordered row positions.
- * Group g owns bitmap words [g * wchunk, (g + 1) * wchunk) in both kernels;
- * the positions kernel finds its output offset by summing the counts of the
- * groups before it (a few hundred values), so no separate scan pass is needed.
- * Codes of cmp: 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE, 6 RANGE (a <= x < b),
- * 7 never, 8 always (the host turns some float32 tests into these).
- * mode: 0 write the bitmap, 1 AND into it, 2 OR into it. */
+/* select.cl - one predicate (col CMP a, or a <= col < b) counted, or evaluated
+ * into a bitmap (bit i % 32 of word i / 32 = row i) with per-group counts,
+ * and a bitmap turned into ordered row positions.
+ *
+ * Built once per column type: runtime/ops/select.c puts "#define SEL_T int"
+ * (long, uint, ulong, float, double) before this source, and picks the
+ * comparison by kernel name, select_lt, select_range, ...: each
+ * comparison is compiled into its own kernel, so no row chooses its test at
+ * run time and the loops vectorise. The constants a and b are kernel
+ * arguments, so a new constant builds nothing. Without the define (a build of
+ * every program, tests/test_portable.c) the type is int.
+ *
+ * Group g owns bitmap words [g * wchunk, (g + 1) * wchunk) in the filter and
+ * positions kernels; the positions kernel finds its output offset by summing
+ * the counts of the groups before it (a few hundred values), so no separate
+ * scan pass is needed. mode: 0 write the bitmap, 1 AND into it, 2 OR into it
+ * (a second predicate, one word at a time), 3 count only. */
 
-#define SEL_PRED(x, cmp, a, b)                                                           \
-    ((cmp) == 0 ? (x) == (a) : (cmp) == 1 ? (x) != (a) : (cmp) == 2 ? (x) < (a)          \
-     : (cmp) == 3 ? (x) <= (a) : (cmp) == 4 ? (x) > (a) : (cmp) == 5 ? (x) >= (a)        \
-     : (cmp) == 6 ? ((x) >= (a) && (x) < (b)) : (cmp) == 8)
+#ifndef SEL_T
+#define SEL_T int
+#endif
+
+/* The tests, as int 0 or 1, branch-free (& rather than &&). NaN fails all
+ * but NE, as in C. */
+#define SEL_EQ(x, a, b) ((x) == (a))
+#define SEL_NE(x, a, b) ((x) != (a))
+#define SEL_LT(x, a, b) ((x) < (a))
+#define SEL_LE(x, a, b) ((x) <= (a))
+#define SEL_GT(x, a, b) ((x) > (a))
+#define SEL_GE(x, a, b) ((x) >= (a))
+#define SEL_RANGE(x, a, b) (((x) >= (a)) & ((x) < (b)))
 
 #define SEL_ADD(a, b) ((a) + (b))
 
@@ -19,37 +37,80 @@
     ulong ws = min((ulong)get_group_id(0) * (wchunk), (ulong)(W));                       \
     ulong we = min(ws + (wchunk), (ulong)(W))
 
-/* Combine a freshly computed word with the bitmap's word per mode. */
-#define SEL_COMBINE(word, mode, old) ((mode) == 1 ? (word) & (old) : (mode) == 2 ? (word) | (old) : (word))
+/* A freshly computed word combined with the bitmap's word per mode. */
+static inline uint sel_combine(uint word, int mode, uint old)
+{
+    return mode == 1 ? word & old : mode == 2 ? word | old : word;
+}
+
+/* cnt of this work-item into counts[group], summed over the group. */
+static inline void sel_group_count(uint cnt, __global uint *counts, __local uint *scratch)
+{
+    uint lid = get_local_id(0);
+    scratch[lid] = cnt;
+    COPROC_LOCAL_REDUCE(scratch, SEL_ADD);
+    if (lid == 0)
+        counts[get_group_id(0)] = scratch[0];
+}
+
+/*
+ * The kernel select_NAME of one comparison NAME with test TEST.
+ * mode 3 counts only: the matching rows of each group's part into
+ * counts[group], nothing else read or written (on the CPU path the
+ * work-item's rows are one contiguous chunk, a plain sum the compiler
+ * vectorises). Modes 0-2 write (AND, OR) the bitmap words of the group's
+ * part, a word at a time, and their popcounts into counts[group].
+ * sel_word_NAME: the word of rows x[0..m), m <= 32, bits m..31 are 0 (a
+ * loop without branches; explicit 8-lane vector tests ran the bitmap twice as
+ * fast on PoCL but Oclgrind 21.10 crashes on them and computes wrong words).
+ * One kernel for all modes: PoCL compiles each kernel it runs on first use.
+ */
+#define SEL_KERNEL(NAME, TEST)                                                           \
+    static inline uint sel_word_##NAME(__global const SEL_T *x, uint m, SEL_T a, SEL_T b) \
+    {                                                                                    \
+        uint word = 0;                                                                   \
+        for (uint j = 0; j < m; j++)                                                     \
+            word |= (uint)TEST(x[j], a, b) << j;                                         \
+        return word;                                                                     \
+    }                                                                                    \
+    __kernel void select_##NAME(__global const SEL_T *col, ulong n, ulong wchunk, SEL_T a, \
+                                SEL_T b, int mode, __global uint *bitmap,                \
+                                __global uint *counts, __local uchar *flags,             \
+                                __local uint *scratch)                                   \
+    {                                                                                    \
+        if (mode == 3) {                                                                 \
+            uint cnt = 0;                                                                \
+            COPROC_FOR_EACH_ROW(i, n)                                                    \
+                cnt += (uint)TEST(col[i], a, b);                                         \
+            sel_group_count(cnt, counts, scratch);                                       \
+            return;                                                                      \
+        }                                                                                \
+        SEL_FILTER_BODY(NAME, TEST)                                                      \
+    }
 
 #if COPROC_CPU
-/* CPU path: the work-item walks its words, 32 contiguous rows each. */
-#define SEL_FILTER_KERNEL(NAME, T)                                                       \
-    __kernel void NAME(__global const T *col, ulong n, ulong wchunk, int cmp, T a, T b,  \
-                       int mode, __global uint *bitmap, __global uint *counts,           \
-                       __local uchar *flags, __local uint *scratch)                      \
-    {                                                                                    \
-        ulong W = (n + 31) / 32;                                                         \
-        SEL_GROUP_WORDS(W, wchunk);                                                      \
-        uint cnt = 0;                                                                    \
-        for (ulong w = ws; w < we; w++) {                                                \
-            __global const T *x = col + w * 32;                                          \
-            uint word = 0;                                                               \
-            uint m = (uint)min((ulong)32, n - w * 32);                                   \
-            if (m == 32) {                                                               \
-                for (uint j = 0; j < 32; j++)                                            \
-                    word |= (uint)SEL_PRED(x[j], cmp, a, b) << j;                        \
-            } else {                                                                     \
-                for (uint j = 0; j < m; j++)                                             \
-                    word |= (uint)SEL_PRED(x[j], cmp, a, b) << j;                        \
-            }                                                                            \
-            if (mode)                                                                    \
-                word = SEL_COMBINE(word, mode, bitmap[w]);                               \
-            bitmap[w] = word;                                                            \
-            cnt += popcount(word);                                                       \
-        }                                                                                \
-        counts[get_group_id(0)] = cnt;                                                   \
-    }
+/* CPU path: the work-item walks its words, 32 contiguous rows each, a whole
+ * word at a time (no per-bit stores). */
+#define SEL_FILTER_BODY(NAME, TEST)                                                      \
+    ulong W = (n + 31) / 32;                                                             \
+    SEL_GROUP_WORDS(W, wchunk);                                                          \
+    ulong full = min(we, (ulong)(n / 32)); /* words of 32 rows */                        \
+    uint cnt = 0;                                                                        \
+    for (ulong w = ws; w < full; w++) {                                                  \
+        uint word = sel_word_##NAME(col + w * 32, 32, a, b);                             \
+        if (mode)                                                                        \
+            word = sel_combine(word, mode, bitmap[w]);                                   \
+        bitmap[w] = word;                                                                \
+        cnt += popcount(word);                                                           \
+    }                                                                                    \
+    if (ws <= full && full < we) { /* the last word, partly used, if it is ours */       \
+        uint word = sel_word_##NAME(col + full * 32, (uint)(n - full * 32), a, b);       \
+        if (mode)                                                                        \
+            word = sel_combine(word, mode, bitmap[full]);                                \
+        bitmap[full] = word;                                                             \
+        cnt += popcount(word);                                                           \
+    }                                                                                    \
+    counts[get_group_id(0)] = cnt;
 
 __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchunk,
                                __global const uint *counts, __global uint *positions,
@@ -74,43 +135,41 @@ __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchun
  * (coalesced) into local byte flags, then packs word lid from 32 flags.
  * Flags are padded 4 bytes every 32, so those reads hit distinct banks. */
 #define SEL_FLAG_AT(t) ((t) + (((t) >> 5) << 2))
-#define SEL_FILTER_KERNEL(NAME, T)                                                       \
-    __kernel void NAME(__global const T *col, ulong n, ulong wchunk, int cmp, T a, T b,  \
-                       int mode, __global uint *bitmap, __global uint *counts,           \
-                       __local uchar *flags, __local uint *scratch)                      \
-    {                                                                                    \
-        ulong W = (n + 31) / 32;                                                         \
-        SEL_GROUP_WORDS(W, wchunk);                                                      \
-        uint lid = get_local_id(0), L = get_local_size(0);                               \
-        ulong rend = min(we * 32, n);                                                    \
-        uint cnt = 0;                                                                    \
-        for (ulong wb = ws; wb < we; wb += L) {                                          \
-            ulong rb = wb * 32;                                                          \
-            for (uint k = 0; k < 32; k++) {                                              \
-                uint t = k * L + lid;                                                    \
-                flags[SEL_FLAG_AT(t)] = rb + t < rend ? (uchar)SEL_PRED(col[rb + t], cmp, a, b) : 0; \
-            }                                                                            \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                \
-            ulong w = wb + lid;                                                          \
-            if (w < we) {                                                                \
-                uint word = 0;                                                           \
-                for (uint m = 0; m < 8; m++) {                                           \
-                    uchar4 v = vload4(lid * 9 + m, flags);                               \
-                    word |= ((uint)v.x | (uint)v.y << 1 | (uint)v.z << 2 | (uint)v.w << 3) \
-                            << (4 * m);                                                  \
-                }                                                                        \
-                if (mode)                                                                \
-                    word = SEL_COMBINE(word, mode, bitmap[w]);                           \
-                bitmap[w] = word;                                                        \
-                cnt += popcount(word);                                                   \
-            }                                                                            \
-            barrier(CLK_LOCAL_MEM_FENCE);                                                \
+#define SEL_FILTER_BODY(NAME, TEST)                                                      \
+    ulong W = (n + 31) / 32;                                                             \
+    SEL_GROUP_WORDS(W, wchunk);                                                          \
+    uint lid = get_local_id(0), L = get_local_size(0);                                   \
+    ulong rend = min(we * 32, n);                                                        \
+    uint cnt = 0;                                                                        \
+    for (ulong wb = ws; wb < we; wb += L) {                                              \
+        ulong rb = wb * 32;                                                              \
+        for (uint k = 0; k < 32; k++) {                                                  \
+            uint t = k * L + lid;                                                        \
+            flags[SEL_FLAG_AT(t)] = rb + t < rend ? (uchar)TEST(col[rb + t], a, b) : 0;  \
         }                                                                                \
-        scratch[lid] = cnt;                                                              \
-        COPROC_LOCAL_REDUCE(scratch, SEL_ADD);                                           \
-        if (lid == 0)                                                                    \
-            counts[get_group_id(0)] = scratch[0];                                        \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        ulong w = wb + lid;                                                              \
+        if (w < we) {                                                                    \
+            uint word = sel_flags_word(flags, lid);                                      \
+            if (mode)                                                                    \
+                word = sel_combine(word, mode, bitmap[w]);                               \
+            bitmap[w] = word;                                                            \
+            cnt += popcount(word);                                                       \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+    }                                                                                    \
+    sel_group_count(cnt, counts, scratch);
+
+/* Word w of the tile from its 32 flags (36 bytes with the padding). */
+static inline uint sel_flags_word(__local const uchar *flags, uint w)
+{
+    uint word = 0;
+    for (uint m = 0; m < 8; m++) {
+        uchar4 v = vload4(w * 9 + m, flags);
+        word |= ((uint)v.x | (uint)v.y << 1 | (uint)v.z << 2 | (uint)v.w << 3) << (4 * m);
     }
+    return word;
+}
 
 /* Inclusive Hillis-Steele scan of scratch[0..L) in place. */
 #define SEL_LOCAL_INCLUSIVE(scratch, lid, L)                                             \
@@ -158,11 +217,10 @@ __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchun
 }
 #endif
 
-SEL_FILTER_KERNEL(select_filter_i32, int)
-SEL_FILTER_KERNEL(select_filter_i64, long)
-SEL_FILTER_KERNEL(select_filter_u32, uint)
-SEL_FILTER_KERNEL(select_filter_u64, ulong)
-SEL_FILTER_KERNEL(select_filter_f32, float)
-#ifdef COPROC_FP64
-SEL_FILTER_KERNEL(select_filter_f64, double)
-#endif
+SEL_KERNEL(eq, SEL_EQ)
+SEL_KERNEL(ne, SEL_NE)
+SEL_KERNEL(lt, SEL_LT)
+SEL_KERNEL(le, SEL_LE)
+SEL_KERNEL(gt, SEL_GT)
+SEL_KERNEL(ge, SEL_GE)
+SEL_KERNEL(range, SEL_RANGE)

@@ -140,6 +140,100 @@ static void check_filter(coproc_runtime *rt, const coproc_filter *f, const input
     free(want_bits);
 }
 
+/* Sizes beside test_edge_sizes: one bitmap word less, exactly, one more; and
+ * one row past 8 CPU-path chunks of 4096 rows (launch.c). */
+static const size_t extra_sizes[] = {31, 32, 33, 32769};
+
+static void run_size(coproc_runtime *rt, int dev, const char *path, size_t n, int ntypes,
+                     test_rng *r)
+{
+    int big = n > 70000;
+    input in[COPROC__TYPE_COUNT];
+    for (int t = 0; t < ntypes; t++) {
+        in[t].t = (coproc_type)t;
+        in[t].data = malloc((n ? n : 1) * 8);
+        fill((coproc_type)t, in[t].data, n, r);
+        assert_ok(rt, coproc_column_upload(rt, dev, (coproc_type)t, in[t].data, n, &in[t].col));
+    }
+    for (int t = 0; t < ntypes; t++) {
+        if (big && t != COPROC_INT32 && t != COPROC_FLOAT32)
+            continue;
+        for (int cmp = COPROC_CMP_EQ; cmp <= COPROC_CMP_RANGE; cmp++) {
+            coproc_filter f;
+            memset(&f, 0, sizeof f);
+            f.first.col = in[t].col;
+            f.first.cmp = (coproc_cmp)cmp;
+            size_t i1 = (size_t)test_rand_below(r, n), i2 = (size_t)test_rand_below(r, n);
+            if (n) {
+                f.first.a = value_at((coproc_type)t, in[t].data, i1);
+                f.first.b = value_at((coproc_type)t, in[t].data, i2);
+            }
+            char ctx[96];
+            snprintf(ctx, sizeof ctx, "%s %s", path, coproc_type_name((coproc_type)t));
+            check_filter(rt, &f, &in[t], NULL, n, ctx);
+            if (big)
+                continue;
+            /* a second predicate of another type, AND and OR */
+            int t2 = (t + 1 + cmp) % ntypes;
+            f.second.col = in[t2].col;
+            f.second.cmp = (coproc_cmp)((cmp + 2) % 7);
+            if (n) {
+                f.second.a = value_at((coproc_type)t2, in[t2].data, i2);
+                f.second.b = value_at((coproc_type)t2, in[t2].data, i1);
+            }
+            for (int logic = COPROC_LOGIC_AND; logic <= COPROC_LOGIC_OR; logic++) {
+                f.logic = (coproc_logic)logic;
+                check_filter(rt, &f, &in[t], &in[t2], n, ctx);
+            }
+        }
+    }
+    /* Constants at the edges: all rows, no rows, NaN, values between floats. */
+    if (n == 33 || n == 1025 || n == 100003) {
+        static const double fconst[] = {0.1, -0.0, NAN, INFINITY, -INFINITY, 1e300, -1e300,
+                                        FLT_MAX, 0.25, 1e-50};
+        for (int t = 0; t < ntypes; t++) {
+            for (int cmp = COPROC_CMP_EQ; cmp <= COPROC_CMP_RANGE; cmp++) {
+                for (int e = 0; e < 10; e++) {
+                    coproc_filter f;
+                    memset(&f, 0, sizeof f);
+                    f.first.col = in[t].col;
+                    f.first.cmp = (coproc_cmp)cmp;
+                    switch (t) {
+                    case COPROC_INT32:
+                        f.first.a.i64 = e % 2 ? INT32_MIN : INT32_MAX;
+                        f.first.b.i64 = e % 3 ? INT32_MAX : 0;
+                        break;
+                    case COPROC_INT64:
+                        f.first.a.i64 = e % 2 ? INT64_MIN : INT64_MAX;
+                        f.first.b.i64 = e % 3 ? INT64_MAX : 0;
+                        break;
+                    case COPROC_UINT32:
+                        f.first.a.u64 = e % 2 ? 0 : UINT32_MAX;
+                        f.first.b.u64 = e % 3 ? UINT32_MAX : 5;
+                        break;
+                    case COPROC_UINT64:
+                        f.first.a.u64 = e % 2 ? 0 : UINT64_MAX;
+                        f.first.b.u64 = e % 3 ? UINT64_MAX : 5;
+                        break;
+                    default:
+                        f.first.a.f64 = fconst[e];
+                        f.first.b.f64 = fconst[(e + 3) % 10];
+                        break;
+                    }
+                    char ctx[96];
+                    snprintf(ctx, sizeof ctx, "%s %s edge-constant %d", path,
+                             coproc_type_name((coproc_type)t), e);
+                    check_filter(rt, &f, &in[t], NULL, n, ctx);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < ntypes; t++) {
+        coproc_column_free(in[t].col);
+        free(in[t].data);
+    }
+}
+
 static void run_device(coproc_runtime *rt, int dev, const char *path, void *user)
 {
     (void)user;
@@ -147,100 +241,54 @@ static void run_device(coproc_runtime *rt, int dev, const char *path, void *user
     assert_ok(rt, coproc_device_info_get(rt, dev, &info));
     test_rng rng = {4242};
     int ntypes = info.has_fp64 ? COPROC__TYPE_COUNT : COPROC_FLOAT64;
-    for (size_t si = 0; test_edge_sizes[si] != (size_t)-1; si++) {
-        size_t n = test_edge_sizes[si];
-        int big = n > 70000;
-        input in[COPROC__TYPE_COUNT];
-        for (int t = 0; t < ntypes; t++) {
-            in[t].t = (coproc_type)t;
-            in[t].data = malloc((n ? n : 1) * 8);
-            fill((coproc_type)t, in[t].data, n, &rng);
-            assert_ok(rt, coproc_column_upload(rt, dev, (coproc_type)t, in[t].data, n, &in[t].col));
-        }
-        for (int t = 0; t < ntypes; t++) {
-            if (big && t != COPROC_INT32 && t != COPROC_FLOAT32)
-                continue;
-            for (int cmp = COPROC_CMP_EQ; cmp <= COPROC_CMP_RANGE; cmp++) {
-                coproc_filter f;
-                memset(&f, 0, sizeof f);
-                f.first.col = in[t].col;
-                f.first.cmp = (coproc_cmp)cmp;
-                size_t i1 = (size_t)test_rand_below(&rng, n), i2 = (size_t)test_rand_below(&rng, n);
-                if (n) {
-                    f.first.a = value_at((coproc_type)t, in[t].data, i1);
-                    f.first.b = value_at((coproc_type)t, in[t].data, i2);
-                }
-                char ctx[96];
-                snprintf(ctx, sizeof ctx, "%s %s", path, coproc_type_name((coproc_type)t));
-                check_filter(rt, &f, &in[t], NULL, n, ctx);
-                if (big)
-                    continue;
-                /* a second predicate of another type, AND and OR */
-                int t2 = (t + 1 + cmp) % ntypes;
-                f.second.col = in[t2].col;
-                f.second.cmp = (coproc_cmp)((cmp + 2) % 7);
-                if (n) {
-                    f.second.a = value_at((coproc_type)t2, in[t2].data, i2);
-                    f.second.b = value_at((coproc_type)t2, in[t2].data, i1);
-                }
-                for (int logic = COPROC_LOGIC_AND; logic <= COPROC_LOGIC_OR; logic++) {
-                    f.logic = (coproc_logic)logic;
-                    check_filter(rt, &f, &in[t], &in[t2], n, ctx);
-                }
-            }
-        }
-        /* Constants at the edges: all rows, no rows, NaN, values between floats. */
-        if (n == 1025 || n == 100003) {
-            static const double fconst[] = {0.1, -0.0, NAN, INFINITY, -INFINITY, 1e300, -1e300,
-                                            FLT_MAX, 0.25, 1e-50};
-            for (int t = 0; t < ntypes; t++) {
-                for (int cmp = COPROC_CMP_EQ; cmp <= COPROC_CMP_RANGE; cmp++) {
-                    for (int e = 0; e < 10; e++) {
-                        coproc_filter f;
-                        memset(&f, 0, sizeof f);
-                        f.first.col = in[t].col;
-                        f.first.cmp = (coproc_cmp)cmp;
-                        switch (t) {
-                        case COPROC_INT32:
-                            f.first.a.i64 = e % 2 ? INT32_MIN : INT32_MAX;
-                            f.first.b.i64 = e % 3 ? INT32_MAX : 0;
-                            break;
-                        case COPROC_INT64:
-                            f.first.a.i64 = e % 2 ? INT64_MIN : INT64_MAX;
-                            f.first.b.i64 = e % 3 ? INT64_MAX : 0;
-                            break;
-                        case COPROC_UINT32:
-                            f.first.a.u64 = e % 2 ? 0 : UINT32_MAX;
-                            f.first.b.u64 = e % 3 ? UINT32_MAX : 5;
-                            break;
-                        case COPROC_UINT64:
-                            f.first.a.u64 = e % 2 ? 0 : UINT64_MAX;
-                            f.first.b.u64 = e % 3 ? UINT64_MAX : 5;
-                            break;
-                        default:
-                            f.first.a.f64 = fconst[e];
-                            f.first.b.f64 = fconst[(e + 3) % 10];
-                            break;
-                        }
-                        char ctx[96];
-                        snprintf(ctx, sizeof ctx, "%s %s edge-constant %d", path,
-                                 coproc_type_name((coproc_type)t), e);
-                        check_filter(rt, &f, &in[t], NULL, n, ctx);
-                    }
-                }
-            }
-        }
-        for (int t = 0; t < ntypes; t++) {
-            coproc_column_free(in[t].col);
-            free(in[t].data);
-        }
-    }
+    for (size_t si = 0; test_edge_sizes[si] != (size_t)-1; si++)
+        run_size(rt, dev, path, test_edge_sizes[si], ntypes, &rng);
+    for (size_t si = 0; si < sizeof extra_sizes / sizeof *extra_sizes; si++)
+        run_size(rt, dev, path, extra_sizes[si], ntypes, &rng);
 }
 
 static void test_select_matches_reference(void **state)
 {
     (void)state;
     test_each_device_path(run_device, NULL);
+}
+
+/* A driver quirk that caps the rows a work-item walks (quirks.h) gives more
+ * work-groups than bitmap words, so groups at the end own no word: they must
+ * write none (the CPU path's partial last word once raced so). */
+static void run_capped(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    static const size_t sizes[] = {1, 17, 31, 33, 100, 1025};
+    test_rng rng = {77};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        input in = {COPROC_INT32, malloc(n * 4), NULL};
+        fill(COPROC_INT32, in.data, n, &rng);
+        assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, in.data, n, &in.col));
+        for (int cmp = COPROC_CMP_LT; cmp <= COPROC_CMP_RANGE; cmp += COPROC_CMP_RANGE - COPROC_CMP_LT) {
+            coproc_filter f;
+            memset(&f, 0, sizeof f);
+            f.first = (coproc_predicate){in.col, (coproc_cmp)cmp, {.i64 = -3}, {.i64 = 9}};
+            f.second = (coproc_predicate){in.col, COPROC_CMP_LT, {.i64 = 20}, {.i64 = 0}};
+            char ctx[96];
+            snprintf(ctx, sizeof ctx, "%s rows-per-item 16", path);
+            for (int logic = COPROC_LOGIC_NONE; logic <= COPROC_LOGIC_OR; logic++) {
+                f.logic = (coproc_logic)logic;
+                check_filter(rt, &f, &in, &in, n, ctx);
+            }
+        }
+        coproc_column_free(in.col);
+        free(in.data);
+    }
+}
+
+static void test_select_capped_rows(void **state)
+{
+    (void)state;
+    setenv("COPROC_QUIRKS", "max_rows_per_item=16", 1);
+    test_each_device_path(run_capped, NULL);
+    unsetenv("COPROC_QUIRKS");
 }
 
 static void test_select_bad_input(void **state)
@@ -340,6 +388,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select_matches_reference),
+        cmocka_unit_test(test_select_capped_rows),
         cmocka_unit_test(test_select_bad_input),
         cmocka_unit_test(test_select_wrong_device),
     };

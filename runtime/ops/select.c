@@ -1,8 +1,12 @@
 /* select.c - coproc_select and coproc_select_bitmap (cl/select.cl).
- * One kernel per predicate evaluates it into a bitmap (the second predicate
- * ANDs or ORs into the first's) and writes per-group counts; the host adds
- * the counts; a second kernel turns the bitmap into ordered positions, each
- * group starting at the sum of the counts before it. */
+ * Each predicate runs in the variant of cl/select.cl built for its column
+ * type, in the kernels of its comparison (the constants are kernel
+ * arguments), so the test is compiled in and vectorises. A count of one
+ * predicate reads the column and writes only per-group counts. Otherwise one
+ * kernel per predicate evaluates it into a bitmap a word at a time (the second
+ * predicate ANDs or ORs its words into the first's) and writes per-group
+ * counts; the host adds the counts; a second kernel turns the bitmap into
+ * ordered positions, each group starting at the sum of the counts before it. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,10 +23,9 @@
 #include "exec/hostops.h"
 #include "ops/table.h"
 
-static const char *const type_suffix[] = {"i32", "i64", "u32", "u64", "f32", "f64"};
-
-/* Codes that cl/select.cl adds to coproc_cmp. */
-enum { CMP_NEVER = 7, CMP_ALWAYS = 8 };
+/* SEL_T of cl/select.cl per coproc_type, and its kernels' names per coproc_cmp. */
+static const char *const type_cl[] = {"int", "long", "uint", "ulong", "float", "double"};
+static const char *const cmp_name[] = {"eq", "ne", "lt", "le", "gt", "ge", "range"};
 
 /* A predicate as its kernel takes it: constants in the column's own type. */
 typedef struct pred_args {
@@ -58,26 +61,39 @@ static float float_floor(double a)
  * A float32 column compared with a double constant, as C compares them (in
  * double), rewritten as float comparisons so devices without fp64 agree:
  * x < a <=> x < ceil(a), x <= a <=> x <= floor(a), x == a only if a is a float.
+ * A test that no row passes becomes 0 <= x < 0, one that every row passes
+ * (NaN included) x != NaN.
  */
 static void float32_constants(const coproc_predicate *p, pred_args *out)
 {
     double a = p->a.f64, b = p->b.f64;
     float fa = 0, fb = 0;
     cl_int cmp = (cl_int)p->cmp;
+    int never = 0, always = 0;
     if (isnan(a) || (p->cmp == COPROC_CMP_RANGE && isnan(b))) {
-        cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+        always = p->cmp == COPROC_CMP_NE;
+        never = !always;
     } else {
         switch (p->cmp) {
         case COPROC_CMP_EQ:
         case COPROC_CMP_NE:
             fa = float_ceil(a);
-            if ((double)fa != a)
-                cmp = p->cmp == COPROC_CMP_NE ? CMP_ALWAYS : CMP_NEVER;
+            if ((double)fa != a) {
+                always = p->cmp == COPROC_CMP_NE;
+                never = !always;
+            }
             break;
         case COPROC_CMP_LT: case COPROC_CMP_GE: fa = float_ceil(a); break;
         case COPROC_CMP_LE: case COPROC_CMP_GT: fa = float_floor(a); break;
         default: fa = float_ceil(a); fb = float_ceil(b); break;
         }
+    }
+    if (never) {
+        cmp = COPROC_CMP_RANGE;
+        fa = fb = 0;
+    } else if (always) {
+        cmp = COPROC_CMP_NE;
+        fa = NAN;
     }
     out->cmp = cmp;
     memcpy(out->a, &fa, 4);
@@ -179,6 +195,73 @@ static coproc_status filter_prepare(coproc_runtime *rt, const coproc_filter *f, 
     return COPROC_OK;
 }
 
+/* Kernel select_<p's comparison> (positions: select_positions) of the
+ * cl/select.cl variant for p's column type. */
+static coproc_status pred_kernel(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
+                                 int positions, cl_kernel *out)
+{
+    char defines[32], kernel[32];
+    snprintf(defines, sizeof defines, "#define SEL_T %s\n", type_cl[p->col->type]);
+    snprintf(kernel, sizeof kernel, "select_%s", positions ? "positions" : cmp_name[p->cmp]);
+    return coproc__kernel_create_variant(rt, dev, "select", defines, kernel, out);
+}
+
+/* Read the groups' counts back (blocking) and add them into *count. */
+static coproc_status sum_counts(coproc_runtime *rt, coproc__device *dev, cl_mem counts,
+                                size_t groups, uint64_t *count)
+{
+    cl_uint *host = malloc(groups * sizeof *host);
+    if (!host)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    cl_int err = clEnqueueReadBuffer(dev->queue, counts, CL_TRUE, 0, groups * sizeof *host, host,
+                                     0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        free(host);
+        return coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
+    }
+    *count = 0;
+    for (size_t i = 0; i < groups; i++)
+        *count += host[i];
+    free(host);
+    return COPROC_OK;
+}
+
+/* The number of rows (n > 0) that match the one predicate p: no bitmap and
+ * no positions, only a count per work-group. */
+static coproc_status count_only(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
+                                size_t n, uint64_t *count)
+{
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    cl_mem counts = NULL;
+    cl_kernel k = NULL;
+    coproc_status s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
+    if (s == COPROC_OK)
+        s = pred_kernel(rt, dev, p, 0, &k);
+    if (s == COPROC_OK) {
+        cl_ulong nn = n, wchunk = 0;
+        cl_int mode = 3; /* count only: the bitmap argument is not used */
+        coproc__args a = {k, 0, CL_SUCCESS};
+        COPROC__ARG(a, p->col->mem);
+        COPROC__ARG(a, nn);
+        COPROC__ARG(a, wchunk);
+        coproc__arg(&a, p->size, p->a);
+        coproc__arg(&a, p->size, p->b);
+        COPROC__ARG(a, mode);
+        COPROC__ARG(a, counts); /* as the bitmap: never touched */
+        COPROC__ARG(a, counts);
+        COPROC__ARG_LOCAL(a, 1);
+        COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
+        s = coproc__launch(rt, dev, &a, &g, "select (count)");
+    }
+    if (s == COPROC_OK)
+        s = sum_counts(rt, dev, counts, g.groups, count);
+    if (k)
+        clReleaseKernel(k);
+    if (counts)
+        clReleaseMemObject(counts);
+    return s;
+}
+
 /* Everything one filter run needs; released by filter_release. */
 typedef struct filter_run {
     coproc__geometry g;
@@ -200,24 +283,20 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
     r->wchunk = (words + r->g.groups - 1) / r->g.groups;
     r->counts = NULL;
     r->count = 0;
-    cl_uint *host = NULL;
     cl_kernel k = NULL;
     coproc_status s = coproc__buffer_new(rt, dev, r->g.groups * sizeof(cl_uint), &r->counts);
     if (s != COPROC_OK)
         return s;
     cl_ulong nn = n;
     for (int i = 0; i < np; i++) {
-        char kname[48];
-        snprintf(kname, sizeof kname, "select_filter_%s", type_suffix[p[i].col->type]);
-        s = coproc__kernel_create(rt, dev, "select", kname, &k);
+        s = pred_kernel(rt, dev, &p[i], 0, &k);
         if (s != COPROC_OK)
-            goto done;
+            return s;
         cl_int mode = i == 0 ? 0 : logic == COPROC_LOGIC_AND ? 1 : 2;
         coproc__args a = {k, 0, CL_SUCCESS};
         COPROC__ARG(a, p[i].col->mem);
         COPROC__ARG(a, nn);
         COPROC__ARG(a, r->wchunk);
-        COPROC__ARG(a, p[i].cmp);
         coproc__arg(&a, p[i].size, p[i].a);
         coproc__arg(&a, p[i].size, p[i].b);
         COPROC__ARG(a, mode);
@@ -225,35 +304,22 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, r->counts);
         COPROC__ARG_LOCAL(a, 36 * r->g.local); /* 32 flags + 4 padding bytes per word */
         COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
-        s = coproc__launch(rt, dev, &a, &r->g, kname);
+        s = coproc__launch(rt, dev, &a, &r->g, "select");
         clReleaseKernel(k);
         if (s != COPROC_OK)
-            goto done;
+            return s;
     }
-    host = malloc(r->g.groups * sizeof *host);
-    if (!host) {
-        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-        goto done;
-    }
-    cl_int err = clEnqueueReadBuffer(dev->queue, r->counts, CL_TRUE, 0,
-                                     r->g.groups * sizeof *host, host, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        s = coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
-        goto done;
-    }
-    for (size_t i = 0; i < r->g.groups; i++)
-        r->count += host[i];
-done:
-    free(host);
-    return s;
+    return sum_counts(rt, dev, r->counts, r->g.groups, &r->count);
 }
 
 /* Positions of the set bits of bitmap, given the counts of filter_run_all. */
-static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev, cl_mem bitmap,
-                                      size_t n, const filter_run *r, cl_mem positions)
+static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev,
+                                      const pred_args *p, cl_mem bitmap, size_t n,
+                                      const filter_run *r, cl_mem positions)
 {
     cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "select", "select_positions", &k);
+    /* From the variant the filter used: it is built already. */
+    coproc_status s = pred_kernel(rt, dev, p, 1, &k);
     if (s != COPROC_OK)
         return s;
     cl_ulong words = (n + 31) / 32;
@@ -300,7 +366,9 @@ coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f,
     filter_run r = {.counts = NULL};
     cl_mem bitmap = NULL;
     coproc_column *out = NULL;
-    if (n > 0) {
+    if (n > 0 && !positions && np == 1) {
+        s = count_only(rt, dev, &p[0], n, &r.count);
+    } else if (n > 0) {
         s = coproc__buffer_new(rt, dev, (n + 31) / 32 * sizeof(cl_uint), &bitmap);
         if (s == COPROC_OK)
             s = filter_run_all(rt, dev, p, np, f->logic, n, bitmap, &r);
@@ -308,7 +376,7 @@ coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f,
     if (s == COPROC_OK && positions) {
         s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &out);
         if (s == COPROC_OK && r.count > 0)
-            s = bitmap_positions(rt, dev, bitmap, n, &r, out->mem);
+            s = bitmap_positions(rt, dev, &p[0], bitmap, n, &r, out->mem);
         if (s == COPROC_OK)
             s = finish(rt, dev, "coproc_select");
     }

@@ -12,6 +12,7 @@
 
 #include "data/residency.h"
 #include "core/error.h"
+#include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
 
 /* NVIDIA's vendor queries (cl_nv_device_attribute_query); not in every header. */
@@ -369,6 +370,7 @@ void coproc__device_release(coproc__device *dev)
     for (int i = 0; i < COPROC__MAX_PROGRAMS; i++)
         if (dev->programs[i])
             clReleaseProgram(dev->programs[i]);
+    coproc__program_variants_release(dev);
     if (dev->queue)
         clFinish(dev->queue);
     if (dev->copy_queue)

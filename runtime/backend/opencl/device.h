@@ -37,6 +37,8 @@ typedef struct coproc__device {
 
     pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];
+    struct coproc__program_variant *variants; /* built by coproc__program_variant (program.h),
+                                                 a list guarded by program_lock */
     atomic_uint_fast64_t programs_made; /* built or loaded: an operator's run that made one
                                            is not a sample of its cost (cost.c) */
 

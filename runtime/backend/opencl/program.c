@@ -175,6 +175,96 @@ coproc_status coproc__program_get(coproc_runtime *rt, coproc__device *dev, const
     return s;
 }
 
+/* One built variant; the device's list of them (program_lock). */
+struct coproc__program_variant {
+    struct coproc__program_variant *next;
+    const coproc__cl_source *src;
+    char *defines;
+    cl_program program;
+};
+
+coproc_status coproc__program_variant(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                      const char *defines, cl_program *out)
+{
+    *out = NULL;
+    const coproc__cl_source *src = find_source(name);
+    if (!src || strcmp(name, COPROC__PRELUDE_NAME) == 0)
+        return coproc__fail(rt, COPROC_INTERNAL, "no embedded kernel program '%s'", name);
+    coproc_status s = COPROC_OK;
+    char *source = NULL;
+    struct coproc__program_variant *v = NULL;
+    int count = 0;
+    /* Held while building, so two threads never build one variant twice. */
+    pthread_mutex_lock(&dev->program_lock);
+    for (v = dev->variants; v; v = v->next, count++)
+        if (v->src == src && strcmp(v->defines, defines) == 0)
+            goto found;
+    if (count >= COPROC__MAX_VARIANTS) {
+        s = coproc__fail(rt, COPROC_INTERNAL, "%s: more than %d program variants on device %d",
+                         name, COPROC__MAX_VARIANTS, dev->index);
+        goto unlock;
+    }
+    size_t dlen = strlen(defines);
+    v = calloc(1, sizeof *v);
+    source = malloc(dlen + src->length);
+    if (!v || !source || !(v->defines = strdup(defines))) {
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        goto error;
+    }
+    memcpy(source, defines, dlen);
+    memcpy(source + dlen, src->source, src->length);
+    s = coproc__program_build(rt, dev, name, source, dlen + src->length, &v->program);
+    if (s != COPROC_OK)
+        goto error;
+    v->src = src;
+    v->next = dev->variants;
+    dev->variants = v;
+    free(source);
+found:
+    *out = v->program;
+    goto unlock;
+error:
+    free(source);
+    if (v)
+        free(v->defines);
+    free(v);
+unlock:
+    pthread_mutex_unlock(&dev->program_lock);
+    return s;
+}
+
+void coproc__program_variants_release(coproc__device *dev)
+{
+    while (dev->variants) {
+        struct coproc__program_variant *v = dev->variants;
+        dev->variants = v->next;
+        clReleaseProgram(v->program);
+        free(v->defines);
+        free(v);
+    }
+}
+
+static coproc_status kernel_of(coproc_runtime *rt, cl_program p, const char *program,
+                               const char *kernel, cl_kernel *out)
+{
+    cl_int err;
+    *out = clCreateKernel(p, kernel, &err);
+    if (!*out)
+        return coproc__fail_cl(rt, err, "clCreateKernel(%s/%s)", program, kernel);
+    return COPROC_OK;
+}
+
+coproc_status coproc__kernel_create_variant(coproc_runtime *rt, coproc__device *dev,
+                                            const char *program, const char *defines,
+                                            const char *kernel, cl_kernel *out)
+{
+    cl_program p;
+    coproc_status s = coproc__program_variant(rt, dev, program, defines, &p);
+    if (s != COPROC_OK)
+        return s;
+    return kernel_of(rt, p, program, kernel, out);
+}
+
 coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
                                     const char *kernel, cl_kernel *out)
 {
@@ -182,9 +272,5 @@ coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, con
     coproc_status s = coproc__program_get(rt, dev, program, &p);
     if (s != COPROC_OK)
         return s;
-    cl_int err;
-    *out = clCreateKernel(p, kernel, &err);
-    if (!*out)
-        return coproc__fail_cl(rt, err, "clCreateKernel(%s/%s)", program, kernel);
-    return COPROC_OK;
+    return kernel_of(rt, p, program, kernel, out);
 }

@@ -29,6 +29,21 @@ coproc_status coproc__program_get(coproc_runtime *rt, coproc__device *dev, const
                                   cl_program *out);
 
 /*
+ * cl/<name>.cl specialised at build time: `defines` (lines such as
+ * "#define SEL_T int\n") are put before its source. Built once per device and
+ * defines string (kept on the device, thread-safe), through the binary cache,
+ * so a caller keeps the set of distinct defines small: a shape (type,
+ * comparison), never a value that changes from call to call. At most
+ * COPROC__MAX_VARIANTS per device (INTERNAL past that).
+ */
+#define COPROC__MAX_VARIANTS 256
+coproc_status coproc__program_variant(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                      const char *defines, cl_program *out);
+
+/* Release the variants built on dev (coproc__device_release). */
+void coproc__program_variants_release(coproc__device *dev);
+
+/*
  * Build `source` (prelude prepended) for dev, through the binary cache.
  * *out is owned by the caller. `name` labels messages and cache files.
  */
@@ -42,5 +57,10 @@ void coproc__program_options(const coproc__device *dev, char *out, size_t size);
 /* A new kernel object (caller releases) for kernel `kernel` of program `program`. */
 coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
                                     const char *kernel, cl_kernel *out);
+
+/* The same for the variant `defines` of program `program` (coproc__program_variant). */
+coproc_status coproc__kernel_create_variant(coproc_runtime *rt, coproc__device *dev,
+                                            const char *program, const char *defines,
+                                            const char *kernel, cl_kernel *out);
 
 #endif
