@@ -12,17 +12,32 @@ typedef struct coproc__op_timer {
     cl_event start;   /* marker enqueued before the operator's commands; NULL if none */
     double wall_start;
     uint64_t programs_made; /* the device's count at the start */
+    int timed;              /* 0: a run a settled model does not learn from (no markers) */
 } coproc__op_timer;
 
 /* Start timing an operator on dev (never fails: falls back to the wall clock). */
 void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 
 /*
+ * As coproc__op_timer_begin for a run the model of kind k may learn from:
+ * timed (markers, then observed) while the model still learns - its first
+ * COPROC__LEARN_RUNS runs since open, or while it has no fit with its recent
+ * median error at most COPROC__SETTLED_ERROR - and then one run in
+ * COPROC__SETTLED_EVERY; the others cost no OpenCL command and teach nothing.
+ */
+#define COPROC__LEARN_RUNS 64
+#define COPROC__SETTLED_ERROR 0.25
+#define COPROC__SETTLED_EVERY 16
+void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k);
+
+/*
  * Stop timing and, when ok is nonzero, feed (features x, seconds) to dev's
  * model of kind k (thread-safe) - unless a kernel program was built or loaded
  * on dev meanwhile: that run's time is mostly the build, not the operator.
  * Seconds span the device timeline from the start marker to an end marker
- * (OpenCL profiling), else the wall clock. Always releases the timer.
+ * (OpenCL profiling), else the wall clock. A run left untimed by
+ * coproc__op_timer_begin_sampled is only reported to the backend (a simulated
+ * device charges it) with its wall-clock seconds. Always releases the timer.
  */
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok);
