@@ -24,6 +24,7 @@ struct coproc_task {
     coproc__sched_ticket ticket;
     coproc__task_clock clock;  /* on the runtime's clock (backend.h) */
     int tried;                 /* devices that ran out of memory on it (bits) */
+    int queued_on;             /* the device whose ready queue took it */
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
     int done;
@@ -149,6 +150,26 @@ static void *prefetcher_main(void *arg)
     return NULL;
 }
 
+/* Take the head of w's ready queue (w->lock held): the prefetcher must be
+ * done with it before it runs (once it finishes its caller may free the
+ * columns the prefetcher would read), and moves on to the next. */
+static coproc_task *take_head(coproc__tasks *ts, worker *w)
+{
+    coproc_task *t = w->ring[w->head];
+    w->head = (w->head + 1) % ts->depth;
+    w->count--;
+    pthread_cond_signal(&w->not_full);
+    if (w->pending == t)
+        w->pending = NULL;
+    while (w->active == t)
+        pthread_cond_wait(&w->prefetch_cond, &w->lock);
+    if (w->count > 0 && w->prefetcher_started) {
+        w->pending = w->ring[w->head];
+        pthread_cond_broadcast(&w->prefetch_cond);
+    }
+    return t;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -162,23 +183,28 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
-        coproc_task *t = w->ring[w->head];
-        w->head = (w->head + 1) % ts->depth;
-        w->count--;
-        pthread_cond_signal(&w->not_full);
-        /* The prefetcher must be done with t before t runs: once t finishes
-         * its caller may free the columns the prefetcher would read. */
-        if (w->pending == t)
-            w->pending = NULL;
-        while (w->active == t)
-            pthread_cond_wait(&w->prefetch_cond, &w->lock);
-        if (w->count > 0 && w->prefetcher_started) {
-            w->pending = w->ring[w->head];
-            pthread_cond_broadcast(&w->prefetch_cond);
-        }
+        coproc_task *t = take_head(ts, w);
         pthread_mutex_unlock(&w->lock);
         run_task(ts, w, t);
     }
+}
+
+/* A task its waiter finds still at the head of its device's queue runs in
+ * the waiter's thread: a small operator then pays no hand-over to the worker
+ * and back (two thread wake-ups, more than its kernel on a CPU device). The
+ * queue's order is kept: only the head is taken. 1 if t ran here. */
+static int run_if_queued(coproc_task *t)
+{
+    coproc__tasks *ts = t->rt->tasks;
+    worker *w = &ts->w[t->queued_on];
+    pthread_mutex_lock(&w->lock);
+    int mine = w->count > 0 && w->ring[w->head] == t;
+    if (mine)
+        take_head(ts, w);
+    pthread_mutex_unlock(&w->lock);
+    if (mine)
+        run_task(ts, w, t);
+    return mine;
 }
 
 /* Put t on device d's ready queue, waiting while it is full (back-pressure). */
@@ -383,6 +409,7 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
         free(t);
         return coproc__fail(rt, COPROC_INTERNAL, "coproc_submit: no device chosen");
     }
+    t->queued_on = d;
     enqueue(ts, d, t);
     *out = t;
     return COPROC_OK;
@@ -403,6 +430,7 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
 {
     if (!t)
         return COPROC_NULL_POINTER;
+    run_if_queued(t);
     pthread_mutex_lock(&t->lock);
     while (!t->done)
         pthread_cond_wait(&t->done_cond, &t->lock);
