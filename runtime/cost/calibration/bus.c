@@ -106,7 +106,10 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
                                    cl_mem dbuf, void *host, size_t bytes, double *seconds)
 {
     cl_command_queue q = c->dev->queue;
-    if (ev_cache->bytes)
+    /* The quick pass evicts only before copies below an eighth of what the
+     * evictor reads (a quarter of the caches): a larger one's first touches
+     * are mostly misses anyway, and each eviction costs more than the copy. */
+    if (ev_cache->bytes && (c->full || bytes < ev_cache->size / 8))
         evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
@@ -292,7 +295,7 @@ int coproc__fit_transfer(coproc__transfer_fit *f)
 }
 
 /* The sweep: 4 KiB x4 up to 1 MiB (quick: 4 KiB, 64 KiB, 1 MiB), then x sqrt(2)
- * (rounded to 4 KiB) up to 256 MiB (full) or 64 MiB (quick), below the cap.
+ * (rounded to 4 KiB; quick: x2) up to 256 MiB (full) or 64 MiB (quick), below the cap.
  * Above 1 MiB the steps are dense because caches bend the curve there on CPU
  * devices (a copy's rate falls by 2-3x as it leaves the last-level cache),
  * and the prediction interpolates between the points. Returns the number of
@@ -307,7 +310,7 @@ static int sweep_sizes(const coproc__calib *c, size_t cap, size_t *sizes)
         if ((size_t)b <= cap)
             sizes[n++] = (size_t)b;
     }
-    for (int e = 1; n < COPROC__SWEEP_MAX; e++) {
+    for (int e = c->full ? 1 : 2; n < COPROC__SWEEP_MAX; e += c->full ? 1 : 2) {
         double b = 4 * KiB * floor(MiB * exp2(0.5 * e) / (4 * KiB) + 0.5);
         if (b > top * 1.0001 || (size_t)b > cap)
             break;
@@ -411,7 +414,9 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
                 is_pinned ? (to_device ? a.ptr : b.ptr) : (void *)pageable, sizes[i],
                 is_pinned, XFER_TIME};
     }
-    s = transfer_typical(c, &ev_cache, cases, 4 * count, transfer_reps(c->full), seconds, NULL);
+    /* The quick pass: 3 runs a size (the median still drops one spike). */
+    s = transfer_typical(c, &ev_cache, cases, 4 * count, c->full ? transfer_reps(1) : 3, seconds,
+                         NULL);
     if (s != COPROC_OK)
         goto done;
     for (int f = 0; f < 4; f++) {

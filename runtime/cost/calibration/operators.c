@@ -254,6 +254,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The quick pass gives each kind this many seconds (its warm-up, which may
+ * build its program, aside), shared by its shapes: past the two smallest
+ * sizes, a size whose runs would overrun its shape's share is not measured,
+ * nor any larger one. A slow device so gets fewer, smaller sizes, and the
+ * model's straight line carries them up; runs refine it later. */
+#define QUICK_KIND_SECONDS 0.15
+
+/* And the quick pass as a whole stops starting kinds after this many
+ * seconds on a device: where each kind's first run must compile its program
+ * (a driver with a cold cache: PoCL takes seconds a program) the kinds left
+ * start with empty models, learnt from their runs (as a kind whose
+ * calibration fails). With the driver's cache warm the pass takes 1-3 s. */
+#define QUICK_PASS_SECONDS 8.0
+
 /* Sweep one kind: for each shape an untimed run, then each size three times
  * (quick) or five (full); the median is observed, so one timing spike (common
  * on a loaded CPU device) does not reach the model. A run long enough that
@@ -263,10 +277,15 @@ static coproc_status sweep_kind(op_ctx *o, const op_spec *spec, const size_t *ro
 {
     coproc__calib *c = o->c;
     int reps = c->full ? 5 : 3;
+    double share = QUICK_KIND_SECONDS / spec->shapes;
     for (int sh = 0; sh < spec->shapes; sh++) {
         int param = spec->shape[sh].param;
+        double began = 0, last = 0; /* the shape's start (after its warm-up), its last median */
         for (int i = -1; i < sizes; i++) {
             size_t n = rows[i < 0 ? 0 : i];
+            if (!c->full && i >= 2 &&
+                coproc__now() - began + last * reps * (double)n / (double)rows[i - 1] > share)
+                break;
             char size[32];
             coproc__calib_size_name((double)n, size, sizeof size);
             coproc__calib_progress(c, "operator %s, %s, %s rows%s",
@@ -286,10 +305,13 @@ static coproc_status sweep_kind(op_ctx *o, const op_spec *spec, const size_t *ro
             inputs_free(&in);
             if (s != COPROC_OK)
                 return s;
-            if (i < 0)
+            if (i < 0) {
+                began = coproc__now();
                 continue; /* the warm-up run: programs built, memory touched */
+            }
             qsort(t, (size_t)runs, sizeof *t, cmp_double);
-            coproc__model_observe(model, x, t[runs / 2]);
+            last = t[runs / 2];
+            coproc__model_observe(model, x, last);
         }
     }
     return COPROC_OK;
@@ -314,9 +336,17 @@ coproc_status coproc__calib_operators(coproc__calib *c, coproc__profile *p)
         o.rnd[i] = (uint32_t)coproc__splitmix64(&seed);
 
     coproc_status s = COPROC_OK;
+    double began = coproc__now();
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
         coproc__model *model = &p->ops[specs[i].kind];
         coproc__model_init(model, coproc__op_kind_features(specs[i].kind));
+        if (!c->full && coproc__now() - began > QUICK_PASS_SECONDS) {
+            coproc__log(c->rt, COPROC_LOG_INFO, "quick calibration of device %d (%s): %s not "
+                        "measured (the pass's %.0f s are spent); its cost model starts empty",
+                        c->dev->index, c->dev->info.name, coproc__op_kind_name(specs[i].kind),
+                        QUICK_PASS_SECONDS);
+            continue;
+        }
         s = sweep_kind(&o, &specs[i], rows, sizes, model);
         if (s == COPROC_DEVICE_LOST || s == COPROC_HOST_OUT_OF_MEMORY)
             break;
