@@ -43,6 +43,7 @@ typedef struct worker {
     pthread_cond_t not_empty, not_full;
     coproc_task **ring;        /* bounded ready queue */
     int head, count;
+    int busy;                  /* one of its tasks runs (in the worker or in a waiter) */
     int stop;
     atomic_uint_fast64_t tasks_run, tasks_streamed;
     /* The prefetcher: copies the next task's inputs on the copy queue while
@@ -177,34 +178,46 @@ static void *worker_main(void *arg)
     coproc__topology_bind_thread(w->rt, w->device);
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        while (w->count == 0 && !w->stop)
+        while (w->busy || (w->count == 0 && !w->stop))
             pthread_cond_wait(&w->not_empty, &w->lock);
         if (w->count == 0) {
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
+        w->busy = 1; /* before take_head, which may let go of the lock */
         coproc_task *t = take_head(ts, w);
         pthread_mutex_unlock(&w->lock);
         run_task(ts, w, t);
+        pthread_mutex_lock(&w->lock);
+        w->busy = 0;
+        pthread_mutex_unlock(&w->lock);
     }
 }
 
-/* A task its waiter finds still at the head of its device's queue runs in
- * the waiter's thread: a small operator then pays no hand-over to the worker
- * and back (two thread wake-ups, more than its kernel on a CPU device). The
- * queue's order is kept: only the head is taken. 1 if t ran here. */
+/* A task its waiter finds still at the head of its device's queue, the
+ * device idle, runs in the waiter's thread: a small operator then pays no
+ * hand-over to the worker and back (two thread wake-ups, more than its kernel
+ * on a CPU device). The queue's order and one task at a time per device are
+ * kept: the worker waits while the waiter runs it (busy). 1 if t ran here. */
 static int run_if_queued(coproc_task *t)
 {
     coproc__tasks *ts = t->rt->tasks;
     worker *w = &ts->w[t->queued_on];
     pthread_mutex_lock(&w->lock);
-    int mine = w->count > 0 && w->ring[w->head] == t;
-    if (mine)
+    int mine = !w->busy && w->count > 0 && w->ring[w->head] == t;
+    if (mine) {
+        w->busy = 1;
         take_head(ts, w);
+    }
     pthread_mutex_unlock(&w->lock);
-    if (mine)
-        run_task(ts, w, t);
-    return mine;
+    if (!mine)
+        return 0;
+    run_task(ts, w, t);
+    pthread_mutex_lock(&w->lock);
+    w->busy = 0;
+    pthread_cond_signal(&w->not_empty); /* the worker, if more are queued */
+    pthread_mutex_unlock(&w->lock);
+    return 1;
 }
 
 /* Put t on device d's ready queue, waiting while it is full (back-pressure). */
