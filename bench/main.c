@@ -129,8 +129,9 @@ int main(int argc, char **argv)
                     is_cpu ? "" : "");
         if (is_cpu)
             fprintf(out, "   C baselines on %d thread(s) (cores %s)\n", threads, info.cpuset);
-        fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms", "Grows/s",
-                "GB/s", "of mem", "vs C");
+        if (!o.overhead)
+            fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms",
+                    "Grows/s", "GB/s", "of mem", "vs C");
         json_t *jdev = json_object();
         json_object_set_new(jdev, "index", json_integer(dev));
         json_object_set_new(jdev, "name", json_string(info.name));

@@ -1,10 +1,11 @@
 /* overhead.c - coproc-bench --overhead: what a small operator costs beyond its
- * kernel. Three forms of the same 1,000-row int32 sum on one device, on the
+ * kernel. Four forms of the same 1,000-row int32 sum on one device, on the
  * same device buffer, interleaved in rounds so that noise hits them alike:
  *   bare    clEnqueueNDRangeKernel + clFinish of a tiny reduction kernel built
  *           here through coproc/opencl.h (arguments set once)
  *   direct  coproc_reduce on the device column (synchronous)
  *   submit  coproc_submit + coproc_wait of the same sum (the task path)
+ *   batch   100 such submits, then the 100 waits (a task loop, as StarPU's)
  * Each round times `per_round` calls of each form; the report gives, per
  * form, the median microseconds a call over rounds and their spread, and the
  * ratio to bare as the median (and range) of the per-round ratios. */
@@ -18,7 +19,7 @@
 #include "coproc/opencl.h"
 
 /* One work-group strides over the rows, then a tree in local memory. */
-static const char *const bare_source =
+static const char *const bare_source_text =
     "__kernel void bare_sum(__global const int *in, ulong n, __global long *out,\n"
     "                       __local long *scratch)\n"
     "{\n"
@@ -82,7 +83,8 @@ static int bare_init(bare *b, coproc_runtime *rt, int dev, const coproc_column *
     if (coproc_device_opencl(rt, dev, &ctx, &id, &b->queue) != COPROC_OK)
         return -1;
     cl_int err;
-    b->program = clCreateProgramWithSource(ctx, 1, &bare_source, NULL, &err);
+    const char *src = bare_source_text;
+    b->program = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
     if (!b->program || clBuildProgram(b->program, 1, &id, "-cl-std=CL1.2", NULL, NULL) != CL_SUCCESS)
         return -1;
     b->kernel = clCreateKernel(b->program, "bare_sum", &err);
@@ -143,17 +145,44 @@ static int submit_run(coproc_runtime *rt, const coproc_column *col, long long *v
     return 0;
 }
 
-enum { BARE, DIRECT, SUBMIT, FORMS };
+/* `count` sums submitted at once, then waited for (as StarPU's task loops). */
+static int batch_run(coproc_runtime *rt, const coproc_column *col, int count, long long *v)
+{
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_REDUCE);
+    op.a = col;
+    op.reduce = COPROC_REDUCE_SUM;
+    coproc_task *t[256];
+    int rc = 0, n = count < 256 ? count : 256;
+    for (int i = 0; i < n; i++)
+        if (coproc_submit(rt, &op, &t[i]) != COPROC_OK)
+            t[i] = NULL, rc = -1;
+    for (int i = 0; i < n; i++) {
+        coproc_result r;
+        if (t[i] && coproc_wait(t[i], &r) == COPROC_OK) {
+            *v = (long long)r.scalar.v.i64;
+            coproc_result_free(&r);
+        } else {
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+enum { BARE, DIRECT, SUBMIT, BATCH, FORMS };
 static const char *const form_name[FORMS] = {"bare clEnqueueNDRange+clFinish",
                                              "coproc_reduce (device column)",
-                                             "coproc_submit+coproc_wait"};
-static const char *const form_key[FORMS] = {"bare", "direct", "submit"};
+                                             "coproc_submit+coproc_wait",
+                                             "100 submits, then 100 waits"};
+static const char *const form_key[FORMS] = {"bare", "direct", "submit", "submit_all_then_wait"};
 
 /* One form run `count` times; seconds a call, or < 0 on failure (*v: the last sum). */
 static double time_form(int form, coproc_runtime *rt, bare *b, const coproc_column *col,
                         int count, long long *v)
 {
     double t0 = now_s();
+    if (form == BATCH)
+        return batch_run(rt, col, count, v) == 0 ? (now_s() - t0) / count : -1;
     for (int i = 0; i < count; i++) {
         int rc = form == BARE ? bare_run(b) : form == DIRECT ? direct_run(rt, col, v)
                                                              : submit_run(rt, col, v);
@@ -194,16 +223,16 @@ int bench_overhead(coproc_runtime *rt, int dev, int is_cpu, size_t rows, int ite
         fprintf(out, "overhead: the bare kernel did not build or run\n");
         goto done;
     }
-    long long v[FORMS] = {0, 0, 0};
+    long long v[FORMS] = {0, 0, 0, 0};
     for (int f = 0; f < FORMS; f++) /* warm-up: programs built, threads started */
         if (time_form(f, rt, &b, col, per_round, &v[f]) < 0) {
             fprintf(out, "overhead: %s failed: %s\n", form_name[f], coproc_errmsg(rt));
             goto done;
         }
     if (bare_result(&b, &v[BARE]) != 0 || v[BARE] != expect || v[DIRECT] != expect ||
-        v[SUBMIT] != expect) {
-        fprintf(out, "MISMATCH overhead: expected %lld, bare %lld, direct %lld, submit %lld\n",
-                expect, v[BARE], v[DIRECT], v[SUBMIT]);
+        v[SUBMIT] != expect || v[BATCH] != expect) {
+        fprintf(out, "MISMATCH overhead: expected %lld, bare %lld, direct %lld, submit %lld, "
+                "batch %lld\n", expect, v[BARE], v[DIRECT], v[SUBMIT], v[BATCH]);
         goto done;
     }
     for (int r = 0; r < rounds; r++) {
@@ -242,6 +271,15 @@ int bench_overhead(coproc_runtime *rt, int dev, int is_cpu, size_t rows, int ite
         json_object_set_new(j, "ratio_to_bare_min", json_real(rlo));
         json_object_set_new(j, "ratio_to_bare_max", json_real(rhi));
         json_object_set_new(jo, form_key[f], j);
+    }
+    /* How many of the runs the reduce model timed (the others cost no marker). */
+    coproc_model_stats m = {.struct_size = sizeof m};
+    if (coproc_model_stats_get(rt, dev, COPROC_OP_REDUCE, &m) == COPROC_OK) {
+        fprintf(out, "reduce model: %llu observations, %s, median error %.0f %%\n",
+                (unsigned long long)m.observations, m.fitted ? "fitted" : "not fitted",
+                m.median_rel_error * 100);
+        json_object_set_new(jo, "model_observations", json_integer((json_int_t)m.observations));
+        json_object_set_new(jo, "model_median_rel_error", json_real(m.median_rel_error));
     }
     json_object_set_new(jdev, "overhead", jo);
     rc = 0;

@@ -25,8 +25,9 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t)
 void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k)
 {
     unsigned run = atomic_fetch_add(&dev->op_runs[k], 1);
-    if (run < COPROC__LEARN_RUNS || !atomic_load(&dev->op_settled[k]) ||
-        run % COPROC__SETTLED_EVERY == 0) {
+    unsigned every = atomic_load(&dev->op_settled[k]) ? COPROC__SETTLED_EVERY
+                                                      : COPROC__UNSETTLED_EVERY;
+    if (run < COPROC__LEARN_RUNS || run % every == 0) {
         coproc__op_timer_begin(dev, t);
         return;
     }

@@ -20,14 +20,18 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 
 /*
  * As coproc__op_timer_begin for a run the model of kind k may learn from:
- * timed (markers, then observed) while the model still learns - its first
- * COPROC__LEARN_RUNS runs since open, or while it has no fit with its recent
- * median error at most COPROC__SETTLED_ERROR - and then one run in
- * COPROC__SETTLED_EVERY; the others cost no OpenCL command and teach nothing.
+ * the first COPROC__LEARN_RUNS runs of k on dev since open are timed
+ * (markers, then observed); after them one run in COPROC__SETTLED_EVERY once
+ * the model has settled (a fit whose recent median error is at most
+ * COPROC__SETTLED_ERROR), one in COPROC__UNSETTLED_EVERY while it has not
+ * (runs of a few microseconds jitter by more than that: their model may never
+ * settle, and timing each would double their cost). The other runs cost no
+ * OpenCL command and teach nothing (an observation costs a refit every 100).
  */
 #define COPROC__LEARN_RUNS 64
 #define COPROC__SETTLED_ERROR 0.25
 #define COPROC__SETTLED_EVERY 16
+#define COPROC__UNSETTLED_EVERY 8
 void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k);
 
 /*

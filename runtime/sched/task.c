@@ -4,6 +4,8 @@
  * each device's queued and running work is complete. */
 #include "sched/task.h"
 
+#include <sched.h>
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,9 @@
 #include "sched/scheduler.h"
 #include "backend/opencl/topology.h"
 
+/* How long coproc_wait looks at a task its worker runs before sleeping. */
+#define WAIT_SPIN_S 30e-6
+
 struct coproc_task {
     coproc_runtime *rt;
     coproc_op op;
@@ -28,6 +33,7 @@ struct coproc_task {
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
     int done;
+    atomic_int finished;       /* done, readable without the lock (coproc_wait's spin) */
     coproc_status status;
     char errmsg[512];
     coproc_result result;
@@ -74,6 +80,7 @@ static void finish(coproc_task *t, coproc_status s)
     if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
         coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
     t->done = 1;
+    atomic_store_explicit(&t->finished, 1, memory_order_release);
     pthread_cond_broadcast(&t->done_cond);
     pthread_mutex_unlock(&t->lock);
 }
@@ -443,7 +450,14 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
 {
     if (!t)
         return COPROC_NULL_POINTER;
-    run_if_queued(t);
+    if (!run_if_queued(t)) {
+        /* A small task taken by its worker ends within microseconds: look a
+         * little while before sleeping (a wake-up costs about as much). */
+        double until = coproc__now() + WAIT_SPIN_S;
+        while (!atomic_load_explicit(&t->finished, memory_order_acquire) &&
+               coproc__now() < until)
+            sched_yield();
+    }
     pthread_mutex_lock(&t->lock);
     while (!t->done)
         pthread_cond_wait(&t->done_cond, &t->lock);
