@@ -65,15 +65,18 @@ typedef struct evictor {
     volatile uint64_t sink; /* keeps the reads */
 } evictor;
 
-static coproc_status evictor_init(coproc_runtime *rt, const coproc__device *dev, evictor *e)
+static coproc_status evictor_init(coproc_runtime *rt, const coproc__device *dev, int full,
+                                  evictor *e)
 {
     e->bytes = NULL;
     e->size = 0;
     e->sink = 0;
     if (!dev->info.host_unified_memory)
         return COPROC_OK;
-    /* twice the caches (they are not strictly LRU); 64 MiB when hwloc cannot tell */
-    uint64_t size = rt->cpu_cache_bytes ? 2 * rt->cpu_cache_bytes : 64 * (uint64_t)MiB;
+    /* twice the caches (they are not strictly LRU; the quick pass: once);
+     * 64 MiB when hwloc cannot tell */
+    uint64_t size = rt->cpu_cache_bytes ? (full ? 2 : 1) * rt->cpu_cache_bytes
+                                        : 64 * (uint64_t)MiB;
     if (size > 1024 * (uint64_t)MiB)
         size = 1024 * (uint64_t)MiB;
     if (!(e->bytes = malloc((size_t)size)))
@@ -106,10 +109,10 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
                                    cl_mem dbuf, void *host, size_t bytes, double *seconds)
 {
     cl_command_queue q = c->dev->queue;
-    /* The quick pass evicts only before copies below an eighth of what the
-     * evictor reads (a quarter of the caches): a larger one's first touches
-     * are mostly misses anyway, and each eviction costs more than the copy. */
-    if (ev_cache->bytes && (c->full || bytes < ev_cache->size / 8))
+    /* The quick pass evicts only before copies below a quarter of the caches
+     * (what its evictor reads): a larger one's first touches are mostly
+     * misses anyway, and each eviction costs more than the copy. */
+    if (ev_cache->bytes && (!c->lean || bytes < ev_cache->size / 4))
         evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
@@ -368,7 +371,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     cl_mem d1 = NULL, d2 = NULL;
     unsigned char *pageable = NULL;
     evictor ev_cache;
-    coproc_status s = evictor_init(c->rt, c->dev, &ev_cache);
+    coproc_status s = evictor_init(c->rt, c->dev, !c->lean, &ev_cache);
     if (s == COPROC_OK)
         s = pinned_new(c, top, &a);
     if (s == COPROC_OK)
@@ -486,12 +489,12 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
             }
         }
     }
-    coproc__calib c = {rt, dev, 0, NULL, NULL, (size_t)hi};
+    coproc__calib c = {rt, dev, 0, NULL, NULL, (size_t)hi, 0};
     pinned_buf a = {NULL, NULL};
     cl_mem d = NULL;
     unsigned char *pageable = NULL;
     evictor ev_cache;
-    coproc_status s = evictor_init(rt, dev, &ev_cache);
+    coproc_status s = evictor_init(rt, dev, 1, &ev_cache);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, (size_t)hi, &d);
     if (s == COPROC_OK && pinned)

@@ -41,7 +41,7 @@ coproc_status coproc__calibrate_device(coproc_runtime *rt, coproc__device *dev, 
     p->full = full != 0;
 
     /* No pass allocates a buffer above max_alloc or a quarter of the memory. */
-    coproc__calib c = {rt, dev, full != 0, progress, user, 0};
+    coproc__calib c = {rt, dev, full != 0, progress, user, 0, !full};
     uint64_t cap = dev->info.global_mem_bytes / 4;
     if (dev->info.max_alloc_bytes && dev->info.max_alloc_bytes < cap)
         cap = dev->info.max_alloc_bytes;
