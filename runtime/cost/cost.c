@@ -27,7 +27,8 @@ void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, co
     unsigned run = atomic_fetch_add(&dev->op_runs[k], 1);
     unsigned every = atomic_load(&dev->op_settled[k]) ? COPROC__SETTLED_EVERY
                                                       : COPROC__UNSETTLED_EVERY;
-    if (run < COPROC__LEARN_RUNS || run % every == 0) {
+    if (run < COPROC__LEARN_RUNS || run % every == 0 ||
+        atomic_load(&dev->op_last_us[k]) >= COPROC__TIMED_ALWAYS_US) {
         coproc__op_timer_begin(dev, t);
         return;
     }
@@ -88,6 +89,8 @@ double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t)
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok)
 {
+    double wall_us = (coproc__now() - t->wall_start) * 1e6;
+    atomic_store(&dev->op_last_us[k], wall_us < 4e9 ? (unsigned)wall_us : 4000000000u);
     if (ok && !t->timed) {
         dev->backend->op_ran(dev, (int)k, x, coproc__now() - t->wall_start);
     } else if (ok) {

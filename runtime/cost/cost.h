@@ -21,7 +21,9 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 /*
  * As coproc__op_timer_begin for a run the model of kind k may learn from:
  * the first COPROC__LEARN_RUNS runs of k on dev since open are timed
- * (markers, then observed); after them one run in COPROC__SETTLED_EVERY once
+ * (markers, then observed), and every run after one of k that took
+ * COPROC__TIMED_ALWAYS_US or more (the markers' cost is then a few percent);
+ * after them, for short runs, one run in COPROC__SETTLED_EVERY once
  * the model has settled (a fit whose recent median error is at most
  * COPROC__SETTLED_ERROR), one in COPROC__UNSETTLED_EVERY while it has not
  * (runs of a few microseconds jitter by more than that: their model may never
@@ -32,6 +34,7 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 #define COPROC__SETTLED_ERROR 0.25
 #define COPROC__SETTLED_EVERY 16
 #define COPROC__UNSETTLED_EVERY 8
+#define COPROC__TIMED_ALWAYS_US 500
 void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k);
 
 /*

@@ -70,6 +70,7 @@ typedef struct coproc__device {
      * whether its model has settled, so runs are timed only 1 in N (cost.c). */
     atomic_uint op_runs[COPROC__DEVICE_OP_KINDS];
     atomic_int op_settled[COPROC__DEVICE_OP_KINDS];
+    atomic_uint op_last_us[COPROC__DEVICE_OP_KINDS]; /* the last run's wall-clock time */
 } coproc__device;
 
 /* A device as discovery finds it, before selection. */
