@@ -29,6 +29,8 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
  * (runs of a few microseconds jitter by more than that: their model may never
  * settle, and timing each would double their cost). The other runs cost no
  * OpenCL command and teach nothing (an observation costs a refit every 100).
+ * On a simulated device (a backend that does not calibrate) every run is
+ * timed: its time is the profile's, free to read.
  */
 #define COPROC__LEARN_RUNS 64
 #define COPROC__SETTLED_ERROR 0.25
