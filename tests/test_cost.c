@@ -94,10 +94,10 @@ static void test_runs_feed_models(void **state)
     assert_status(COPROC_NULL_POINTER, coproc_reduce(rt, COPROC_REDUCE_SUM, NULL, &out));
 
     /* Every run while the model learns (the first 64 since open), then one
-     * in 16 or 8, or every one after a run of 0.5 ms or more (cost.h). */
+     * in 32 or 16, or every one after a run of 0.5 ms or more (cost.h). */
     assert_ok(rt, coproc_model_stats_get(rt, 0, COPROC_OP_REDUCE, &m));
     uint64_t observed = m.observations - seeded;
-    assert_true(observed >= 64 + (RUNS - 64) / 16 && observed <= RUNS);
+    assert_true(observed >= 64 + (RUNS - 64) / 32 && observed <= RUNS);
     assert_true(m.fitted);
     assert_int_equal(m.features, 1);
     assert_true(m.refits >= 1 + (observed >= 100)); /* the seed fit, then every 100 runs */

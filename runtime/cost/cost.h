@@ -34,8 +34,8 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
  */
 #define COPROC__LEARN_RUNS 64
 #define COPROC__SETTLED_ERROR 0.25
-#define COPROC__SETTLED_EVERY 16
-#define COPROC__UNSETTLED_EVERY 8
+#define COPROC__SETTLED_EVERY 32
+#define COPROC__UNSETTLED_EVERY 16
 #define COPROC__TIMED_ALWAYS_US 500
 void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k);
 
