@@ -15,25 +15,29 @@
 
 #include "cases.h"
 #include "coproc/inspect.h"
+#include "overhead.h"
 
 #define BENCH_SCHEMA "coproc.bench"
 #define BENCH_SCHEMA_VERSION 1
 
 typedef struct options {
-    int json, quiet, reps, min_log2, max_log2;
+    int json, quiet, reps, min_log2, max_log2, overhead;
     const char *devices, *only;
 } options;
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: coproc-bench [--json] [--device SPEC] [--max-log2 N] [--min-log2 N]\n"
-               "                    [--reps N] [--only SUBSTRING] [--quiet]\n"
+               "                    [--reps N] [--only SUBSTRING] [--overhead[=CALLS]] [--quiet]\n"
                "  --json          versioned JSON document on stdout\n"
                "  --device SPEC   all, cpu, gpu or indices \"0,2\" (as COPROC_DEVICES)\n"
                "  --max-log2 N    largest size 2^N rows (default 28; capped by device memory)\n"
                "  --min-log2 N    smallest size 2^N rows (default 20)\n"
                "  --reps N        timed runs per point, best kept (default 3)\n"
-               "  --only TEXT     only operators whose name contains TEXT\n");
+               "  --only TEXT     only operators whose name contains TEXT\n"
+               "  --overhead[=N]  only the per-call overhead of a 1,000-row sum: a bare\n"
+               "                  OpenCL kernel vs coproc_reduce vs submit+wait, N calls\n"
+               "                  each (default 10000), interleaved in rounds\n");
 }
 
 /* Cores of the device's cpuset, for the C loops (CPU devices run on those). */
@@ -58,12 +62,13 @@ static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (vo
 
 int main(int argc, char **argv)
 {
-    options o = {0, 0, 3, 20, 28, NULL, NULL};
+    options o = {0, 0, 3, 20, 28, 0, NULL, NULL};
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},         {"device", required_argument, NULL, 'd'},
         {"max-log2", required_argument, NULL, 'm'}, {"min-log2", required_argument, NULL, 'n'},
         {"reps", required_argument, NULL, 'r'},   {"only", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"overhead", optional_argument, NULL, 'O'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhV", longopts, NULL)) != -1) {
@@ -75,12 +80,13 @@ int main(int argc, char **argv)
         case 'r': o.reps = atoi(optarg); break;
         case 'o': o.only = optarg; break;
         case 'q': o.quiet = 1; break;
+        case 'O': o.overhead = optarg ? atoi(optarg) : 10000; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("coproc-bench %s\n", coproc_version_string()); return 0;
         default: usage(stderr); return EX_USAGE;
         }
     }
-    if (optind < argc || o.reps < 1 || o.min_log2 < 0 || o.max_log2 > 32 ||
+    if (optind < argc || o.reps < 1 || o.overhead < 0 || o.min_log2 < 0 || o.max_log2 > 32 ||
         o.min_log2 > o.max_log2) {
         usage(stderr);
         return EX_USAGE;
@@ -110,6 +116,8 @@ int main(int argc, char **argv)
         double bw = 0;
         size_t bw_bytes = (size_t)(info.max_alloc_bytes / 4 < (256u << 20) ? info.max_alloc_bytes / 4
                                                                               : (256u << 20));
+        if (o.overhead)
+            bw_bytes = 1 << 20; /* only printed in the header */
         s = coproc_measure_bandwidth(rt, dev, bw_bytes, 5, &bw);
         if (s != COPROC_OK) {
             fprintf(stderr, "device %d: copy bandwidth: %s\n", dev, coproc_errmsg(rt));
@@ -121,8 +129,9 @@ int main(int argc, char **argv)
                     is_cpu ? "" : "");
         if (is_cpu)
             fprintf(out, "   C baselines on %d thread(s) (cores %s)\n", threads, info.cpuset);
-        fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms", "Grows/s",
-                "GB/s", "of mem", "vs C");
+        if (!o.overhead)
+            fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms",
+                    "Grows/s", "GB/s", "of mem", "vs C");
         json_t *jdev = json_object();
         json_object_set_new(jdev, "index", json_integer(dev));
         json_object_set_new(jdev, "name", json_string(info.name));
@@ -130,6 +139,13 @@ int main(int argc, char **argv)
         json_object_set_new(jdev, "copy_bandwidth_GBps", json_real(bw / 1e9));
         json_object_set_new(jdev, "c_threads", is_cpu ? json_integer(threads) : json_null());
         json_t *jres = json_array();
+        if (o.overhead) {
+            if (bench_overhead(rt, dev, is_cpu, 1000, o.overhead, out, jdev) != 0)
+                mismatches++;
+            json_object_set_new(jdev, "results", jres);
+            json_array_append_new(jdevices, jdev);
+            continue;
+        }
 
         /* ~64 bytes of device memory per row cover inputs, outputs and temporaries. */
         for (int lg = o.min_log2; lg <= o.max_log2; lg += 2) {

@@ -3,6 +3,7 @@
  * them; --list lists the devices. Exit codes follow sysexits.h. */
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,89 @@ static int device_profile(coproc_runtime *rt, int i, int full, int force, int qu
         *rc = EX_IOERR;
     }
     return view_of(p, i, quiet, v, rc);
+}
+
+/* The profiles of a set of devices that share hardware, one after another
+ * (their timings would disturb each other); sets apart run in parallel. */
+typedef struct profile_job {
+    coproc_runtime *rt;
+    int full, force, quiet;
+    const int *devices; /* indices into the arrays below */
+    int count;
+    profile_view *views;
+    int *have;          /* 1 where views[i] holds device i's profile */
+    char (*source)[128];
+    int *rc;            /* per device */
+} profile_job;
+
+static void *profile_job_run(void *arg)
+{
+    profile_job *j = arg;
+    for (int k = 0; k < j->count; k++) {
+        int i = j->devices[k];
+        j->have[i] = device_profile(j->rt, i, j->full, j->force, j->quiet, &j->views[i],
+                                    j->source[i], sizeof j->source[i], &j->rc[i]) == 0;
+    }
+    return NULL;
+}
+
+/* Every device's profile into views[]: devices grouped by the hardware they
+ * share (coproc_device_info.same_hardware_as), each group in its own thread. */
+static void all_profiles(coproc_runtime *rt, int n, int full, int force, int quiet,
+                         profile_view *views, int *have, char (*source)[128], int *rc)
+{
+    int *group = calloc((size_t)n, sizeof *group), *order = calloc((size_t)n, sizeof *order);
+    profile_job *jobs = calloc((size_t)n, sizeof *jobs);
+    pthread_t *threads = calloc((size_t)n, sizeof *threads);
+    int *started = calloc((size_t)n, sizeof *started);
+    int groups = 0;
+    if (group && order && jobs && threads && started) {
+        for (int i = 0; i < n; i++) { /* a device joins the group of one it shares with */
+            coproc_device_info info;
+            group[i] = -1;
+            if (coproc_device_info_get(rt, i, &info) == COPROC_OK && info.same_hardware_as >= 0 &&
+                info.same_hardware_as < i)
+                group[i] = group[info.same_hardware_as];
+            for (int j = 0; j < i && group[i] < 0; j++) { /* or one that names it */
+                coproc_device_info other;
+                if (coproc_device_info_get(rt, j, &other) == COPROC_OK &&
+                    other.same_hardware_as == i)
+                    group[i] = group[j];
+            }
+            if (group[i] < 0)
+                group[i] = groups++;
+        }
+        int at = 0;
+        for (int g = 0; g < groups; g++) {
+            jobs[g] = (profile_job){rt, full, force, quiet, order + at, 0, views, have, source, rc};
+            for (int i = 0; i < n; i++)
+                if (group[i] == g)
+                    order[at++] = i, jobs[g].count++;
+        }
+    } else { /* out of memory: one group, in order */
+        groups = 0;
+    }
+    if (groups > 1) {
+        for (int g = 0; g < groups; g++)
+            started[g] = pthread_create(&threads[g], NULL, profile_job_run, &jobs[g]) == 0;
+        for (int g = 0; g < groups; g++) {
+            if (started[g])
+                pthread_join(threads[g], NULL);
+            else
+                profile_job_run(&jobs[g]);
+        }
+    } else if (groups == 1) {
+        profile_job_run(&jobs[0]);
+    } else {
+        for (int i = 0; i < n; i++)
+            have[i] = device_profile(rt, i, full, force, quiet, &views[i], source[i],
+                                     sizeof source[i], &rc[i]) == 0;
+    }
+    free(group);
+    free(order);
+    free(jobs);
+    free(threads);
+    free(started);
 }
 
 /* The 1-minute load average, or -1: the checks' figures mean little on a
@@ -305,20 +389,30 @@ int main(int argc, char **argv)
     }
 
     int rc = 0;
-    profile_view *p = malloc(sizeof *p);
+    int n = coproc_device_count(rt);
+    size_t slots = n > 0 ? (size_t)n : 1;
+    profile_view *views = calloc(slots, sizeof *views);
+    int *have = calloc(slots, sizeof *have), *rcs = calloc(slots, sizeof *rcs);
+    char (*sources)[128] = calloc(slots, sizeof *sources);
     json_t *docs = json_array(), *checks = check ? json_array() : NULL;
-    if (!p || !docs) {
+    if (!views || !have || !rcs || !sources || !docs) {
         fprintf(stderr, "coproc-calibrate: out of memory\n");
-        free(p);
+        free(views);
+        free(have);
+        free(rcs);
+        free(sources);
         json_decref(docs);
         coproc_close(rt);
         return EX_OSERR;
     }
-    int n = coproc_device_count(rt);
+    all_profiles(rt, n, !quick, force, quiet, views, have, sources, rcs);
     for (int i = 0; i < n; i++) {
-        char source[128];
-        if (device_profile(rt, i, !quick, force, quiet, p, source, sizeof source, &rc) != 0)
+        if (rcs[i])
+            rc = rcs[i];
+        if (!have[i])
             continue;
+        profile_view *p = &views[i];
+        const char *source = sources[i];
         coproc_device_info info;
         coproc_device_info_get(rt, i, &info);
         if (json)
@@ -396,7 +490,10 @@ int main(int argc, char **argv)
         json_decref(docs);
         json_decref(checks);
     }
-    free(p);
+    free(views);
+    free(have);
+    free(rcs);
+    free(sources);
     coproc_close(rt);
     return rc;
 }

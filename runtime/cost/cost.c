@@ -9,13 +9,49 @@
 #include "cost/model.h"
 #include "core/runtime.h"
 
+_Static_assert(COPROC__OP_KIND_COUNT <= COPROC__DEVICE_OP_KINDS,
+               "coproc__device counts runs of every operator kind");
+
 void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t)
 {
     t->start = NULL;
+    t->timed = 1;
     t->programs_made = atomic_load(&dev->programs_made);
     t->wall_start = coproc__now();
     if (clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &t->start) != CL_SUCCESS)
         t->start = NULL;
+}
+
+void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k)
+{
+    unsigned run = atomic_fetch_add(&dev->op_runs[k], 1);
+    unsigned every = atomic_load(&dev->op_settled[k]) ? COPROC__SETTLED_EVERY
+                                                      : COPROC__UNSETTLED_EVERY;
+    /* A simulated device's time is its profile's, free to read: every run. */
+    if (!dev->backend->calibrates || run < COPROC__LEARN_RUNS || run % every == 0 ||
+        atomic_load(&dev->op_last_us[k]) >= COPROC__TIMED_ALWAYS_US) {
+        coproc__op_timer_begin(dev, t);
+        return;
+    }
+    t->start = NULL;
+    t->timed = 0;
+    t->programs_made = atomic_load(&dev->programs_made);
+    t->wall_start = coproc__now();
+}
+
+/* Whether model m (locked) has settled: fitted and its recent median
+ * relative error (over 8 or more runs) at most COPROC__SETTLED_ERROR; or
+ * never fitted from half a ring of runs (too few distinct sizes: more of
+ * the same teach nothing, a sampled new size still does). */
+static int settled(const coproc__model *m)
+{
+    if (!m->fitted)
+        return m->ring_len >= COPROC__LEARN_RUNS / 2;
+    if (m->err_len < 8)
+        return 0;
+    double median;
+    coproc__model_error(m, &median, NULL);
+    return median >= 0 && median <= COPROC__SETTLED_ERROR;
 }
 
 /* Device-timeline seconds between the start marker and a new end marker; <0 if unknown. */
@@ -54,13 +90,19 @@ double coproc__op_timer_seconds(coproc__device *dev, coproc__op_timer *t)
 void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k,
                           const double *x, int ok)
 {
-    if (ok) {
+    double wall_us = (coproc__now() - t->wall_start) * 1e6;
+    atomic_store(&dev->op_last_us[k], wall_us < 4e9 ? (unsigned)wall_us : 4000000000u);
+    if (ok && !t->timed) {
+        dev->backend->op_ran(dev, (int)k, x, coproc__now() - t->wall_start);
+    } else if (ok) {
         int built = atomic_load(&dev->programs_made) != t->programs_made;
         /* The backend says what the run took on dev (a simulated device: its profile). */
         double seconds = dev->backend->op_ran(dev, (int)k, x, coproc__op_timer_seconds(dev, t));
         if (!built) {
             pthread_mutex_lock(&dev->model_lock);
-            coproc__model_observe(&dev->profile->ops[k], x, seconds);
+            coproc__model *m = &dev->profile->ops[k];
+            coproc__model_observe(m, x, seconds);
+            atomic_store(&dev->op_settled[k], settled(m));
             pthread_mutex_unlock(&dev->model_lock);
         }
     }

@@ -176,10 +176,10 @@ coproc_status coproc__result_to_host(coproc_runtime *rt, coproc__device *dev, co
     return s;
 }
 
-void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t)
+void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t, const coproc_op *op)
 {
     if (dev && !dev->observe_off)
-        coproc__op_timer_begin(dev, t);
+        coproc__op_timer_begin_sampled(dev, t, (coproc__op_kind)op->kind);
 }
 
 void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_timer *t,
@@ -194,13 +194,14 @@ void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_
     coproc__op_timer_end(dev, t, (coproc__op_kind)op->kind, x, s == COPROC_OK && def);
 }
 
-void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c)
+void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
+                           const coproc_op *op)
 {
     if (!dev)
         return;
     c->clock.submitted = rt->backend->now(rt);
     dev->backend->task_begin(rt, dev, &c->clock);
-    coproc__op_observe_begin(dev, &c->timer);
+    coproc__op_observe_begin(dev, &c->timer, op);
 }
 
 void coproc__op_call_end(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
@@ -220,7 +221,7 @@ static coproc_status run_in_memory(coproc_runtime *rt, coproc__device *dev,
                                    const coproc_column *const *v, coproc_result *out)
 {
     coproc__op_timer t;
-    coproc__op_observe_begin(dev, &t);
+    coproc__op_observe_begin(dev, &t, op);
     coproc_status s = def->run(rt, dev, op, v, out);
     coproc__op_observe_end(rt, dev, &t, op, out, s);
     if (s == COPROC_OK)

@@ -38,8 +38,9 @@ coproc_status coproc__result_to_host(coproc_runtime *rt, coproc__device *dev, co
 
 /* Time an operator run on dev into dev's model of op's kind, with the
  * features the operator table gives for op and its result r (dev NULL, or
- * calibration running: nothing). */
-void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t);
+ * calibration running: nothing); once the model has settled, only some runs
+ * are timed (coproc__op_timer_begin_sampled). */
+void coproc__op_observe_begin(coproc__device *dev, coproc__op_timer *t, const coproc_op *op);
 void coproc__op_observe_end(coproc_runtime *rt, coproc__device *dev, coproc__op_timer *t,
                             const coproc_op *op, const coproc_result *r, coproc_status s);
 
@@ -50,7 +51,8 @@ typedef struct coproc__op_call {
     coproc__op_timer timer;
     coproc__task_clock clock;
 } coproc__op_call;
-void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c);
+void coproc__op_call_begin(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
+                           const coproc_op *op);
 void coproc__op_call_end(coproc_runtime *rt, coproc__device *dev, coproc__op_call *c,
                          const coproc_op *op, const coproc_result *r, coproc_status s);
 

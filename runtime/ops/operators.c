@@ -65,7 +65,7 @@ static void host_overwrite(coproc_column *col, const coproc_column *src)
     do {                                                                                    \
         coproc__device *dev_ = device_of(rt, (col));                                        \
         coproc__op_call t_;                                                                 \
-        coproc__op_call_begin(rt, dev_, &t_);                                               \
+        coproc__op_call_begin(rt, dev_, &t_, (op));                                         \
         coproc_status s_ = (call);                                                          \
         coproc__op_call_end(rt, dev_, &t_, (op), (result), s_);                             \
         return s_;                                                                          \
@@ -133,7 +133,7 @@ static coproc_status select_call(coproc_runtime *rt, coproc_op_variant variant, 
     } else {
         coproc__device *dev = device_of(rt, f ? f->first.col : NULL);
         coproc__op_call t;
-        coproc__op_call_begin(rt, dev, &t);
+        coproc__op_call_begin(rt, dev, &t, &o);
         s = fn(rt, f, col, &r.count);
         coproc__op_call_end(rt, dev, &t, &o, &r, s);
         if (s != COPROC_OK)
@@ -269,7 +269,7 @@ coproc_status coproc_compact(coproc_runtime *rt, const coproc_column *src,
     coproc_result r = {.column = NULL};
     coproc__device *dev = device_of(rt, src);
     coproc__op_call t;
-    coproc__op_call_begin(rt, dev, &t);
+    coproc__op_call_begin(rt, dev, &t, &o);
     coproc_status s = coproc__compact_run(rt, src, bitmap, out);
     r.column = s == COPROC_OK ? *out : NULL;
     coproc__op_call_end(rt, dev, &t, &o, &r, s);
@@ -307,7 +307,7 @@ coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
     }
     coproc__device *dev = device_of(rt, keys);
     coproc__op_call t;
-    coproc__op_call_begin(rt, dev, &t);
+    coproc__op_call_begin(rt, dev, &t, &o);
     s = coproc__group_by_run(rt, keys, values, sorted, out);
     if (s == COPROC_OK)
         r.groups = *out;
@@ -371,7 +371,7 @@ static coproc_status join_call(coproc_runtime *rt, coproc_op_kind kind, join_fn 
     }
     coproc__device *dev = device_of(rt, left);
     coproc__op_call t;
-    coproc__op_call_begin(rt, dev, &t);
+    coproc__op_call_begin(rt, dev, &t, &o);
     s = fn(rt, left, right, out);
     if (s == COPROC_OK)
         r.join = *out;
@@ -403,7 +403,7 @@ coproc_status coproc_hash_join_count(coproc_runtime *rt, const coproc_column *le
     } else {
         coproc__device *dev = device_of(rt, left);
         coproc__op_call t;
-        coproc__op_call_begin(rt, dev, &t);
+        coproc__op_call_begin(rt, dev, &t, &o);
         s = coproc__hash_join_count_run(rt, left, right, &r.count);
         coproc__op_call_end(rt, dev, &t, &o, &r, s);
     }
@@ -437,7 +437,7 @@ coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_column *probe,
     } else {
         coproc__device *dev = device_of(rt, probe);
         coproc__op_call t;
-        coproc__op_call_begin(rt, dev, &t);
+        coproc__op_call_begin(rt, dev, &t, &o);
         s = coproc__semi_join_run(rt, probe, build, positions, &r.count);
         coproc__op_call_end(rt, dev, &t, &o, &r, s);
         if (s != COPROC_OK)

@@ -48,31 +48,27 @@ coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const 
     size_t psize = coproc__reduce_partial_size(dev, op, col->type);
     coproc__geometry g = coproc__geometry_for(dev, col->length, 0);
 
-    cl_kernel k = NULL;
-    cl_mem partials = NULL;
-    unsigned char *host = NULL;
-    s = coproc__kernel_create(rt, dev, "reduce", kname, &k);
+    /* The kernel and its partials buffer come from the device's pool (made
+     * once); the partials are read with the blocking read right after the
+     * launch: one wait a call. */
+    coproc__kernel_lease *l = NULL;
+    s = coproc__kernel_borrow(rt, dev, "reduce", kname, &l);
+    if (s == COPROC_OK)
+        s = coproc__lease_scratch(rt, dev, l, g.groups * psize);
     if (s != COPROC_OK)
         goto done;
-    s = coproc__buffer_new(rt, dev, g.groups * psize, &partials);
-    if (s != COPROC_OK)
-        goto done;
-    host = malloc(g.groups * psize);
-    if (!host) {
-        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-        goto done;
-    }
     cl_ulong n = col->length;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, col->mem);
     COPROC__ARG(a, n);
-    COPROC__ARG(a, partials);
+    COPROC__ARG(a, l->scratch);
     COPROC__ARG_LOCAL(a, g.local * psize);
     s = coproc__launch(rt, dev, &a, &g, kname);
     if (s != COPROC_OK)
         goto done;
-    cl_int err = clEnqueueReadBuffer(dev->queue, partials, CL_TRUE, 0, g.groups * psize, host, 0,
-                                     NULL, NULL);
+    unsigned char *host = l->scratch_host;
+    cl_int err = clEnqueueReadBuffer(dev->queue, l->scratch, CL_TRUE, 0, g.groups * psize, host,
+                                     0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
         goto done;
@@ -81,11 +77,7 @@ coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const 
         coproc__reduce_fold(op, col->type, psize, host + i * psize, &r, i == 0);
     *out = r;
 done:
-    free(host);
-    if (partials)
-        clReleaseMemObject(partials);
-    if (k)
-        clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 

@@ -4,6 +4,8 @@
  * each device's queued and running work is complete. */
 #include "sched/task.h"
 
+#include <sched.h>
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +20,20 @@
 #include "sched/scheduler.h"
 #include "backend/opencl/topology.h"
 
+/* How long coproc_wait looks at a task its worker runs before sleeping. */
+#define WAIT_SPIN_S 30e-6
+
 struct coproc_task {
     coproc_runtime *rt;
     coproc_op op;
     coproc__sched_ticket ticket;
     coproc__task_clock clock;  /* on the runtime's clock (backend.h) */
     int tried;                 /* devices that ran out of memory on it (bits) */
+    int queued_on;             /* the device whose ready queue took it */
     pthread_mutex_t lock;
     pthread_cond_t done_cond;
     int done;
+    atomic_int finished;       /* done, readable without the lock (coproc_wait's spin) */
     coproc_status status;
     char errmsg[512];
     coproc_result result;
@@ -42,6 +49,7 @@ typedef struct worker {
     pthread_cond_t not_empty, not_full;
     coproc_task **ring;        /* bounded ready queue */
     int head, count;
+    int busy;                  /* one of its tasks runs (in the worker or in a waiter) */
     int stop;
     atomic_uint_fast64_t tasks_run, tasks_streamed;
     /* The prefetcher: copies the next task's inputs on the copy queue while
@@ -72,6 +80,7 @@ static void finish(coproc_task *t, coproc_status s)
     if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
         coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
     t->done = 1;
+    atomic_store_explicit(&t->finished, 1, memory_order_release);
     pthread_cond_broadcast(&t->done_cond);
     pthread_mutex_unlock(&t->lock);
 }
@@ -149,6 +158,26 @@ static void *prefetcher_main(void *arg)
     return NULL;
 }
 
+/* Take the head of w's ready queue (w->lock held): the prefetcher must be
+ * done with it before it runs (once it finishes its caller may free the
+ * columns the prefetcher would read), and moves on to the next. */
+static coproc_task *take_head(coproc__tasks *ts, worker *w)
+{
+    coproc_task *t = w->ring[w->head];
+    w->head = (w->head + 1) % ts->depth;
+    w->count--;
+    pthread_cond_signal(&w->not_full);
+    if (w->pending == t)
+        w->pending = NULL;
+    while (w->active == t)
+        pthread_cond_wait(&w->prefetch_cond, &w->lock);
+    if (w->count > 0 && w->prefetcher_started) {
+        w->pending = w->ring[w->head];
+        pthread_cond_broadcast(&w->prefetch_cond);
+    }
+    return t;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -156,29 +185,46 @@ static void *worker_main(void *arg)
     coproc__topology_bind_thread(w->rt, w->device);
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        while (w->count == 0 && !w->stop)
+        while (w->busy || (w->count == 0 && !w->stop))
             pthread_cond_wait(&w->not_empty, &w->lock);
         if (w->count == 0) {
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
-        coproc_task *t = w->ring[w->head];
-        w->head = (w->head + 1) % ts->depth;
-        w->count--;
-        pthread_cond_signal(&w->not_full);
-        /* The prefetcher must be done with t before t runs: once t finishes
-         * its caller may free the columns the prefetcher would read. */
-        if (w->pending == t)
-            w->pending = NULL;
-        while (w->active == t)
-            pthread_cond_wait(&w->prefetch_cond, &w->lock);
-        if (w->count > 0 && w->prefetcher_started) {
-            w->pending = w->ring[w->head];
-            pthread_cond_broadcast(&w->prefetch_cond);
-        }
+        w->busy = 1; /* before take_head, which may let go of the lock */
+        coproc_task *t = take_head(ts, w);
         pthread_mutex_unlock(&w->lock);
         run_task(ts, w, t);
+        pthread_mutex_lock(&w->lock);
+        w->busy = 0;
+        pthread_mutex_unlock(&w->lock);
     }
+}
+
+/* A task its waiter finds still at the head of its device's queue, the
+ * device idle, runs in the waiter's thread: a small operator then pays no
+ * hand-over to the worker and back (two thread wake-ups, more than its kernel
+ * on a CPU device). The queue's order and one task at a time per device are
+ * kept: the worker waits while the waiter runs it (busy). 1 if t ran here. */
+static int run_if_queued(coproc_task *t)
+{
+    coproc__tasks *ts = t->rt->tasks;
+    worker *w = &ts->w[t->queued_on];
+    pthread_mutex_lock(&w->lock);
+    int mine = !w->busy && w->count > 0 && w->ring[w->head] == t;
+    if (mine) {
+        w->busy = 1;
+        take_head(ts, w);
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (!mine)
+        return 0;
+    run_task(ts, w, t);
+    pthread_mutex_lock(&w->lock);
+    w->busy = 0;
+    pthread_cond_signal(&w->not_empty); /* the worker, if more are queued */
+    pthread_mutex_unlock(&w->lock);
+    return 1;
 }
 
 /* Put t on device d's ready queue, waiting while it is full (back-pressure). */
@@ -383,6 +429,7 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
         free(t);
         return coproc__fail(rt, COPROC_INTERNAL, "coproc_submit: no device chosen");
     }
+    t->queued_on = d;
     enqueue(ts, d, t);
     *out = t;
     return COPROC_OK;
@@ -403,6 +450,14 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
 {
     if (!t)
         return COPROC_NULL_POINTER;
+    if (!run_if_queued(t)) {
+        /* A small task taken by its worker ends within microseconds: look a
+         * little while before sleeping (a wake-up costs about as much). */
+        double until = coproc__now() + WAIT_SPIN_S;
+        while (!atomic_load_explicit(&t->finished, memory_order_acquire) &&
+               coproc__now() < until)
+            sched_yield();
+    }
     pthread_mutex_lock(&t->lock);
     while (!t->done)
         pthread_cond_wait(&t->done_cond, &t->lock);

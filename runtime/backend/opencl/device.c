@@ -299,6 +299,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     dev->platform = found->platform;
     dev->id = found->id;
     pthread_mutex_init(&dev->program_lock, NULL);
+    pthread_mutex_init(&dev->kernel_lock, NULL);
     pthread_mutex_init(&dev->model_lock, NULL);
     coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
 
@@ -367,6 +368,9 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path)
 
 void coproc__device_release(coproc__device *dev)
 {
+    if (dev->queue)
+        clFinish(dev->queue); /* no leased kernel still runs */
+    coproc__kernel_pool_release(dev);
     for (int i = 0; i < COPROC__MAX_PROGRAMS; i++)
         if (dev->programs[i])
             clReleaseProgram(dev->programs[i]);
@@ -389,6 +393,7 @@ void coproc__device_release(coproc__device *dev)
     if (dev->context)
         clReleaseContext(dev->context);
     pthread_mutex_destroy(&dev->program_lock);
+    pthread_mutex_destroy(&dev->kernel_lock);
     pthread_mutex_destroy(&dev->model_lock);
     free(dev->profile);
     memset(dev, 0, sizeof *dev);

@@ -14,6 +14,9 @@ typedef struct coproc_runtime coproc_runtime;
 struct coproc__backend;
 typedef struct coproc__profile coproc__profile;
 
+/* Upper bound on operator kinds (cost/profile.h's coproc__op_kind). */
+#define COPROC__DEVICE_OP_KINDS 16
+
 /* Upper bound on embedded kernel programs (cl/ files). */
 #define COPROC__MAX_PROGRAMS 64
 
@@ -44,6 +47,11 @@ typedef struct coproc__device {
 
     coproc__pool pool;            /* freed large buffers for reuse */
 
+    /* Kernel objects made once and lent to one call at a time, with their
+     * scratch buffers (program.c, coproc__kernel_lease); NULL until the first. */
+    pthread_mutex_t kernel_lock;  /* guards kernels */
+    struct coproc__kernel_pool *kernels;
+
     /* Device memory that operators over host columns may use (residency cache
      * plus working memory), and whether host columns are used in place on a
      * host-unified device (no copy) - see coproc_options. */
@@ -60,6 +68,11 @@ typedef struct coproc__device {
     /* Nonzero while calibration runs operators: they seed the models
      * themselves, so the public entry points must not observe them twice. */
     volatile int observe_off;
+    /* Per operator kind: runs observed on device columns since open, and
+     * whether its model has settled, so runs are timed only 1 in N (cost.c). */
+    atomic_uint op_runs[COPROC__DEVICE_OP_KINDS];
+    atomic_int op_settled[COPROC__DEVICE_OP_KINDS];
+    atomic_uint op_last_us[COPROC__DEVICE_OP_KINDS]; /* the last run's wall-clock time */
 } coproc__device;
 
 /* A device as discovery finds it, before selection. */

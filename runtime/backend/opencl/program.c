@@ -274,3 +274,129 @@ coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, con
         return s;
     return kernel_of(rt, p, program, kernel, out);
 }
+
+/* ---- the kernel pool: an open-addressed table of names, each with a list
+ * of idle leases. A name once made stays (a device uses a few dozen). */
+
+#define POOL_NAMES 256 /* the embedded programs hold fewer kernels than this */
+
+typedef struct pool_name {
+    char program[32], kernel[64]; /* program[0] == 0: free slot */
+    coproc__kernel_lease *idle;
+} pool_name;
+
+struct coproc__kernel_pool {
+    pool_name names[POOL_NAMES];
+};
+
+/* The slot of (program, kernel): found, or the free one to take; -1: full. */
+static int pool_slot(struct coproc__kernel_pool *p, const char *program, const char *kernel)
+{
+    uint64_t h = coproc__hash_str(coproc__hash_str(COPROC__FNV_SEED, program), kernel);
+    for (int i = 0; i < POOL_NAMES; i++) {
+        int at = (int)((h + (uint64_t)i) % POOL_NAMES);
+        pool_name *n = &p->names[at];
+        if (!n->program[0] || (strcmp(n->kernel, kernel) == 0 && strcmp(n->program, program) == 0))
+            return at;
+    }
+    return -1;
+}
+
+coproc_status coproc__kernel_borrow(coproc_runtime *rt, coproc__device *dev, const char *program,
+                                    const char *kernel, coproc__kernel_lease **out)
+{
+    *out = NULL;
+    if (strlen(program) >= sizeof ((pool_name *)0)->program ||
+        strlen(kernel) >= sizeof ((pool_name *)0)->kernel)
+        return coproc__fail(rt, COPROC_INTERNAL, "kernel name %s/%s too long", program, kernel);
+    pthread_mutex_lock(&dev->kernel_lock);
+    if (!dev->kernels && !(dev->kernels = calloc(1, sizeof *dev->kernels))) {
+        pthread_mutex_unlock(&dev->kernel_lock);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    }
+    int at = pool_slot(dev->kernels, program, kernel);
+    coproc__kernel_lease *l = NULL;
+    if (at >= 0) {
+        pool_name *n = &dev->kernels->names[at];
+        if (!n->program[0]) {
+            snprintf(n->program, sizeof n->program, "%s", program);
+            snprintf(n->kernel, sizeof n->kernel, "%s", kernel);
+        }
+        if ((l = n->idle))
+            n->idle = l->next;
+    }
+    pthread_mutex_unlock(&dev->kernel_lock);
+    if (at < 0)
+        return coproc__fail(rt, COPROC_INTERNAL, "more than %d kernels on device %d", POOL_NAMES,
+                            dev->index);
+    if (!l) {
+        if (!(l = calloc(1, sizeof *l)))
+            return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+        l->entry = at;
+        coproc_status s = coproc__kernel_create(rt, dev, program, kernel, &l->kernel);
+        if (s != COPROC_OK) {
+            free(l);
+            return s;
+        }
+    }
+    l->next = NULL;
+    *out = l;
+    return COPROC_OK;
+}
+
+coproc_status coproc__lease_scratch(coproc_runtime *rt, coproc__device *dev,
+                                    coproc__kernel_lease *l, size_t bytes)
+{
+    if (bytes <= l->scratch_bytes && l->scratch)
+        return COPROC_OK;
+    if (bytes < 256)
+        bytes = 256;
+    void *host = malloc(bytes);
+    if (!host)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    cl_int err;
+    cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (!mem) {
+        free(host);
+        return coproc__fail_cl(rt, err, "clCreateBuffer(%zu bytes) on device %d", bytes,
+                               dev->index);
+    }
+    if (l->scratch)
+        clReleaseMemObject(l->scratch);
+    free(l->scratch_host);
+    l->scratch = mem;
+    l->scratch_host = host;
+    l->scratch_bytes = bytes;
+    return COPROC_OK;
+}
+
+void coproc__kernel_return(coproc__device *dev, coproc__kernel_lease *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&dev->kernel_lock);
+    pool_name *n = &dev->kernels->names[l->entry];
+    l->next = n->idle;
+    n->idle = l;
+    pthread_mutex_unlock(&dev->kernel_lock);
+}
+
+void coproc__kernel_pool_release(coproc__device *dev)
+{
+    if (!dev->kernels)
+        return;
+    for (int i = 0; i < POOL_NAMES; i++) {
+        coproc__kernel_lease *l = dev->kernels->names[i].idle;
+        while (l) {
+            coproc__kernel_lease *next = l->next;
+            clReleaseKernel(l->kernel);
+            if (l->scratch)
+                clReleaseMemObject(l->scratch);
+            free(l->scratch_host);
+            free(l);
+            l = next;
+        }
+    }
+    free(dev->kernels);
+    dev->kernels = NULL;
+}

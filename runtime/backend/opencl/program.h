@@ -63,4 +63,39 @@ coproc_status coproc__kernel_create_variant(coproc_runtime *rt, coproc__device *
                                             const char *program, const char *defines,
                                             const char *kernel, cl_kernel *out);
 
+/*
+ * A kernel object lent to one caller at a time. A cl_kernel's arguments are
+ * not thread-safe, and making one (clCreateKernel) costs more than a small
+ * operator's kernel runs: each device keeps the kernels it made, idle ones in
+ * a pool per (program, kernel name), and lends one to each call, a new one
+ * only when every one of that name is out (calls in parallel). With the
+ * kernel goes a scratch buffer of the caller's use (e.g. a reduction's
+ * partials) and a host copy of it, both kept and grown, never shrunk.
+ * Arguments set by an earlier borrower stay set: set every one used.
+ */
+typedef struct coproc__kernel_lease {
+    cl_kernel kernel;
+    cl_mem scratch;       /* NULL until coproc__lease_scratch */
+    void *scratch_host;   /* scratch_bytes of host memory beside it */
+    size_t scratch_bytes;
+    struct coproc__kernel_lease *next; /* the pool's: next idle one of its name */
+    int entry;                         /* the pool's: which name */
+} coproc__kernel_lease;
+
+/* Borrow a kernel `kernel` of program `program` on dev (thread-safe); give it
+ * back with coproc__kernel_return. */
+coproc_status coproc__kernel_borrow(coproc_runtime *rt, coproc__device *dev, const char *program,
+                                    const char *kernel, coproc__kernel_lease **out);
+
+/* Make l's scratch buffer (and its host copy) at least `bytes` long. */
+coproc_status coproc__lease_scratch(coproc_runtime *rt, coproc__device *dev,
+                                    coproc__kernel_lease *l, size_t bytes);
+
+/* Return a borrowed kernel to dev's pool (NULL: nothing). */
+void coproc__kernel_return(coproc__device *dev, coproc__kernel_lease *l);
+
+/* Release every pooled kernel and scratch buffer of dev (the device closes;
+ * none may be out). */
+void coproc__kernel_pool_release(coproc__device *dev);
+
 #endif

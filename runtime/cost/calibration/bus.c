@@ -65,15 +65,18 @@ typedef struct evictor {
     volatile uint64_t sink; /* keeps the reads */
 } evictor;
 
-static coproc_status evictor_init(coproc_runtime *rt, const coproc__device *dev, evictor *e)
+static coproc_status evictor_init(coproc_runtime *rt, const coproc__device *dev, int full,
+                                  evictor *e)
 {
     e->bytes = NULL;
     e->size = 0;
     e->sink = 0;
     if (!dev->info.host_unified_memory)
         return COPROC_OK;
-    /* twice the caches (they are not strictly LRU); 64 MiB when hwloc cannot tell */
-    uint64_t size = rt->cpu_cache_bytes ? 2 * rt->cpu_cache_bytes : 64 * (uint64_t)MiB;
+    /* twice the caches (they are not strictly LRU; the quick pass: once);
+     * 64 MiB when hwloc cannot tell */
+    uint64_t size = rt->cpu_cache_bytes ? (full ? 2 : 1) * rt->cpu_cache_bytes
+                                        : 64 * (uint64_t)MiB;
     if (size > 1024 * (uint64_t)MiB)
         size = 1024 * (uint64_t)MiB;
     if (!(e->bytes = malloc((size_t)size)))
@@ -106,7 +109,10 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
                                    cl_mem dbuf, void *host, size_t bytes, double *seconds)
 {
     cl_command_queue q = c->dev->queue;
-    if (ev_cache->bytes)
+    /* The quick pass evicts only before copies below a quarter of the caches
+     * (what its evictor reads): a larger one's first touches are mostly
+     * misses anyway, and each eviction costs more than the copy. */
+    if (ev_cache->bytes && (!c->lean || bytes < ev_cache->size / 4))
         evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
@@ -292,7 +298,7 @@ int coproc__fit_transfer(coproc__transfer_fit *f)
 }
 
 /* The sweep: 4 KiB x4 up to 1 MiB (quick: 4 KiB, 64 KiB, 1 MiB), then x sqrt(2)
- * (rounded to 4 KiB) up to 256 MiB (full) or 64 MiB (quick), below the cap.
+ * (rounded to 4 KiB; quick: x2) up to 256 MiB (full) or 64 MiB (quick), below the cap.
  * Above 1 MiB the steps are dense because caches bend the curve there on CPU
  * devices (a copy's rate falls by 2-3x as it leaves the last-level cache),
  * and the prediction interpolates between the points. Returns the number of
@@ -307,7 +313,7 @@ static int sweep_sizes(const coproc__calib *c, size_t cap, size_t *sizes)
         if ((size_t)b <= cap)
             sizes[n++] = (size_t)b;
     }
-    for (int e = 1; n < COPROC__SWEEP_MAX; e++) {
+    for (int e = c->full ? 1 : 2; n < COPROC__SWEEP_MAX; e += c->full ? 1 : 2) {
         double b = 4 * KiB * floor(MiB * exp2(0.5 * e) / (4 * KiB) + 0.5);
         if (b > top * 1.0001 || (size_t)b > cap)
             break;
@@ -365,7 +371,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     cl_mem d1 = NULL, d2 = NULL;
     unsigned char *pageable = NULL;
     evictor ev_cache;
-    coproc_status s = evictor_init(c->rt, c->dev, &ev_cache);
+    coproc_status s = evictor_init(c->rt, c->dev, !c->lean, &ev_cache);
     if (s == COPROC_OK)
         s = pinned_new(c, top, &a);
     if (s == COPROC_OK)
@@ -411,7 +417,9 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
                 is_pinned ? (to_device ? a.ptr : b.ptr) : (void *)pageable, sizes[i],
                 is_pinned, XFER_TIME};
     }
-    s = transfer_typical(c, &ev_cache, cases, 4 * count, transfer_reps(c->full), seconds, NULL);
+    /* The quick pass: 3 runs a size (the median still drops one spike). */
+    s = transfer_typical(c, &ev_cache, cases, 4 * count, c->full ? transfer_reps(1) : 3, seconds,
+                         NULL);
     if (s != COPROC_OK)
         goto done;
     for (int f = 0; f < 4; f++) {
@@ -481,12 +489,12 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
             }
         }
     }
-    coproc__calib c = {rt, dev, 0, NULL, NULL, (size_t)hi};
+    coproc__calib c = {rt, dev, 0, NULL, NULL, (size_t)hi, 0};
     pinned_buf a = {NULL, NULL};
     cl_mem d = NULL;
     unsigned char *pageable = NULL;
     evictor ev_cache;
-    coproc_status s = evictor_init(rt, dev, &ev_cache);
+    coproc_status s = evictor_init(rt, dev, 1, &ev_cache);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, (size_t)hi, &d);
     if (s == COPROC_OK && pinned)

@@ -41,7 +41,7 @@ coproc_status coproc__calibrate_device(coproc_runtime *rt, coproc__device *dev, 
     p->full = full != 0;
 
     /* No pass allocates a buffer above max_alloc or a quarter of the memory. */
-    coproc__calib c = {rt, dev, full != 0, progress, user, 0};
+    coproc__calib c = {rt, dev, full != 0, progress, user, 0, !full};
     uint64_t cap = dev->info.global_mem_bytes / 4;
     if (dev->info.max_alloc_bytes && dev->info.max_alloc_bytes < cap)
         cap = dev->info.max_alloc_bytes;
@@ -54,13 +54,21 @@ coproc_status coproc__calibrate_device(coproc_runtime *rt, coproc__device *dev, 
     coproc_status (*const passes[])(coproc__calib *, coproc__profile *) = {
         coproc__calib_launch, coproc__calib_build,   coproc__calib_bus,
         coproc__calib_memory, coproc__calib_compute, coproc__calib_operators};
-    for (size_t i = 0; i < sizeof passes / sizeof *passes && s == COPROC_OK; i++)
+    enum { PASSES = sizeof passes / sizeof *passes };
+    _Static_assert(PASSES == 6, "the log line names six passes");
+    double took[PASSES] = {0};
+    for (size_t i = 0; i < PASSES && s == COPROC_OK; i++) {
+        double t = coproc__now();
         s = passes[i](&c, p);
+        took[i] = coproc__now() - t;
+    }
     dev->observe_off = 0;
     if (s != COPROC_OK)
         return s;
     p->calibration_seconds = coproc__now() - t0;
-    coproc__log(rt, COPROC_LOG_INFO, "calibrated device %d (%s), %s pass, in %.2f s", dev->index,
-                dev->info.name, full ? "full" : "quick", p->calibration_seconds);
+    coproc__log(rt, COPROC_LOG_INFO, "calibrated device %d (%s), %s pass, in %.2f s (launch "
+                "%.2f, build %.2f, bus %.2f, memory %.2f, compute %.2f, operators %.2f)",
+                dev->index, dev->info.name, full ? "full" : "quick", p->calibration_seconds,
+                took[0], took[1], took[2], took[3], took[4], took[5]);
     return COPROC_OK;
 }

@@ -17,6 +17,8 @@ typedef struct coproc__calib {
     coproc__progress_fn progress; /* may be NULL */
     void *user;
     size_t max_bytes;             /* largest buffer a pass may allocate */
+    int lean;                     /* the quick pass's shortcuts (bus.c: fewer cache
+                                     evictions); 0 for the transfer check */
 } coproc__calib;
 
 /* The next of a deterministic pseudo-random sequence (splitmix64) from state

@@ -254,43 +254,57 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Sweep one kind: for each shape an untimed run, then each size three times
- * (quick) or five (full); the median is observed, so one timing spike (common
- * on a loaded CPU device) does not reach the model. A run long enough that
- * spikes hardly matter (50 ms quick, 0.5 s full) is observed alone. */
-static coproc_status sweep_kind(op_ctx *o, const op_spec *spec, const size_t *rows, int sizes,
-                                coproc__model *model)
+/* The quick pass measures in time, not to a fixed size: every kind at its
+ * two smallest sizes first, then each larger size for every kind still in,
+ * a kind dropping out once its runs at the next size (estimated from the
+ * last, in proportion to rows) would overrun QUICK_SECONDS since the pass
+ * began. A slow device so gets fewer, smaller sizes, the model's line carries
+ * them up, and runs refine it later. With the driver's cache cold each kind's
+ * first run compiles its program (PoCL: seconds a program): past
+ * QUICK_WARMUP_SECONDS no further kind is started, and those left start with
+ * empty models, learnt from their runs (as a kind whose calibration fails). */
+#define QUICK_SECONDS 2.5
+#define QUICK_WARMUP_SECONDS 8.0
+
+#define KINDS (sizeof specs / sizeof *specs)
+
+/* Kind `spec` at size index i (-1: the untimed warm-up at the smallest),
+ * every shape: each size three times (quick) or five (full); the median is
+ * observed, so one timing spike (common on a loaded CPU device) does not
+ * reach the model. A run long enough that spikes hardly matter (50 ms quick,
+ * 0.5 s full) is observed alone. *took: the medians' sum. */
+static coproc_status sweep_size(op_ctx *o, const op_spec *spec, const size_t *rows, int i,
+                                coproc__model *model, double *took)
 {
     coproc__calib *c = o->c;
     int reps = c->full ? 5 : 3;
+    size_t n = rows[i < 0 ? 0 : i];
+    *took = 0;
     for (int sh = 0; sh < spec->shapes; sh++) {
         int param = spec->shape[sh].param;
-        for (int i = -1; i < sizes; i++) {
-            size_t n = rows[i < 0 ? 0 : i];
-            char size[32];
-            coproc__calib_size_name((double)n, size, sizeof size);
-            coproc__calib_progress(c, "operator %s, %s, %s rows%s",
-                                   coproc__op_kind_name(spec->kind), spec->shape[sh].name, size,
-                                   i < 0 ? " (warm-up)" : "");
-            op_inputs in;
-            memset(&in, 0, sizeof in);
-            coproc_status s = setup(o, spec->kind, param, n, &in);
-            double x[COPROC__MODEL_MAX_FEATURES] = {0}, t[5];
-            int runs = i < 0 ? 1 : reps;
-            double enough = c->full ? 0.5 : 0.05;
-            for (int r = 0; s == COPROC_OK && r < runs; r++) {
-                s = run(o, spec->kind, param, n, &in, x, &t[r]);
-                if (r == 0 && t[0] >= enough)
-                    runs = 1;
-            }
-            inputs_free(&in);
-            if (s != COPROC_OK)
-                return s;
-            if (i < 0)
-                continue; /* the warm-up run: programs built, memory touched */
-            qsort(t, (size_t)runs, sizeof *t, cmp_double);
-            coproc__model_observe(model, x, t[runs / 2]);
+        char size[32];
+        coproc__calib_size_name((double)n, size, sizeof size);
+        coproc__calib_progress(c, "operator %s, %s, %s rows%s", coproc__op_kind_name(spec->kind),
+                               spec->shape[sh].name, size, i < 0 ? " (warm-up)" : "");
+        op_inputs in;
+        memset(&in, 0, sizeof in);
+        coproc_status s = setup(o, spec->kind, param, n, &in);
+        double x[COPROC__MODEL_MAX_FEATURES] = {0}, t[5];
+        int runs = i < 0 ? 1 : reps;
+        double enough = c->full ? 0.5 : 0.05;
+        for (int r = 0; s == COPROC_OK && r < runs; r++) {
+            s = run(o, spec->kind, param, n, &in, x, &t[r]);
+            if (r == 0 && t[0] >= enough)
+                runs = 1;
         }
+        inputs_free(&in);
+        if (s != COPROC_OK)
+            return s;
+        if (i < 0)
+            continue; /* the warm-up run: programs built, memory touched */
+        qsort(t, (size_t)runs, sizeof *t, cmp_double);
+        *took += t[runs / 2] * reps;
+        coproc__model_observe(model, x, t[runs / 2]);
     }
     return COPROC_OK;
 }
@@ -313,26 +327,54 @@ coproc_status coproc__calib_operators(coproc__calib *c, coproc__profile *p)
     for (size_t i = 0; i < o.n_max; i++)
         o.rnd[i] = (uint32_t)coproc__splitmix64(&seed);
 
-    coproc_status s = COPROC_OK;
-    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
-        coproc__model *model = &p->ops[specs[i].kind];
-        coproc__model_init(model, coproc__op_kind_features(specs[i].kind));
-        s = sweep_kind(&o, &specs[i], rows, sizes, model);
-        if (s == COPROC_DEVICE_LOST || s == COPROC_HOST_OUT_OF_MEMORY)
-            break;
-        if (s != COPROC_OK) {
-            /* One operator failing leaves its model empty (it learns from runs
-             * later) rather than failing the whole calibration. */
-            coproc__log(c->rt, COPROC_LOG_WARN, "calibration of %s on device %d (%s) failed: "
-                        "%s: %s; its cost model starts empty", coproc__op_kind_name(specs[i].kind),
-                        c->dev->index, c->dev->info.name, coproc_status_name(s),
-                        coproc_errmsg(c->rt));
-            coproc__model_init(model, coproc__op_kind_features(specs[i].kind));
-            s = COPROC_OK;
-            continue;
-        }
-        coproc__model_fit(model);
+    int in[KINDS];      /* 1 while the kind is measured */
+    double took[KINDS]; /* its runs at the last size */
+    for (size_t k = 0; k < KINDS; k++) {
+        coproc__model_init(&p->ops[specs[k].kind], coproc__op_kind_features(specs[k].kind));
+        in[k] = 1;
+        took[k] = 0;
     }
+    coproc_status s = COPROC_OK;
+    double began = coproc__now();
+    for (int i = -1; i < sizes && s == COPROC_OK; i++) {
+        for (size_t k = 0; k < KINDS && s == COPROC_OK; k++) {
+            const op_spec *spec = &specs[k];
+            coproc__model *model = &p->ops[spec->kind];
+            if (!in[k])
+                continue;
+            double spent = coproc__now() - began;
+            if (!c->full && i < 0 && spent > QUICK_WARMUP_SECONDS) {
+                coproc__log(c->rt, COPROC_LOG_INFO, "quick calibration of device %d (%s): %s "
+                            "not measured (its programs did not build within %.0f s); its cost "
+                            "model starts empty", c->dev->index, c->dev->info.name,
+                            coproc__op_kind_name(spec->kind), QUICK_WARMUP_SECONDS);
+                in[k] = 0;
+                continue;
+            }
+            if (!c->full && i >= 2 &&
+                spent + took[k] * (double)rows[i] / (double)rows[i - 1] > QUICK_SECONDS) {
+                in[k] = 0; /* its larger sizes would overrun the pass */
+                continue;
+            }
+            s = sweep_size(&o, spec, rows, i, model, &took[k]);
+            if (s == COPROC_DEVICE_LOST || s == COPROC_HOST_OUT_OF_MEMORY)
+                break;
+            if (s != COPROC_OK) {
+                /* One operator failing leaves its model empty (it learns from
+                 * runs later) rather than failing the whole calibration. */
+                coproc__log(c->rt, COPROC_LOG_WARN, "calibration of %s on device %d (%s) failed: "
+                            "%s: %s; its cost model starts empty",
+                            coproc__op_kind_name(spec->kind), c->dev->index, c->dev->info.name,
+                            coproc_status_name(s), coproc_errmsg(c->rt));
+                coproc__model_init(model, coproc__op_kind_features(spec->kind));
+                in[k] = -1; /* failed: left empty, not fitted */
+                s = COPROC_OK;
+            }
+        }
+    }
+    for (size_t k = 0; k < KINDS && s == COPROC_OK; k++)
+        if (in[k] >= 0)
+            coproc__model_fit(&p->ops[specs[k].kind]);
     free(o.rnd);
     free(o.scratch);
     return s;
