@@ -301,6 +301,8 @@ coproc_status coproc_group_by_aggs(coproc_runtime *rt, const coproc_column *keys
 {
     if (!rt)
         return COPROC_NULL_POINTER;
+    if (out)
+        memset(out, 0, sizeof *out); /* failures leave no output */
     if (aggs == 0 || (aggs & ~(unsigned)COPROC_GROUP_ALL))
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_group_by_aggs: aggs 0x%x; an "
                             "OR of COPROC_GROUP_COUNT, _SUM, _MIN and _MAX", aggs);
