@@ -505,9 +505,20 @@ static inline void gb_fix(GB_FIX_T v, int emax, uint *x)
         }                                                                                \
     }
 
+/* Sums and counts of 64-bit integers, no min/max (pass 1 was gb_insert_*_plain). */
+#define GB_P2_ARGS_s64 , __global const ulong *vals
+#define GB_CONTRIB_s64                                                                   \
+    {                                                                                    \
+        ulong x = vals[i];                                                               \
+        c.sum[0] = (uint)x;                                                              \
+        c.sum[1] = (uint)(x >> 32);                                                      \
+    }
+
 GB_PASS2(gb_aggregate_none, none, 0, 0, 0)
 GB_PASS2(gb_aggregate_v32, v32, 2, 1, 0)
 GB_PASS2(gb_aggregate_v64, v64, 2, 1, 0)
+GB_PASS2(gb_aggregate_v32_sum, v32, 2, 0, 0) /* no min/max asked */
+GB_PASS2(gb_aggregate_v64_sum, s64, 2, 0, 0)
 GB_PASS2(gb_aggregate_f32, f32, 4, 1, 1)
 #ifdef COPROC_FP64
 GB_PASS2(gb_aggregate_f64, f64, 4, 1, 1)
@@ -558,6 +569,9 @@ __kernel void gb_final_keys_w3(__global const uint *pos, ulong groups, __global 
     out_sum[d] = (ulong)sum[2 * s] | ((ulong)sum[2 * s + 1] << 32);                      \
     out_min[d] = (((ulong)mnhi[s] << 32) | mn[s]) ^ flip;                                \
     out_max[d] = (((ulong)mxhi[s] << 32) | mx[s]) ^ flip;
+/* Integer sums (two words a slot) without min/max. */
+#define GB_FA_sum , __global const uint *sum, __global ulong *out_sum
+#define GB_FW_sum out_sum[d] = (ulong)sum[2 * s] | ((ulong)sum[2 * s + 1] << 32);
 
 /* The float sum: the fixed-point accumulator scaled back, then the flags. */
 #ifdef COPROC_FP64
@@ -625,6 +639,7 @@ static inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
 GB_FINAL(gb_final_none, none)
 GB_FINAL(gb_final_v32, v32)
 GB_FINAL(gb_final_v64, v64)
+GB_FINAL(gb_final_sum, sum)
 GB_FINAL(gb_final_f32, f32)
 #ifdef COPROC_FP64
 GB_FINAL(gb_final_f64, f64)
@@ -728,62 +743,59 @@ typedef struct gb_de64 {
 GB_DEFINE_DENSE_NONE(gb_dense_k32_none, uint)
 GB_DEFINE_DENSE_NONE(gb_dense_k64_none, ulong)
 
-/* 32-bit values: VT the value's raw type, DV how it widens into the sum. */
-#define GB_DEFINE_DENSE_32(NAME, KT, DV)                                                 \
+/* Sums and counts only (no min/max asked), whatever the value's width. */
+typedef struct gb_des {
+    ulong sum;
+    uint cnt, pad;
+} gb_des;
+
+/* Min/max of one entry (MM 1) or nothing (MM 0): clearing, and one row's
+ * ordered value o. New extremes are rare after a group's first rows: a
+ * branch, no store, where min()/max() would store on every row. */
+#define GB_DMM_CLEAR_0(e, VT)
+#define GB_DMM_CLEAR_1(e, VT)                                                            \
+    (e).mn = (VT) ~(VT)0;                                                                \
+    (e).mx = 0;
+#define GB_DMM_ROW_0(e, o)
+#define GB_DMM_ROW_1(e, o)                                                               \
+    if ((o) < (e)->mn)                                                                   \
+        (e)->mn = (o);                                                                   \
+    if ((o) > (e)->mx)                                                                   \
+        (e)->mx = (o);
+
+/* Values of raw type VT into entries ET; DV how a value widens into the sum;
+ * MM whether min/max are kept (ET has mn/mx then). */
+#define GB_DEFINE_DENSE(NAME, KT, VT, ET, DV, MM)                                        \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global const uint *vals, uint flip, __global gb_de32 *part)     \
+                       __global const VT *vals, VT flip, __global ET *part)              \
     {                                                                                    \
-        __global gb_de32 *t = part + get_global_id(0) * range;                           \
+        __global ET *t = part + get_global_id(0) * range;                                \
         for (ulong s = 0; s < range; s++) {                                              \
             t[s].sum = 0;                                                                \
             t[s].cnt = 0;                                                                \
-            t[s].mn = 0xFFFFFFFFu;                                                       \
-            t[s].mx = 0;                                                                 \
             t[s].pad = 0;                                                                \
+            GB_DMM_CLEAR_##MM(t[s], VT)                                                  \
         }                                                                                \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            __global gb_de32 *e = t + (uint)(keys[i] - base);                            \
-            uint x = vals[i], o = x ^ flip;                                              \
+            __global ET *e = t + (uint)(keys[i] - base);                                 \
+            VT x = vals[i], o = x ^ flip;                                                \
             e->cnt++;                                                                    \
             e->sum += DV;                                                                \
-            /* new extremes are rare after a group's first rows: a branch, no   */  \
-            /* store, where min()/max() would store on every row                */  \
-            if (o < e->mn)                                                               \
-                e->mn = o;                                                               \
-            if (o > e->mx)                                                               \
-                e->mx = o;                                                               \
+            GB_DMM_ROW_##MM(e, o)                                                        \
         }                                                                                \
     }
-GB_DEFINE_DENSE_32(gb_dense_k32_i32, uint, GB_DV_i32)
-GB_DEFINE_DENSE_32(gb_dense_k64_i32, ulong, GB_DV_i32)
-GB_DEFINE_DENSE_32(gb_dense_k32_u32, uint, GB_DV_u32)
-GB_DEFINE_DENSE_32(gb_dense_k64_u32, ulong, GB_DV_u32)
-
-#define GB_DEFINE_DENSE_64(NAME, KT)                                                     \
-    __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global const ulong *vals, ulong flip, __global gb_de64 *part)   \
-    {                                                                                    \
-        __global gb_de64 *t = part + get_global_id(0) * range;                           \
-        for (ulong s = 0; s < range; s++) {                                              \
-            t[s].sum = 0;                                                                \
-            t[s].mn = ULONG_MAX;                                                         \
-            t[s].mx = 0;                                                                 \
-            t[s].cnt = 0;                                                                \
-            t[s].pad = 0;                                                                \
-        }                                                                                \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            __global gb_de64 *e = t + (uint)(keys[i] - base);                            \
-            ulong x = vals[i], o = x ^ flip;                                             \
-            e->cnt++;                                                                    \
-            e->sum += x;                                                                 \
-            if (o < e->mn)                                                               \
-                e->mn = o;                                                               \
-            if (o > e->mx)                                                               \
-                e->mx = o;                                                               \
-        }                                                                                \
-    }
-GB_DEFINE_DENSE_64(gb_dense_k32_v64, uint)
-GB_DEFINE_DENSE_64(gb_dense_k64_v64, ulong)
+GB_DEFINE_DENSE(gb_dense_k32_i32, uint, uint, gb_de32, GB_DV_i32, 1)
+GB_DEFINE_DENSE(gb_dense_k64_i32, ulong, uint, gb_de32, GB_DV_i32, 1)
+GB_DEFINE_DENSE(gb_dense_k32_u32, uint, uint, gb_de32, GB_DV_u32, 1)
+GB_DEFINE_DENSE(gb_dense_k64_u32, ulong, uint, gb_de32, GB_DV_u32, 1)
+GB_DEFINE_DENSE(gb_dense_k32_v64, uint, ulong, gb_de64, GB_DV_v64, 1)
+GB_DEFINE_DENSE(gb_dense_k64_v64, ulong, ulong, gb_de64, GB_DV_v64, 1)
+GB_DEFINE_DENSE(gb_dense_k32_i32_sum, uint, uint, gb_des, GB_DV_i32, 0)
+GB_DEFINE_DENSE(gb_dense_k64_i32_sum, ulong, uint, gb_des, GB_DV_i32, 0)
+GB_DEFINE_DENSE(gb_dense_k32_u32_sum, uint, uint, gb_des, GB_DV_u32, 0)
+GB_DEFINE_DENSE(gb_dense_k64_u32_sum, ulong, uint, gb_des, GB_DV_u32, 0)
+GB_DEFINE_DENSE(gb_dense_k32_v64_sum, uint, ulong, gb_des, GB_DV_v64, 0)
+GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
 
 /* The P private tables added slot by slot into the per-slot arrays gb_final_*
  * read (sums as lo/hi words, min/max of 64-bit values as lo words + mnhi/mxhi),
@@ -849,11 +861,29 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
     }
 }
 
+__kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range,
+                            __global uint *cnt, __global uint *sum, __global uint *flags)
+{
+    COPROC_FOR_EACH_ROW(s, range) {
+        uint c = 0;
+        ulong t = 0;
+        for (uint p = 0; p < P; p++) {
+            __global const gb_des *e = part + p * range + s;
+            c += e->cnt;
+            t += e->sum;
+        }
+        cnt[s] = c;
+        sum[2 * s] = (uint)t;
+        sum[2 * s + 1] = (uint)(t >> 32);
+        flags[s] = c != 0;
+    }
+}
+
 #else /* GPU path */
 
-/* Counts only (SW 0) or 32-bit values (SW 2, min/max), into the global
- * per-slot arrays (cleared by gb_init), through a local table of L = range
- * entries when L > 0. */
+/* Counts only (SW 0) or 32-bit values (SW 2; min/max when MM), into the
+ * global per-slot arrays (cleared by gb_init), through a local table of
+ * L = range entries of 1 + SW + 2 MM words when L > 0. */
 #define GB_DENSE_ROW_none(KT)
 #define GB_DENSE_ROW_v(DV)                                                               \
     {                                                                                    \
@@ -863,18 +893,19 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
         c.sum[1] = (uint)(w >> 32);                                                      \
         c.mn = c.mx = x ^ flip;                                                          \
     }
-#define GB_DEFINE_DENSE_GPU(NAME, KT, SW, ROW)                                           \
+#define GB_DEFINE_DENSE_GPU(NAME, KT, SW, MM, ROW)                                       \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
                        __global const uint *vals, uint flip, __global uint *cnt,         \
                        __global uint *sum, __global uint *mn, __global uint *mx,         \
                        __local uint *lm, uint L)                                         \
     {                                                                                    \
-        __local uint *lc = lm, *lsum = lm + L, *lmn = lsum + SW * L, *lmx = lmn + L;     \
+        __local uint *lc = lm, *lsum = lm + L, *lmn = lsum + SW * L;                     \
+        __local uint *lmx = lmn + MM * L;                                                \
         for (uint l = get_local_id(0); l < L; l += get_local_size(0)) {                  \
             lc[l] = 0;                                                                   \
             for (uint j = 0; j < SW; j++)                                                \
                 lsum[l * SW + j] = 0;                                                    \
-            if (SW) {                                                                    \
+            if (MM) {                                                                    \
                 lmn[l] = 0xFFFFFFFFu;                                                    \
                 lmx[l] = 0;                                                              \
             }                                                                            \
@@ -886,13 +917,14 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
             ROW                                                                          \
             if (L) {                                                                     \
                 atomic_inc(&lc[s]);                                                      \
-                if (SW) {                                                                \
+                if (SW)                                                                  \
                     gb_addw_local(lsum + s * SW, c.sum, SW);                             \
+                if (MM) {                                                                \
                     atomic_min(&lmn[s], c.mn);                                           \
                     atomic_max(&lmx[s], c.mx);                                           \
                 }                                                                        \
             } else {                                                                     \
-                gb_apply_global(s, 1u, &c, SW, SW != 0, 0, cnt, sum, mn, mx, cnt);       \
+                gb_apply_global(s, 1u, &c, SW, MM, 0, cnt, sum, mn, mx, cnt);            \
             }                                                                            \
         }                                                                                \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
@@ -903,18 +935,22 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
             gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
             for (uint j = 0; j < SW; j++)                                                \
                 c.sum[j] = lsum[l * SW + j];                                             \
-            if (SW) {                                                                    \
+            if (MM) {                                                                    \
                 c.mn = lmn[l];                                                           \
                 c.mx = lmx[l];                                                           \
             }                                                                            \
-            gb_apply_global(l, k, &c, SW, SW != 0, 0, cnt, sum, mn, mx, cnt);            \
+            gb_apply_global(l, k, &c, SW, MM, 0, cnt, sum, mn, mx, cnt);                 \
         }                                                                                \
     }
-GB_DEFINE_DENSE_GPU(gb_dense_k32_none, uint, 0, GB_DENSE_ROW_none(uint))
-GB_DEFINE_DENSE_GPU(gb_dense_k64_none, ulong, 0, GB_DENSE_ROW_none(ulong))
-GB_DEFINE_DENSE_GPU(gb_dense_k32_i32, uint, 2, GB_DENSE_ROW_v(GB_DV_i32))
-GB_DEFINE_DENSE_GPU(gb_dense_k64_i32, ulong, 2, GB_DENSE_ROW_v(GB_DV_i32))
-GB_DEFINE_DENSE_GPU(gb_dense_k32_u32, uint, 2, GB_DENSE_ROW_v(GB_DV_u32))
-GB_DEFINE_DENSE_GPU(gb_dense_k64_u32, ulong, 2, GB_DENSE_ROW_v(GB_DV_u32))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_none, uint, 0, 0, GB_DENSE_ROW_none(uint))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_none, ulong, 0, 0, GB_DENSE_ROW_none(ulong))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_i32, uint, 2, 1, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_i32, ulong, 2, 1, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_u32, uint, 2, 1, GB_DENSE_ROW_v(GB_DV_u32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_u32, ulong, 2, 1, GB_DENSE_ROW_v(GB_DV_u32))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_i32_sum, uint, 2, 0, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_i32_sum, ulong, 2, 0, GB_DENSE_ROW_v(GB_DV_i32))
+GB_DEFINE_DENSE_GPU(gb_dense_k32_u32_sum, uint, 2, 0, GB_DENSE_ROW_v(GB_DV_u32))
+GB_DEFINE_DENSE_GPU(gb_dense_k64_u32_sum, ulong, 2, 0, GB_DENSE_ROW_v(GB_DV_u32))
 
 #endif

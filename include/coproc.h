@@ -561,15 +561,37 @@ typedef struct coproc_group_result {
     coproc_column *max;     /* value type; NULL without values */
 } coproc_group_result;
 
+/* Which aggregates coproc_group_by_aggs computes: an OR of these. */
+typedef enum coproc_group_agg {
+    COPROC_GROUP_COUNT = 1 << 0, /* count (always given: see coproc_group_by_aggs) */
+    COPROC_GROUP_SUM = 1 << 1,
+    COPROC_GROUP_MIN = 1 << 2,
+    COPROC_GROUP_MAX = 1 << 3,
+    COPROC_GROUP_ALL = 0xF       /* all four: what coproc_group_by computes */
+} coproc_group_agg;
+
 /*
  * Group rows by keys and aggregate values (may be NULL: counts only; else the
  * same length as keys). The number of groups need not be known: no row is ever
  * lost. sorted != 0 orders the groups by ascending key. *out's columns are owned
  * by the caller: free them with coproc_group_result_free.
+ * coproc_group_by computes every aggregate (COPROC_GROUP_ALL).
  */
 COPROC_API coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
                                          const coproc_column *values, int sorted,
                                          coproc_group_result *out);
+
+/*
+ * coproc_group_by computing only the aggregates in aggs (COPROC_GROUP_*; 0 or
+ * unknown bits: INVALID_ARGUMENT). A column not asked for is NULL in *out;
+ * count is always given (groups are found by counting, so it costs nothing
+ * more), and without values sum, min and max are NULL whatever aggs asks.
+ * Fewer aggregates are faster: sums and counts of integer values skip the
+ * per-row comparisons of min and max, and count alone reads no values.
+ */
+COPROC_API coproc_status coproc_group_by_aggs(coproc_runtime *rt, const coproc_column *keys,
+                                              const coproc_column *values, unsigned aggs,
+                                              int sorted, coproc_group_result *out);
 COPROC_API void coproc_group_result_free(coproc_group_result *r);
 
 /* ---------------------------------------------------------------- sort */
@@ -653,7 +675,7 @@ typedef enum coproc_op_variant {
  *   COPROC_OP_MAP        a, b (NULL: a op c); arith, c (CAST: a; to)
  *   COPROC_OP_GATHER     a = src, b = positions (SCATTER: also dst; COMPACT: b = bitmap)
  *   COPROC_OP_SCAN       a; exclusive
- *   COPROC_OP_GROUP_BY   a = keys, b = values (may be NULL); sorted
+ *   COPROC_OP_GROUP_BY   a = keys, b = values (may be NULL); sorted; aggs (0: all)
  *   COPROC_OP_SORT       a = keys, b = values (may be NULL); results are sorted copies
  *   COPROC_OP_HASH_JOIN  a = left (build side), b = right (JOIN_COUNT: count only)
  *   COPROC_OP_MERGE_JOIN a = left, b = right (coproc_sort_merge_join)
@@ -674,6 +696,7 @@ typedef struct coproc_op {
     coproc_type to;            /* CAST: the output type */
     int exclusive;             /* SCAN: nonzero for an exclusive scan */
     const coproc_column *dst;  /* SCATTER: the column scattered into (copied, not changed) */
+    unsigned aggs;             /* GROUP_BY: COPROC_GROUP_* to compute; 0 (default): all */
 } coproc_op;
 
 /* Fill *op with defaults for kind (device -1). */

@@ -475,6 +475,18 @@ static void operator_rows(void)
         coproc_group_by(rt, other, NULL, 0, &g));
     ROW("coproc_group_by", "host keys, device values", COPROC_WRONG_DEVICE,
         coproc_group_by(rt, h32, d32, 0, &g));
+    check("coproc_group_by_aggs", "rt NULL", COPROC_NULL_POINTER,
+          coproc_group_by_aggs(NULL, h32, h32, COPROC_GROUP_SUM, 0, &g));
+    ROW("coproc_group_by_aggs", "keys NULL", COPROC_NULL_POINTER,
+        coproc_group_by_aggs(rt, NULL, h32, COPROC_GROUP_SUM, 0, &g));
+    ROW("coproc_group_by_aggs", "out NULL", COPROC_NULL_POINTER,
+        coproc_group_by_aggs(rt, h32, h32, COPROC_GROUP_SUM, 0, NULL));
+    ROWM("coproc_group_by_aggs", "aggs 0", COPROC_INVALID_ARGUMENT, "aggs",
+         coproc_group_by_aggs(rt, h32, h32, 0, 0, &g));
+    ROWM("coproc_group_by_aggs", "aggs with an unknown bit", COPROC_INVALID_ARGUMENT, "aggs",
+         coproc_group_by_aggs(rt, h32, h32, COPROC_GROUP_SUM | 0x100, 0, &g));
+    ROW("coproc_group_by_aggs", "float32 keys", COPROC_UNSUPPORTED_TYPE,
+        coproc_group_by_aggs(rt, hf32, h32, COPROC_GROUP_SUM, 0, &g));
 
     coproc_join_result j;
     ROW("coproc_hash_join", "left NULL", COPROC_NULL_POINTER, coproc_hash_join(rt, NULL, h32, &j));

@@ -1440,8 +1440,10 @@ static void fill_keys(env *e, coproc_type t, void *k, size_t n, uint64_t range, 
     }
 }
 
+/* aggs: COPROC_GROUP_* asked (coproc_group_by_aggs, op.aggs), 0 for coproc_group_by
+ * (op.aggs left at 0: all). */
 static coproc_status run_group(env *e, const coproc_column *k, const coproc_column *v, int sorted,
-                               coproc_group_result *g)
+                               unsigned aggs, coproc_group_result *g)
 {
     memset(g, 0, sizeof *g);
     if (submit_mode(e)) {
@@ -1450,6 +1452,7 @@ static coproc_status run_group(env *e, const coproc_column *k, const coproc_colu
         o.a = k;
         o.b = v;
         o.sorted = sorted;
+        o.aggs = aggs;
         coproc_result r;
         coproc_status s = submit_wait(e, &o, &r);
         *g = r.groups;
@@ -1457,7 +1460,8 @@ static coproc_status run_group(env *e, const coproc_column *k, const coproc_colu
             FAIL(e, "result.count %llu, groups %zu", (unsigned long long)r.count, g->groups);
         return s;
     }
-    coproc_status s = coproc_group_by(e->rt, k, v, sorted, g);
+    coproc_status s = aggs ? coproc_group_by_aggs(e->rt, k, v, aggs, sorted, g)
+                           : coproc_group_by(e->rt, k, v, sorted, g);
     track(g->keys);
     track(g->count);
     track(g->sum);
@@ -1467,7 +1471,7 @@ static coproc_status run_group(env *e, const coproc_column *k, const coproc_colu
 }
 
 static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, uint64_t range,
-                       int sorted)
+                       int sorted, unsigned aggs)
 {
     size_t ks = tsize(kt);
     void *k = xmalloc(n * ks), *v = xmalloc(n * 4);
@@ -1476,26 +1480,35 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, uint64_
         fill_quarters(e, v, n, 1000);
     else if (vt == COPROC_INT32)
         fill_wide(e, COPROC_INT32, v, n);
-    WHERE(e, "group_by keys %s values %s n=%zu range %llu %s", coproc_type_name(kt),
+    WHERE(e, "group_by keys %s values %s n=%zu range %llu %s aggs 0x%x", coproc_type_name(kt),
           vt == NO_VALUES ? "none" : coproc_type_name(vt), n, (unsigned long long)range,
-          sorted ? "sorted" : "unsorted");
+          sorted ? "sorted" : "unsorted", aggs);
     coproc_column *ck = in_col(e, kt, k, n), *cv = vt == NO_VALUES ? NULL : in_col(e, vt, v, n);
     coproc_group_result g;
-    expect_status(e, COPROC_OK, run_group(e, ck, cv, sorted, &g), "group_by");
+    expect_status(e, COPROC_OK, run_group(e, ck, cv, sorted, aggs, &g), "group_by");
+    /* the columns asked (all with aggs 0), and only those */
+    unsigned want = aggs ? aggs : COPROC_GROUP_ALL;
+    int has_sum = cv && (want & COPROC_GROUP_SUM), has_min = cv && (want & COPROC_GROUP_MIN),
+        has_max = cv && (want & COPROC_GROUP_MAX);
+    if (!g.sum != !has_sum || !g.min != !has_min || !g.max != !has_max)
+        FAIL(e, "sum/min/max columns %s/%s/%s, want %s/%s/%s", g.sum ? "set" : "NULL",
+             g.min ? "set" : "NULL", g.max ? "set" : "NULL", has_sum ? "set" : "NULL",
+             has_min ? "set" : "NULL", has_max ? "set" : "NULL");
     size_t m = g.groups;
     coproc_type st = vt == COPROC_INT32 ? COPROC_INT64 : COPROC_FLOAT64;
-    if (vt == COPROC_FLOAT32 && !e->fp64 && coproc_column_type(g.sum) == COPROC_FLOAT32)
+    if (vt == COPROC_FLOAT32 && !e->fp64 && g.sum && coproc_column_type(g.sum) == COPROC_FLOAT32)
         st = COPROC_FLOAT32; /* devices without fp64 */
     if (vt == NO_VALUES && (g.sum || g.min || g.max))
         FAIL(e, "sum/min/max columns without values");
     void *gk = fetch(e, g.keys, kt, m, "group keys");
     uint64_t *gc = fetch(e, g.count, COPROC_UINT64, m, "group counts");
     void *gs = NULL, *gmn = NULL, *gmx = NULL;
-    if (cv) {
+    if (has_sum)
         gs = fetch(e, g.sum, st, m, "group sums");
+    if (has_min)
         gmn = fetch(e, g.min, vt, m, "group mins");
+    if (has_max)
         gmx = fetch(e, g.max, vt, m, "group maxes");
-    }
     /* reference: the rows in key order; the result's groups in key order */
     uint64_t *rk = xmalloc(n * 8), *gord = xmalloc(m * 8);
     uint32_t *rows = xmalloc(n * 4), *grow = xmalloc(m * 4);
@@ -1538,7 +1551,9 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, uint64_
                 mn = x < mn ? x : mn;
                 mx = x > mx ? x : mx;
             }
-            int64_t s_ = ((int64_t *)gs)[at], n_ = ((int32_t *)gmn)[at], x_ = ((int32_t *)gmx)[at];
+            /* an aggregate not asked is taken as right */
+            int64_t s_ = gs ? ((int64_t *)gs)[at] : sum, n_ = gmn ? ((int32_t *)gmn)[at] : mn,
+                    x_ = gmx ? ((int32_t *)gmx)[at] : mx;
             if (s_ != sum || n_ != mn || x_ != mx)
                 FAIL(e, "group %zu (key %lld): sum/min/max %lld/%lld/%lld, want %lld/%lld/%lld", j,
                      (long long)test_get_i(kt, k, rows[a]), (long long)s_, (long long)n_, (long long)x_,
@@ -1552,8 +1567,8 @@ static void group_case(env *e, coproc_type kt, coproc_type vt, size_t n, uint64_
                 mn = fmin(mn, x);
                 mx = fmax(mx, x);
             }
-            double s_ = st == COPROC_FLOAT64 ? ((double *)gs)[at] : ((float *)gs)[at];
-            double n_ = ((float *)gmn)[at], x_ = ((float *)gmx)[at];
+            double s_ = !gs ? sum : st == COPROC_FLOAT64 ? ((double *)gs)[at] : ((float *)gs)[at];
+            double n_ = gmn ? ((float *)gmn)[at] : mn, x_ = gmx ? ((float *)gmx)[at] : mx;
             double tol = st == COPROC_FLOAT64 ? 0 : 4 * (double)(b - a + 1) * FLT_EPSILON * abs_sum;
             if (fabs(s_ - sum) > tol || n_ != mn || x_ != mx)
                 FAIL(e, "group %zu (key %lld): sum/min/max %.17g/%g/%g, want %.17g/%g/%g", j,
@@ -1587,15 +1602,25 @@ static void test_group_by(void **state)
         for (int sorted = 0; sorted < 2; sorted++) {
             if (n == BIG) { /* one of each, to keep the run short */
                 if (sorted)
-                    group_case(&e, COPROC_INT32, NO_VALUES, n, n + 1, sorted);
+                    group_case(&e, COPROC_INT32, NO_VALUES, n, n + 1, sorted, 0);
                 else
-                    group_case(&e, COPROC_INT32, COPROC_INT32, n, 100, sorted);
+                    group_case(&e, COPROC_INT32, COPROC_INT32, n, 100, sorted,
+                               COPROC_GROUP_COUNT | COPROC_GROUP_SUM);
                 continue;
             }
-            group_case(&e, COPROC_INT32, COPROC_INT32, n, 100, sorted);
-            group_case(&e, COPROC_INT32, NO_VALUES, n, n + 1, sorted);
-            group_case(&e, COPROC_INT64, COPROC_FLOAT32, n, n / 3 + 1, sorted);
-            group_case(&e, COPROC_INT64, NO_VALUES, n, 100, sorted);
+            group_case(&e, COPROC_INT32, COPROC_INT32, n, 100, sorted, 0);
+            group_case(&e, COPROC_INT32, NO_VALUES, n, n + 1, sorted, 0);
+            group_case(&e, COPROC_INT64, COPROC_FLOAT32, n, n / 3 + 1, sorted, 0);
+            group_case(&e, COPROC_INT64, NO_VALUES, n, 100, sorted, 0);
+            /* some aggregates only: dense (int32 keys over 100) and hash (int64 keys
+             * spread by 2^32 + 1) */
+            static const unsigned some[] = {COPROC_GROUP_COUNT | COPROC_GROUP_SUM,
+                                            COPROC_GROUP_COUNT, COPROC_GROUP_MIN,
+                                            COPROC_GROUP_SUM | COPROC_GROUP_MAX};
+            unsigned a = some[(si + (size_t)sorted) % 4];
+            group_case(&e, COPROC_INT32, COPROC_INT32, n, 100, sorted, a);
+            group_case(&e, COPROC_INT64, COPROC_INT32, n, n + 1, sorted, a);
+            group_case(&e, COPROC_INT32, COPROC_FLOAT32, n, n / 3 + 1, sorted, a);
         }
     }
 }
@@ -2384,6 +2409,13 @@ static void test_submit_bad_args(void **state)
     valid_op(&o, COPROC_OP_GROUP_BY, COPROC_VARIANT_DEFAULT, &c);
     o.a = NULL;
     expect_refused(&e, &o, COPROC_NULL_POINTER, "group_by without keys");
+    valid_op(&o, COPROC_OP_GROUP_BY, COPROC_VARIANT_DEFAULT, &c);
+    o.aggs = COPROC_GROUP_SUM | 0x10u;
+    expect_refused(&e, &o, COPROC_INVALID_ARGUMENT, "group_by, aggs with an unknown bit");
+    if (!strstr(coproc_errmsg(e.rt), "aggs"))
+        FAIL(&e, "message \"%s\" does not name aggs", coproc_errmsg(e.rt));
+    o.aggs = 0x80000000u;
+    expect_refused(&e, &o, COPROC_INVALID_ARGUMENT, "group_by, aggs 0x80000000");
     valid_op(&o, COPROC_OP_SORT, COPROC_VARIANT_DEFAULT, &c);
     o.a = NULL;
     expect_refused(&e, &o, COPROC_NULL_POINTER, "sort without keys");

@@ -839,8 +839,8 @@ coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
     for (size_t k = 0; k < st.chunks; k++) {
         /* Sorted partials merge in one pass on the host. */
         if ((s = stream_wait(&st, k, v)) != COPROC_OK ||
-            (s = coproc__group_by_run(rt, &v[0], values ? &v[1] : NULL, 1, &part)) !=
-                COPROC_OK ||
+            (s = coproc__group_by_run(rt, &v[0], values ? &v[1] : NULL, COPROC_GROUP_ALL, 1,
+                                      &part)) != COPROC_OK ||
             (s = stream_done(&st, k)) != COPROC_OK ||
             (s = partials_add(rt, dev, &pt, &part, st.chunks)) != COPROC_OK)
             goto fail;

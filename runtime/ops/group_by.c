@@ -1,4 +1,5 @@
-/* group_by.c - group-by: count, sum, min, max per distinct integer key.
+/* group_by.c - group-by: count, sum, min, max per distinct integer key
+ * (those asked: sums and counts of integer values skip min and max).
  * Keys that span a small range (measured by one min/max pass) are aggregated
  * by direct indexing, slot = key - min (dense_group_by, the "dense keys"
  * section of cl/group_by.cl). Otherwise a hash table, as described at the top
@@ -46,6 +47,7 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define DENSE_ENTRY_NONE 4
 #define DENSE_ENTRY_32 24
 #define DENSE_ENTRY_64 32
+#define DENSE_ENTRY_SUM 16 /* gb_des: sums and counts only */
 /* The CPU path's private tables together take at most this much beyond 48
  * bytes a row (about what the hash path's table and slot map take). */
 #define DENSE_TABLES_SLACK ((size_t)8 << 20)
@@ -61,6 +63,8 @@ typedef struct gb_plan {
     cl_uint sign_extend;  /* int32 sums sign-extend */
     coproc_type sum_type; /* output sum column type */
     cl_uint local_words;  /* words per local-table entry in pass 2 */
+    int mm;               /* min/max computed (with values: unless integer values and
+                           * neither asked) */
 } gb_plan;
 
 /* The per-slot device arrays of one table size. */
@@ -72,7 +76,7 @@ typedef struct gb_table {
 static int is_signed_int(coproc_type t) { return t == COPROC_INT32 || t == COPROC_INT64; }
 
 static void make_plan(const coproc__device *dev, const coproc_column *keys,
-                      const coproc_column *values, gb_plan *p)
+                      const coproc_column *values, unsigned aggs, gb_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->nw = keys->type == COPROC_INT64 || keys->type == COPROC_UINT64 ? 3 : 2;
@@ -106,6 +110,13 @@ static void make_plan(const coproc__device *dev, const coproc_column *keys,
     default:
         p->vc = VC_NONE;
         break;
+    }
+    /* Integer values skip min/max when neither is asked; float values
+     * compute them all (the columns not asked are dropped at the end). */
+    p->mm = p->vc != VC_NONE;
+    if ((p->vc == VC_V32 || p->vc == VC_V64) && !(aggs & (COPROC_GROUP_MIN | COPROC_GROUP_MAX))) {
+        p->mm = 0;
+        p->init &= ~(INIT_MM | INIT_HI);
     }
     int mm = (p->init & INIT_MM) != 0;
     p->local_words = 2 + p->sw + 2 * mm + ((p->init & INIT_FL) != 0);
@@ -170,7 +181,9 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         enough = MAX_CAPACITY;
     static const char *const p1[] = {"plain", "plain", "v64", "f32", "f64"};
     char kname[48];
-    snprintf(kname, sizeof kname, "gb_insert_k%d_%s", p->nw == 3 ? 64 : 32, p1[p->vc]);
+    /* 64-bit values without min/max: nothing to do in pass 1 */
+    snprintf(kname, sizeof kname, "gb_insert_k%d_%s", p->nw == 3 ? 64 : 32,
+             p->mm ? p1[p->vc] : "plain");
     cl_kernel kinit = NULL, kins = NULL;
     coproc_status s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &kinit);
     if (s == COPROC_OK)
@@ -216,7 +229,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         COPROC__ARG(b, sample);
         COPROC__ARG(b, limit);
         COPROC__ARG(b, row_slot);
-        if (p->vc == VC_V64) {
+        if (p->vc == VC_V64 && p->mm) {
             COPROC__ARG(b, values->mem);
             COPROC__ARG(b, p->flip64);
             COPROC__ARG(b, t->mnhi);
@@ -262,7 +275,8 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
                                     cl_mem spare, const gb_table *t)
 {
     char kname[48];
-    snprintf(kname, sizeof kname, "gb_aggregate_%s", vc_name[p->vc]);
+    snprintf(kname, sizeof kname, "gb_aggregate_%s%s", vc_name[p->vc],
+             p->vc != VC_NONE && !p->mm ? "_sum" : "");
     cl_kernel k = NULL;
     coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
     if (s != COPROC_OK)
@@ -288,9 +302,11 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
         break;
     case VC_V64:
         COPROC__ARG(a, values->mem);
-        COPROC__ARG(a, p->flip64);
-        COPROC__ARG(a, t->mnhi);
-        COPROC__ARG(a, t->mxhi);
+        if (p->mm) {
+            COPROC__ARG(a, p->flip64);
+            COPROC__ARG(a, t->mnhi);
+            COPROC__ARG(a, t->mxhi);
+        }
         break;
     case VC_F32:
         COPROC__ARG(a, values->mem);
@@ -345,7 +361,8 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
                                       cl_uint use_dest, const coproc_group_result *r)
 {
     char kname[48];
-    snprintf(kname, sizeof kname, "gb_final_%s", vc_name[p->vc]);
+    snprintf(kname, sizeof kname, "gb_final_%s",
+             p->vc != VC_NONE && !p->mm ? "sum" : vc_name[p->vc]);
     cl_kernel k = NULL;
     coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
     if (s != COPROC_OK)
@@ -359,7 +376,10 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
     COPROC__ARG(a, use_dest);
     COPROC__ARG(a, t->cnt);
     COPROC__ARG(a, r->count->mem);
-    if (p->vc != VC_NONE) {
+    if (p->vc != VC_NONE && !p->mm) {
+        COPROC__ARG(a, t->sum);
+        COPROC__ARG(a, r->sum->mem);
+    } else if (p->vc != VC_NONE) {
         COPROC__ARG(a, t->sum);
         COPROC__ARG(a, t->mn);
         COPROC__ARG(a, t->mx);
@@ -498,9 +518,9 @@ static coproc_status result_alloc(coproc_runtime *rt, coproc__device *dev, const
         s = coproc__column_new(rt, dev, COPROC_UINT64, groups, &r->count);
     if (s == COPROC_OK && values)
         s = coproc__column_new(rt, dev, p->sum_type, groups, &r->sum);
-    if (s == COPROC_OK && values)
+    if (s == COPROC_OK && values && p->mm)
         s = coproc__column_new(rt, dev, values->type, groups, &r->min);
-    if (s == COPROC_OK && values)
+    if (s == COPROC_OK && values && p->mm)
         s = coproc__column_new(rt, dev, values->type, groups, &r->max);
     if (s != COPROC_OK)
         coproc_group_result_free(r);
@@ -613,7 +633,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     size_t entry = DENSE_ENTRY_NONE;
     if (values) {
         vname = p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
-        entry = p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
+        entry = !p->mm ? DENSE_ENTRY_SUM : p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
     }
     size_t P = 0;
     *used = 0;
@@ -628,8 +648,9 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     cl_mem part = NULL, flags = NULL, pos = NULL;
     cl_kernel k = NULL, km = NULL;
     char kname[48], mname[48];
-    snprintf(kname, sizeof kname, "gb_dense_k%d_%s", wide ? 64 : 32, vname);
-    snprintf(mname, sizeof mname, "gb_dmerge_%s", vc_name[p->vc]);
+    const char *no_mm = values && !p->mm ? "_sum" : ""; /* the MM 0 kernels */
+    snprintf(kname, sizeof kname, "gb_dense_k%d_%s%s", wide ? 64 : 32, vname, no_mm);
+    snprintf(mname, sizeof mname, "gb_dmerge_%s", *no_mm ? "sum" : vc_name[p->vc]);
     cl_ulong nn = n, nrange = range, base64 = base;
     cl_uint base32 = (cl_uint)base, P32 = (cl_uint)P, flip32 = p->flip32;
     coproc_status s = table_alloc(rt, dev, p, range, 1, &t);
@@ -671,12 +692,13 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(m, P32);
         COPROC__ARG(m, nrange);
         COPROC__ARG(m, t.cnt);
-        if (p->vc != VC_NONE) {
+        if (p->vc != VC_NONE)
             COPROC__ARG(m, t.sum);
+        if (p->mm) {
             COPROC__ARG(m, t.mn);
             COPROC__ARG(m, t.mx);
         }
-        if (p->vc == VC_V64) {
+        if (p->vc == VC_V64 && p->mm) {
             COPROC__ARG(m, t.mnhi);
             COPROC__ARG(m, t.mxhi);
         }
@@ -712,7 +734,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         budget = budget > LOCAL_TABLE_BYTES + 2048 ? LOCAL_TABLE_BYTES
                  : budget > 4096                   ? budget - 2048
                                                    : budget / 2;
-        size_t words = p->vc == VC_NONE ? 1 : 5; /* count; sum lo, hi, min, max */
+        /* count; sum lo, hi; min, max */
+        size_t words = p->vc == VC_NONE ? 1 : p->mm ? 5 : 3;
         cl_uint L = range * words * 4 <= budget ? (cl_uint)range : 0;
         cl_mem vals = values ? values->mem : keys->mem;
         COPROC__ARG(a, vals);
@@ -793,8 +816,21 @@ done:
     return s;
 }
 
+void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
+{
+    if (aggs == 0)
+        return;
+    coproc_column **c[] = {&r->sum, &r->min, &r->max};
+    const unsigned bit[] = {COPROC_GROUP_SUM, COPROC_GROUP_MIN, COPROC_GROUP_MAX};
+    for (int i = 0; i < 3; i++)
+        if (!(aggs & bit[i])) {
+            coproc_column_free(*c[i]);
+            *c[i] = NULL;
+        }
+}
+
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
-                                   const coproc_column *values, int sorted,
+                                   const coproc_column *values, unsigned aggs, int sorted,
                                    coproc_group_result *out)
 {
     if (!rt)
@@ -822,10 +858,14 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     if (n > UINT32_MAX)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_group_by: %zu rows; at most "
                             "2^32 - 1", n);
+    if (aggs == 0)
+        aggs = COPROC_GROUP_ALL;
+    if (!(aggs & (COPROC_GROUP_SUM | COPROC_GROUP_MIN | COPROC_GROUP_MAX)))
+        values = NULL; /* counts only: the values are not read */
 
     coproc__device *dev = keys->dev;
     gb_plan p;
-    make_plan(dev, keys, values, &p);
+    make_plan(dev, keys, values, aggs, &p);
     coproc_group_result r;
     memset(&r, 0, sizeof r);
     gb_table t;
@@ -917,10 +957,12 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
             s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
     }
 done:
-    if (s == COPROC_OK)
+    if (s == COPROC_OK) {
+        coproc__group_result_keep(&r, aggs);
         *out = r;
-    else
+    } else {
         coproc_group_result_free(&r);
+    }
     coproc_column_free(tmp_keys);
     table_release(&t);
     cl_mem bufs[] = {row_slot, ctl, flags, pos, rank};
@@ -951,6 +993,9 @@ size_t coproc__group_by_slot_bytes(coproc_type kt, int has_values, coproc_type v
 static coproc_status group_by_check(coproc_runtime *rt, const coproc_op *op,
                                     const coproc_column *const *in, int n)
 {
+    if (op->aggs & ~(unsigned)COPROC_GROUP_ALL)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_submit: group_by aggs 0x%x "
+                            "has bits that are no COPROC_GROUP_* flag", op->aggs);
     return coproc__check_keys(rt, "group_by", op->a, NULL);
 }
 
@@ -988,8 +1033,8 @@ static coproc_status group_by_in_memory(coproc_runtime *rt, coproc__device *dev,
                                         const coproc_op *op, const coproc_column *const *v,
                                         coproc_result *out)
 {
-    coproc_status s = coproc__group_by_run(rt, v[0], op->b ? v[1] : NULL, op->sorted,
-                                           &out->groups);
+    coproc_status s = coproc__group_by_run(rt, v[0], op->b ? v[1] : NULL, op->aggs,
+                                           op->sorted, &out->groups);
     out->count = out->groups.groups;
     return s;
 }
@@ -998,8 +1043,11 @@ static coproc_status group_by_in_memory(coproc_runtime *rt, coproc__device *dev,
 static coproc_status group_by_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                                      size_t budget, coproc_result *out)
 {
+    /* every aggregate per chunk (the host merge needs them), then those asked */
     coproc_status s = coproc__stream_group_by(rt, dev, op->a, op->b, op->sorted, budget,
                                               &out->groups);
+    if (s == COPROC_OK)
+        coproc__group_result_keep(&out->groups, op->aggs);
     out->count = out->groups.groups;
     return s;
 }

@@ -292,11 +292,26 @@ coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in, int exclu
 coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
                               const coproc_column *values, int sorted, coproc_group_result *out)
 {
+    return coproc_group_by_aggs(rt, keys, values, COPROC_GROUP_ALL, sorted, out);
+}
+
+coproc_status coproc_group_by_aggs(coproc_runtime *rt, const coproc_column *keys,
+                                   const coproc_column *values, unsigned aggs, int sorted,
+                                   coproc_group_result *out)
+{
+    if (!rt)
+        return COPROC_NULL_POINTER;
+    if (out)
+        memset(out, 0, sizeof *out); /* failures leave no output */
+    if (aggs == 0 || (aggs & ~(unsigned)COPROC_GROUP_ALL))
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_group_by_aggs: aggs 0x%x; an "
+                            "OR of COPROC_GROUP_COUNT, _SUM, _MIN and _MAX", aggs);
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_GROUP_BY);
     o.a = keys;
     o.b = values;
     o.sorted = sorted;
+    o.aggs = aggs;
     coproc_result r;
     memset(&r, 0, sizeof r);
     coproc_status s;
@@ -308,7 +323,7 @@ coproc_status coproc_group_by(coproc_runtime *rt, const coproc_column *keys,
     coproc__device *dev = device_of(rt, keys);
     coproc__op_call t;
     coproc__op_call_begin(rt, dev, &t, &o);
-    s = coproc__group_by_run(rt, keys, values, sorted, out);
+    s = coproc__group_by_run(rt, keys, values, aggs, sorted, out);
     if (s == COPROC_OK)
         r.groups = *out;
     coproc__op_call_end(rt, dev, &t, &o, &r, s);

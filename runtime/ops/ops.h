@@ -46,9 +46,12 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
                                   const coproc_column *bitmap, coproc_column **out);
 coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int exclusive,
                                coproc_column **out);
+/* aggs: COPROC_GROUP_* (0: all); the columns not asked are NULL. */
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
-                                   const coproc_column *values, int sorted,
+                                   const coproc_column *values, unsigned aggs, int sorted,
                                    coproc_group_result *out);
+/* Free the columns of r that aggs (0: all) does not ask for, leaving them NULL. */
+void coproc__group_result_keep(coproc_group_result *r, unsigned aggs);
 coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values);
 coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
                                   coproc_column **perm);

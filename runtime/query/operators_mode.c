@@ -288,13 +288,14 @@ static coproc_status do_reduce(ctx *c, coproc_reduce_op op, const coproc_column 
     return s;
 }
 
-/* Grouped by keys, ascending; the result's columns are temporaries. */
+/* Grouped by keys, ascending, computing aggs (COPROC_GROUP_*); the result's
+ * columns are temporaries. */
 static coproc_status do_group_by(ctx *c, const coproc_column *keys, const coproc_column *values,
-                                 coproc_group_result *out)
+                                 unsigned aggs, coproc_group_result *out)
 {
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_GROUP_BY);
-    o.a = keys, o.b = values, o.sorted = 1;
+    o.a = keys, o.b = values, o.sorted = 1, o.aggs = aggs;
     coproc_result r;
     coproc_status s = op_run(c, &o, &r, "group-by");
     *out = r.groups;
@@ -934,7 +935,7 @@ static coproc_status rank_col(ctx *c, const coproc_column *col, const coproc_col
     coproc_result j;
     coproc_column *zeros, *ranks;
     coproc_status s;
-    if ((s = do_group_by(c, col, NULL, &g)) != COPROC_OK)
+    if ((s = do_group_by(c, col, NULL, COPROC_GROUP_COUNT, &g)) != COPROC_OK)
         return s;
     coproc_op_init(&o, COPROC_OP_HASH_JOIN);
     o.a = g.keys, o.b = col; /* left: the key's rank, right: the row */
@@ -1077,7 +1078,7 @@ static coproc_status run_group_by(ctx *c, const coproc_node *n, rel *in, rel *ou
     else if ((s = combined_key(c, keys, n->n, &key)) != COPROC_OK)
         return s;
     /* the groups, each group's first row (the min of the row numbers) and count */
-    if ((s = iota_col(c, in->rows, &iota)) != COPROC_OK || (s = do_group_by(c, key, iota, &base)) != COPROC_OK)
+    if ((s = iota_col(c, in->rows, &iota)) != COPROC_OK || (s = do_group_by(c, key, iota, COPROC_GROUP_MIN, &base)) != COPROC_OK)
         return s;
     out->rows = base.groups;
     for (int k = 0; k < n->n; k++) {
@@ -1095,7 +1096,11 @@ static coproc_status run_group_by(ctx *c, const coproc_node *n, rel *in, rel *ou
             if ((s = do_cast(c, base.count, COPROC_INT64, &r)) != COPROC_OK)
                 return s;
         } else {
-            if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK || (s = do_group_by(c, key, v, &g)) != COPROC_OK)
+            unsigned want = ag->fn == COPROC_AGG_MIN   ? COPROC_GROUP_MIN
+                            : ag->fn == COPROC_AGG_MAX ? COPROC_GROUP_MAX
+                                                       : COPROC_GROUP_SUM; /* SUM, AVG */
+            if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK ||
+                (s = do_group_by(c, key, v, want, &g)) != COPROC_OK)
                 return s;
             if (g.groups != base.groups)
                 return coproc__fail(c->rt, COPROC_INTERNAL, "%s: %zu groups, then %zu", n->label,
