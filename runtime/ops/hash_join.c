@@ -16,6 +16,28 @@
 #include "exec/hostops.h"
 #include "ops/table.h"
 
+/* Loop steps a probe or build row may take (batch, probe, once-loops, a short
+ * duplicate list), with margin. */
+#define JOIN_LOOP_STEPS_PER_ROW 16
+
+/* The geometry over n rows. Where a driver caps the loop steps of a
+ * work-item (quirks.h: max_rows_per_item counts rows of a one-step loop),
+ * a join row takes several steps: more work-items, fewer rows each. The
+ * count, items and pairs kernels must share it (offsets per work-item). */
+static coproc__geometry join_geometry(const coproc__device *dev, size_t n)
+{
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    uint64_t cap = dev->quirks.max_rows_per_item / JOIN_LOOP_STEPS_PER_ROW;
+    if (dev->quirks.max_rows_per_item) {
+        size_t per_group = g.local * (size_t)(cap ? cap : 1);
+        size_t need = n / per_group + (n % per_group != 0);
+        if (g.groups < need)
+            g.groups = need;
+        g.global = g.groups * g.local;
+    }
+    return g;
+}
+
 /* The build side's open-addressing table (cl/hash_join.cl): 2^bits slots of
  * (key, row word), the duplicates' lists and counts, the kernels' suffix. */
 typedef struct hj_table {
@@ -114,7 +136,7 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     COPROC__ARG(a, t->slots);
     COPROC__ARG(a, t->next);
     COPROC__ARG(a, t->dups);
-    coproc__geometry g = coproc__geometry_for(dev, nl, 0);
+    coproc__geometry g = join_geometry(dev, nl);
     s = coproc__launch(rt, dev, &a, &g, kname);
     clReleaseKernel(k);
     return s;
@@ -151,7 +173,7 @@ coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_colum
     if ((s = hj_build(rt, left, &t)) != COPROC_OK)
         goto done;
     snprintf(kname, sizeof kname, "hj_count_%s", t.sfx);
-    coproc__geometry g = coproc__geometry_for(dev, right->length, 0);
+    coproc__geometry g = join_geometry(dev, right->length);
     if ((s = coproc__kernel_create(rt, dev, "hash_join", kname, &k)) != COPROC_OK ||
         (s = coproc__buffer_new(rt, dev, g.groups * 8, &partial)) != COPROC_OK)
         goto done;
@@ -202,7 +224,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     uint32_t *start = NULL;
     uint64_t pairs = 0;
     char kname[2][32];
-    coproc__geometry g = coproc__geometry_for(dev, right->length, 0);
+    coproc__geometry g = join_geometry(dev, right->length);
     cl_ulong n = right->length;
     if (left->length == 0 || right->length == 0)
         goto output; /* no pairs */
