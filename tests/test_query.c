@@ -463,6 +463,46 @@ static void plan_snowflake(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Inner join on sparse keys (a hashed table): the build side's column hv is
+ * read at the row the probe finds, not from a payload laid out by key, and
+ * grouped by; a dense join (dim) beside it reads its payload. */
+static void plan_hashed_inner(ctx *c)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "sk",
+                                      coproc_plan_scan(p, c->tb->h, "sparse"), "hk");
+    j = coproc_plan_join(p, COPROC_JOIN_INNER, j, "fk", coproc_plan_scan(p, c->tb->t, "dim"), "tk");
+    const char *keys[] = {"hv", "tg"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("a"), "sa"}};
+    coproc_node *g = coproc_plan_group_by(p, j, 2, keys, 2, ag);
+    coproc_query_result r = run(c, p, g, "hashed inner");
+    int isf[] = {0, 0, 0, 0};
+    rows want, got;
+    rows_init(&want, 4, isf);
+    int64_t n[3][8] = {{0}}, sa[3][8] = {{0}};
+    for (size_t i = 0; i < d->n; i++) {
+        int t = dim_row(d, d->fk[i]);
+        int64_t k = d->sk[i];
+        if (t < 0 || (k - 7) % 1000003 != 0 || (k - 7) / 1000003 >= SPARSE)
+            continue;
+        int hv = d->hv[(k - 7) / 1000003];
+        assert_true(d->tg[t] >= 0 && d->tg[t] < 8);
+        n[hv][d->tg[t]]++, sa[hv][d->tg[t]] += d->a[i];
+    }
+    for (int v = 0; v < 3; v++)
+        for (int t = 0; t < 8; t++)
+            if (n[v][t]) {
+                union cell *row = rows_add(&want);
+                row[0].i = v, row[1].i = t, row[2].i = n[v][t], row[3].i = sa[v][t];
+            }
+    rows_of(r.table, &got);
+    expect_rows("hashed inner", &got, &want, 0);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
 /* Thousands of groups (two keys over 101 x 55 values): on the GPU path
  * more than a work-group's local table holds, so atomics on the result;
  * sums of values near INT64_MAX / INT64_MIN wrap as 64-bit integers. */
@@ -701,6 +741,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                 plan_duplicates(&c); /* falls back to operators, which gather float64 */
             }
             plan_snowflake(&c);
+            plan_hashed_inner(&c);
             plan_order_then_filter(&c); /* float64 columns copied, not computed */
         }
         free_tables(&tb);
