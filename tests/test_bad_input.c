@@ -475,6 +475,7 @@ static void operator_rows(void)
         coproc_group_by(rt, other, NULL, 0, &g));
     ROW("coproc_group_by", "host keys, device values", COPROC_WRONG_DEVICE,
         coproc_group_by(rt, h32, d32, 0, &g));
+    msg_rt = NULL; /* no runtime holds a message */
     check("coproc_group_by_aggs", "rt NULL", COPROC_NULL_POINTER,
           coproc_group_by_aggs(NULL, h32, h32, COPROC_GROUP_SUM, 0, &g));
     ROW("coproc_group_by_aggs", "keys NULL", COPROC_NULL_POINTER,
