@@ -4,6 +4,7 @@
  * depends on the data (key ranges, table sizes, the hash tables' shape) is a
  * kernel argument, so a query shape gives the same source at any scale and the
  * program cache serves it again. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -638,6 +639,39 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
  * branch-free prefilter, which compacts the survivors' indices; the body then
  * runs on those alone, so a selective filter costs no mispredicted branch a
  * row. GPUs keep one row a work-item per step (Crystal's model). */
+/* The source's columns the body reads at row i that the passes before it did
+ * not: read once for every surviving row in a loop of their own, before the
+ * body, so their cache misses overlap (many loads in flight) instead of
+ * each waiting behind the body's probes. The read's result goes to a
+ * volatile, so the compiler keeps it. */
+static void touch_survivors(coproc__strbuf *o, const coproc__strbuf *filters, const coproc__strbuf *probe,
+                            const char *body)
+{
+    char seen[COPROC__QP_MAX_ARGS] = {0};
+    for (const char *p = body; (p = strstr(p, "c")) != NULL; p++) {
+        if (p > body && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        char *end;
+        long a = strtol(p + 1, &end, 10);
+        if (end == p + 1 || strncmp(end, "[i]", 3) != 0 || a < 0 || a >= COPROC__QP_MAX_ARGS || seen[a])
+            continue;
+        char tok[24];
+        snprintf(tok, sizeof tok, "c%ld[i]", a);
+        seen[a] = 1;
+        if ((filters->s && strstr(filters->s, tok)) || (probe->s && strstr(probe->s, tok)))
+            continue;
+        coproc__sb_printf(o,
+                          "        {\n"
+                          "            uint t_n = 0;\n"
+                          "            for (uint x_ = 0; x_ < k_; x_++)\n"
+                          "                t_n += c%ld[t_ + sel_[x_]] != 0;\n"
+                          "            volatile uint t_sink = t_n;\n"
+                          "            (void)t_sink;\n"
+                          "        }\n",
+                          a);
+    }
+}
+
 static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const coproc__strbuf *probe,
                      const char *body, int keep_order)
 {
@@ -719,6 +753,7 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
                               "        k_ = m_;\n");
         if (probe->len)
             coproc__sb_printf(o, "        uint k2_ = 0;\n%s", probe->s);
+        touch_survivors(o, filters, probe, body);
         coproc__sb_printf(o,
                           "        for (uint x_ = 0; x_ < k_; x_++) {\n"
                           "        ulong i = t_ + sel_[x_];\n%s"
