@@ -230,37 +230,6 @@ void base_qsort_pairs_u32(uint32_t *keys, uint32_t *vals, size_t n)
     free(p);
 }
 
-typedef struct group_args {
-    const uint32_t *keys;
-    const int32_t *vals;
-    uint32_t groups;
-    int64_t *partial; /* threads x groups */
-} group_args;
-
-static void group_fn(part *p)
-{
-    const group_args *x = p->user;
-    int64_t *mine = x->partial + (size_t)p->tid * x->groups;
-    for (size_t i = p->begin; i < p->end; i++)
-        mine[x->keys[i]] += x->vals[i];
-}
-
-void base_group_sum(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,
-                    int64_t *sums, int threads)
-{
-    if (threads < 1) threads = 1;
-    part parts[MAX_THREADS];
-    group_args x = {keys, vals, groups, calloc((size_t)threads * groups, sizeof(int64_t))};
-    if (!x.partial)
-        return;
-    par_for(n, threads, &x, group_fn, parts);
-    memset(sums, 0, groups * sizeof *sums);
-    for (int t = 0; t < threads; t++)
-        for (uint32_t g = 0; g < groups; g++)
-            sums[g] += x.partial[(size_t)t * groups + g];
-    free(x.partial);
-}
-
 typedef struct group_entry {
     int64_t sum, count;
 } group_entry;

@@ -19,9 +19,6 @@ void base_scan_i32(const int32_t *a, size_t n, int64_t *out, int threads);
 /* The C library's qsort (single-threaded, as the target names it). */
 void base_qsort_u32(uint32_t *keys, size_t n);
 void base_qsort_pairs_u32(uint32_t *keys, uint32_t *vals, size_t n);
-/* Sum of vals per key for keys < groups. */
-void base_group_sum(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,
-                    int64_t *sums, int threads);
 /* Sum and count per key (keys < groups); returns the number of keys that occur.
  * sums and counts hold groups entries each. */
 size_t base_group_sum_count(const uint32_t *keys, const int32_t *vals, size_t n, uint32_t groups,

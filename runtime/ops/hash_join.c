@@ -345,13 +345,18 @@ static void join_features(const coproc_op *op, const coproc_result *r, const cop
     *out_bytes = x[1] * 8;
 }
 
-/* The join's own allocations (the keys, already counted as inputs, aside). */
-static double join_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+/* The join's own allocations for `pairs` pairs (the keys, already counted as
+ * inputs, aside). */
+static double join_own_bytes(const coproc_op *op, uint64_t pairs)
 {
-    double b = (double)coproc__hash_join_device_bytes(op->a->length, op->b->length,
-                                                      (uint64_t)(out / 8),
+    double b = (double)coproc__hash_join_device_bytes(op->a->length, op->b->length, pairs,
                                                       coproc_type_size(op->a->type));
     return b - coproc__col_bytes(op->a) - coproc__col_bytes(op->b);
+}
+
+static double join_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
+{
+    return join_own_bytes(op, (uint64_t)(out / 8));
 }
 
 static void join_learn(const coproc_op *op, const coproc_result *r, coproc__op_seen *seen)
@@ -400,9 +405,7 @@ static void join_count_features(const coproc_op *op, const coproc_result *r,
 /* The table and the lists (the probe's per-group counts in the slack). */
 static double join_count_device_bytes(const coproc__device *dev, const coproc_op *op, double out)
 {
-    double b = (double)coproc__hash_join_device_bytes(op->a->length, op->b->length, 0,
-                                                      coproc_type_size(op->a->type));
-    return b - coproc__col_bytes(op->a) - coproc__col_bytes(op->b);
+    return join_own_bytes(op, 0);
 }
 
 static void join_count_learn(const coproc_op *op, const coproc_result *r, coproc__op_seen *seen)
