@@ -7,6 +7,7 @@
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
 #include "core/error.h"
+#include "backend/opencl/sync.h"
 
 double coproc__now(void)
 {
@@ -49,7 +50,7 @@ coproc_status coproc__copy_bandwidth(coproc_runtime *rt, coproc__device *dev, si
         s = coproc__launch(rt, dev, &a, &g, "copy bandwidth");
         if (s != COPROC_OK)
             goto done;
-        err = clFinish(dev->queue);
+        err = coproc__finish(dev->queue);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "copy bandwidth: clFinish");
             goto done;

@@ -8,6 +8,7 @@
 #include "data/residency.h"
 #include "core/runtime.h"
 #include "backend/opencl/transfer.h"
+#include "backend/opencl/sync.h"
 
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
                                  cl_mem *out)
@@ -228,8 +229,7 @@ coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t
                                     NULL, &err);
         if (!mem)
             continue;
-        void *p = clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                     bytes, 0, NULL, NULL, &err);
+        void *p = coproc__map_now(dev->queue, mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
         if (!p) {
             clReleaseMemObject(mem);
             continue;
@@ -288,7 +288,7 @@ void coproc_column_free(coproc_column *col)
             coproc__residency_forget(&col->rt->devices[i], col);
         if (col->pinned) {
             clEnqueueUnmapMemObject(col->pinned_dev->queue, col->pinned, col->host, 0, NULL, NULL);
-            clFinish(col->pinned_dev->queue);
+            coproc__finish(col->pinned_dev->queue);
             clReleaseMemObject(col->pinned);
         } else if (col->host_owned) {
             free(col->host);
@@ -299,7 +299,7 @@ void coproc_column_free(coproc_column *col)
     if (col->host_wrapped) {
         /* Never pooled: the buffer must not outlive the caller's memory, nor may a
          * queued command still read it when on_free lets the caller have it back. */
-        clFinish(col->dev->queue);
+        coproc__finish(col->dev->queue);
         clReleaseMemObject(col->mem);
     } else {
         coproc__pool_give(&col->dev->pool, col->mem);

@@ -15,6 +15,7 @@
 #include "data/residency.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
+#include "backend/opencl/sync.h"
 
 #define MAX_INPUTS COPROC__OP_MAX_INPUTS
 
@@ -123,8 +124,7 @@ static coproc_status to_host(coproc_runtime *rt, coproc__device *dev, coproc_col
     coproc_status s;
     if (zero_copy(dev) && bytes > 0) {
         cl_int err;
-        void *p = clEnqueueMapBuffer(dev->queue, d->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                     bytes, 0, NULL, NULL, &err);
+        void *p = coproc__map_now(dev->queue, d->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
         if (!p) {
             s = coproc__fail_cl(rt, err, "mapping a result on device %d", dev->index);
             coproc_column_free(d);

@@ -15,6 +15,7 @@
 #include "ops/reduce_fold.h"
 #include "core/error.h"
 #include "backend/opencl/transfer.h"
+#include "backend/opencl/sync.h"
 
 #define STREAM_BUFFERS 2                   /* chunks on the device at once */
 #define STREAM_MIN_BUDGET COPROC__STREAM_MIN_BUDGET
@@ -112,9 +113,8 @@ static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device 
                                              CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
                                              NULL, &err);
             if (st->stage[s][i])
-                st->stage_ptr[s][i] = clEnqueueMapBuffer(dev->queue, st->stage[s][i], CL_TRUE,
-                                                         CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
-                                                         NULL, NULL, &err);
+                st->stage_ptr[s][i] = coproc__map_now(dev->queue, st->stage[s][i],
+                                                      CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
             /* No pinned memory: copy straight from the caller's (slower, still right). */
         }
     for (size_t k = 0; k < (size_t)st->nbuf; k++) {
@@ -152,7 +152,7 @@ static coproc_status stream_done(stream *st, size_t k)
 static void stream_close(stream *st)
 {
     if (st->dev)
-        clFinish(st->dev->queue); /* no kernel may still read a buffer the pool hands out */
+        coproc__finish(st->dev->queue); /* no kernel may still read a buffer the pool hands out */
     for (int s = 0; s < STREAM_BUFFERS; s++) {
         if (st->copied[s]) {
             clWaitForEvents(1, &st->copied[s]); /* never free a buffer under a copy */
@@ -169,7 +169,7 @@ static void stream_close(stream *st)
         }
     }
     if (st->dev)
-        clFinish(st->dev->queue); /* the unmaps */
+        coproc__finish(st->dev->queue); /* the unmaps */
     memset(st, 0, sizeof *st);
 }
 

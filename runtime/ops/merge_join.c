@@ -16,6 +16,7 @@
 #include "backend/opencl/program.h"
 #include "ops/ops.h"
 #include "core/error.h"
+#include "backend/opencl/sync.h"
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
 
@@ -176,7 +177,7 @@ output:
         if ((s = launch_rows(rt, dev, &a, nl, "mj_pairs")) != COPROC_OK)
             goto done;
     }
-    cl_int err = clFinish(dev->queue);
+    cl_int err = coproc__finish(dev->queue);
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: running on device %d", what, dev->index);
 done:
@@ -236,7 +237,7 @@ coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *pro
     if ((s = launch_rows(rt, dev, &a, np, "mj_semi")) != COPROC_OK ||
         (s = coproc__flags_to_positions(rt, dev, flags, np, &pos, &found)) != COPROC_OK)
         goto done;
-    cl_int err = clFinish(dev->queue);
+    cl_int err = coproc__finish(dev->queue);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: running on device %d", what, dev->index);
         goto done;

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "exec/chunked.h"
 #include "ops/table.h"
+#include "backend/opencl/sync.h"
 
 /* The elements of one scan as cl/scan.cl's kernels see them. */
 typedef struct scan_plan {
@@ -94,8 +95,8 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
         goto done;
 
     if (total) {
-        cl_int err = clEnqueueReadBuffer(dev->queue, sums, CL_TRUE, g.groups * p->sum_size,
-                                         p->sum_size, total, 0, NULL, NULL);
+        cl_int err = coproc__read_now(dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
+                                      0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the total from device %d", p->groups,
                                 dev->index);
@@ -169,8 +170,8 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__launch(rt, dev, &a2, &one, plan.groups);
     if (s != COPROC_OK)
         goto done;
-    cl_int err = clEnqueueReadBuffer(dev->queue, sums, CL_TRUE, g.groups * plan.sum_size,
-                                     sizeof total, &total, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
+                                  0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading the count from device %d", plan.groups,
                             dev->index);
@@ -237,7 +238,7 @@ coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int 
         s = run_scan(rt, in->dev, &plans[in->type], in->mem, in->length, col->mem, !exclusive,
                      NULL);
     if (s == COPROC_OK) {
-        cl_int err = clFinish(in->dev->queue);
+        cl_int err = coproc__finish(in->dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_scan: clFinish on device %d", in->dev->index);
     }

@@ -22,6 +22,7 @@
 #include "exec/chunked.h"
 #include "exec/hostops.h"
 #include "ops/table.h"
+#include "backend/opencl/sync.h"
 
 /* SEL_T of cl/select.cl per coproc_type, and its kernels' names per coproc_cmp. */
 static const char *const type_cl[] = {"int", "long", "uint", "ulong", "float", "double"};
@@ -213,8 +214,8 @@ static coproc_status sum_counts(coproc_runtime *rt, coproc__device *dev, cl_mem 
     cl_uint *host = malloc(groups * sizeof *host);
     if (!host)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-    cl_int err = clEnqueueReadBuffer(dev->queue, counts, CL_TRUE, 0, groups * sizeof *host, host,
-                                     0, NULL, NULL);
+    cl_int err =
+        coproc__read_now(dev->queue, counts, 0, groups * sizeof *host, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         free(host);
         return coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
@@ -338,7 +339,7 @@ static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev,
 
 static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char *what)
 {
-    cl_int err = clFinish(dev->queue);
+    cl_int err = coproc__finish(dev->queue);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clFinish on device %d", what, dev->index);
     return COPROC_OK;

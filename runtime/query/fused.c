@@ -20,6 +20,7 @@
 #include "query/pipeline.h"
 #include "query/run.h"
 #include "query/state.h"
+#include "backend/opencl/sync.h"
 
 #define MAX_SLOTS (1u << 24)               /* groups a fused group-by holds */
 #define PARTIALS_MAX_BYTES (256u << 20)    /* its partial aggregates, all work-items */
@@ -328,7 +329,7 @@ static coproc_status kernel_of(fused *f, coproc__device *dev, const coproc__qker
 
 static coproc_status wait_queue(fused *f, coproc__device *dev, const char *what)
 {
-    cl_int err = clFinish(dev->queue);
+    cl_int err = coproc__finish(dev->queue);
     return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: %s on device %d", what, dev->index);
 }
 
@@ -341,7 +342,7 @@ static coproc_status read_buf(fused *f, coproc__device *dev, cl_mem m, void *dst
 {
     if (!bytes)
         return COPROC_OK;
-    cl_int err = clEnqueueReadBuffer(dev->queue, m, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev->queue, m, 0, bytes, dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: reading a result");
 }
 
@@ -420,7 +421,8 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     }
     err = coproc__enqueue_fill(dev, dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
     if (err == CL_SUCCESS && q->nranges)
-        err = clEnqueueWriteBuffer(dev->queue, kr, CL_TRUE, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL, NULL);
+        err = coproc__write_now(dev->queue, kr, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL,
+                                NULL);
     cl_kernel kern = NULL;
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: clearing a flag", q->sink_node->label);
@@ -858,7 +860,8 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     if (s == COPROC_OK && total) {
         s = buffer(f, dev, P * sizeof(cl_ulong), &offsets);
         if (s == COPROC_OK) {
-            cl_int err = clEnqueueWriteBuffer(dev->queue, offsets, CL_TRUE, 0, P * sizeof *off, off, 0, NULL, NULL);
+            cl_int err =
+                coproc__write_now(dev->queue, offsets, 0, P * sizeof *off, off, 0, NULL, NULL);
             if (err != CL_SUCCESS)
                 s = coproc__fail_cl(rt, err, "query: writing offsets");
         }
@@ -976,7 +979,7 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
         if (s == COPROC_OK)
             s = wait_queue(f, dev, "a pipeline");
         else
-            clFinish(dev->queue); /* nothing may still read the columns we unpin */
+            coproc__finish(dev->queue); /* nothing may still read the columns we unpin */
         unbind(dev, b, k->nargs);
     }
     coproc__qkernel_free(k);

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
+#include "backend/opencl/sync.h"
 
 /* NVIDIA's vendor queries (cl_nv_device_attribute_query); not in every header. */
 #ifndef CL_DEVICE_PCI_BUS_ID_NV
@@ -369,16 +370,16 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path)
 void coproc__device_release(coproc__device *dev)
 {
     if (dev->queue)
-        clFinish(dev->queue); /* no leased kernel still runs */
+        coproc__finish(dev->queue); /* no leased kernel still runs */
     coproc__kernel_pool_release(dev);
     for (int i = 0; i < COPROC__MAX_PROGRAMS; i++)
         if (dev->programs[i])
             clReleaseProgram(dev->programs[i]);
     coproc__program_variants_release(dev);
     if (dev->queue)
-        clFinish(dev->queue);
+        coproc__finish(dev->queue);
     if (dev->copy_queue)
-        clFinish(dev->copy_queue);
+        coproc__finish(dev->copy_queue);
     if (dev->residency)
         coproc__residency_release_all(dev->residency);
     free(dev->residency);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "backend/opencl/sync.h"
 
 #define CPU_GROUPS_PER_UNIT 4
 #define CPU_MIN_CHUNK 4096
@@ -67,7 +68,7 @@ cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_me
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t at = 0; at < bytes; at += pattern_size)
         memcpy(host + at, pattern, pattern_size < bytes - at ? pattern_size : bytes - at);
-    cl_int err = clEnqueueWriteBuffer(q, mem, CL_TRUE, offset, bytes, host, nwait, wait, event);
+    cl_int err = coproc__write_now(q, mem, offset, bytes, host, nwait, wait, event);
     free(host);
     return err;
 }

@@ -9,6 +9,7 @@
 #include "cost/bandwidth.h"
 #include "cost/profile.h"
 #include "core/error.h"
+#include "backend/opencl/sync.h"
 
 typedef struct copy_part {
     void *dst;
@@ -69,7 +70,7 @@ void coproc__staging_release(coproc__device *dev, coproc__staging *s)
             clEnqueueUnmapMemObject(dev->queue, s->mem[i], s->ptr[i], 0, NULL, NULL);
     }
     if (dev->queue)
-        clFinish(dev->queue);
+        coproc__finish(dev->queue);
     for (int i = 0; i < 2; i++)
         if (s->mem[i])
             clReleaseMemObject(s->mem[i]);
@@ -88,9 +89,8 @@ static int staging_ready(coproc__device *dev, coproc__staging *s)
                                    COPROC__STAGING_BYTES, NULL, &err);
         if (!s->mem[i])
             return 0;
-        s->ptr[i] = clEnqueueMapBuffer(dev->queue, s->mem[i], CL_TRUE,
-                                       CL_MAP_READ | CL_MAP_WRITE, 0, COPROC__STAGING_BYTES, 0,
-                                       NULL, NULL, &err);
+        s->ptr[i] = coproc__map_now(dev->queue, s->mem[i], CL_MAP_READ | CL_MAP_WRITE, 0,
+                                    COPROC__STAGING_BYTES, &err);
         if (!s->ptr[i])
             return 0;
     }
@@ -240,7 +240,7 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
     cl_int err = s ? staged_write(s, q, dst, dst_off, src, bytes)
-                   : clEnqueueWriteBuffer(q, dst, CL_TRUE, dst_off, bytes, src, 0, NULL, timed);
+                   : coproc__write_now(q, dst, dst_off, bytes, src, 0, NULL, timed);
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
@@ -260,7 +260,7 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
     cl_int err = s ? staged_read(s, q, dst, src, src_off, bytes)
-                   : clEnqueueReadBuffer(q, src, CL_TRUE, src_off, bytes, dst, 0, NULL, timed);
+                   : coproc__read_now(q, src, src_off, bytes, dst, 0, NULL, timed);
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);

@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "cost/calibration/calibration.h"
 #include "data/column.h"
+#include "backend/opencl/sync.h"
 
 #define KiB 1024.0
 #define MiB (1024.0 * 1024.0)
@@ -37,8 +38,7 @@ static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned_buf *out)
                               NULL, &err);
     if (!out->mem)
         return coproc__fail_cl(c->rt, err, "calibration: pinned host buffer of %zu bytes", bytes);
-    out->ptr = clEnqueueMapBuffer(c->dev->queue, out->mem, CL_TRUE,
-                                  CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+    out->ptr = coproc__map_now(c->dev->queue, out->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
     if (!out->ptr)
         return coproc__fail_cl(c->rt, err, "calibration: mapping a pinned host buffer");
     memset(out->ptr, 1, bytes); /* touch every page before timing */
@@ -49,7 +49,7 @@ static void pinned_free(coproc__calib *c, pinned_buf *p)
 {
     if (p->ptr) {
         clEnqueueUnmapMemObject(c->dev->queue, p->mem, p->ptr, 0, NULL, NULL);
-        clFinish(c->dev->queue);
+        coproc__finish(c->dev->queue);
     }
     if (p->mem)
         clReleaseMemObject(p->mem);
@@ -116,10 +116,10 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
         evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
-    cl_int err = to_device ? clEnqueueWriteBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, &ev)
-                           : clEnqueueReadBuffer(q, dbuf, CL_TRUE, 0, bytes, host, 0, NULL, &ev);
+    cl_int err = to_device ? coproc__write_now(q, dbuf, 0, bytes, host, 0, NULL, &ev)
+                           : coproc__read_now(q, dbuf, 0, bytes, host, 0, NULL, &ev);
     if (err == CL_SUCCESS)
-        err = clFinish(q);
+        err = coproc__finish(q);
     *seconds = coproc__now() - t0;
     if (ev) {
         cl_ulong s0 = 0, s1 = 0;
@@ -344,7 +344,7 @@ static coproc_status both_directions(coproc__calib *c, cl_mem d1, cl_mem d2, pin
             err = clFlush(q1);
         if (err == CL_SUCCESS)
             err = clFlush(q2);
-        cl_int e1 = clFinish(q1), e2 = clFinish(q2);
+        cl_int e1 = coproc__finish(q1), e2 = coproc__finish(q2);
         if (err == CL_SUCCESS)
             err = e1 != CL_SUCCESS ? e1 : e2;
         double t = coproc__now() - t0;
@@ -392,7 +392,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     if (err == CL_SUCCESS)
         err = clEnqueueFillBuffer(c->dev->queue, d2, &fill, sizeof fill, 0, top, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = clFinish(c->dev->queue);
+        err = coproc__finish(c->dev->queue);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(c->rt, err, "calibration: clEnqueueFillBuffer");
         goto done;
@@ -510,7 +510,7 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
         cl_int err = clEnqueueFillBuffer(dev->queue, d, &fill, sizeof fill, 0, (size_t)hi, 0,
                                          NULL, NULL);
         if (err == CL_SUCCESS)
-            err = clFinish(dev->queue);
+            err = coproc__finish(dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "transfer check: clEnqueueFillBuffer");
     }

@@ -9,6 +9,7 @@
 #include "data/column.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
+#include "backend/opencl/sync.h"
 
 #define MADS_PER_ITER 64 /* 8 chains of 8-wide vectors (cl/calibrate.cl) */
 
@@ -22,7 +23,7 @@ static coproc_status run_once(coproc__calib *c, cl_kernel k, const coproc__geome
         err = clEnqueueNDRangeKernel(c->dev->queue, k, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);
     if (err == CL_SUCCESS)
-        err = clFinish(c->dev->queue);
+        err = coproc__finish(c->dev->queue);
     *seconds = coproc__now() - t0;
     if (err != CL_SUCCESS)
         return coproc__fail_cl(c->rt, err, "calibration: compute kernel on device %d",
