@@ -958,13 +958,14 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     if (!g.failed && q->sink == COPROC__QK_GROUP) {
         const coproc_node *gb = q->sink_node;
         if (gen_group(&g, s, gb, &head, &tail, &atomic, &aparams) == 0) {
-            coproc__sb_printf(o, "__kernel void q_main(%s)\n{\n", head.s);
+            /* q_fresh 0: add to the partials of the launch before (morsels). */
+            coproc__sb_printf(o, "__kernel void q_main(%s, uint q_fresh)\n{\n", head.s);
             coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
                                  "    __global long *cnt = pcnt + p * S;\n");
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "    __global %s *a%d = pa%d + p * S;\n",
                                   k->agg_float[a] ? "real" : "long", a, a);
-            coproc__sb_printf(o, "    for (ulong s = 0; s < S; s++) {\n        cnt[s] = 0;\n");
+            coproc__sb_printf(o, "    for (ulong s = 0; q_fresh && s < S; s++) {\n        cnt[s] = 0;\n");
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "        a%d[s] = %s;\n", a, agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    }\n    long cnt_r = 0;\n");
@@ -978,9 +979,15 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 fail(&g, "out of host memory");
             coproc__sb_free(&rowcode);
             if (gb->n == 0) {
-                coproc__sb_printf(o, "    cnt[0] = cnt_r;\n");
-                for (int a = 0; a < gb->naggs; a++)
-                    coproc__sb_printf(o, "    a%d[0] = a%d_r;\n", a, a);
+                coproc__sb_printf(o, "    cnt[0] += cnt_r;\n");
+                for (int a = 0; a < gb->naggs; a++) {
+                    char dst[16], v[16];
+                    snprintf(dst, sizeof dst, "a%d[0]", a);
+                    snprintf(v, sizeof v, "a%d_r", a);
+                    coproc__sb_printf(o, "    ");
+                    agg_update(o, k->agg_fn[a] == COPROC_AGG_COUNT ? COPROC_AGG_SUM : k->agg_fn[a],
+                               k->agg_float[a], dst, v);
+                }
             }
             coproc__sb_printf(o, "}\n\n");
             /* Combine: the partitions' partials, slot by slot. */

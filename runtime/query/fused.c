@@ -17,30 +17,18 @@
 #include "data/column.h"
 #include "data/residency.h"
 #include "query/order.h"
+#include "query/fused.h"
 #include "query/pipeline.h"
 #include "query/run.h"
 #include "query/state.h"
 #include "backend/opencl/sync.h"
 
-#define MAX_SLOTS (1u << 24)               /* groups a fused group-by holds */
-#define PARTIALS_MAX_BYTES (256u << 20)    /* its partial aggregates, all work-items */
-
-typedef struct fused {
-    coproc__qrun *run;
-    coproc_runtime *rt;
-    coproc__qprog prog;
-} fused;
+typedef coproc__fused fused;
+typedef coproc__qbound bound;
 
 /* ---------------------------------------------------------------- columns on a device */
 
-typedef struct bound {
-    const coproc_column *col;
-    cl_mem mem;
-    int pinned;      /* acquired from the residency cache: unpin */
-    int owned;       /* a placeholder made here: release */
-} bound;
-
-static void unbind(coproc__device *dev, bound *b, int n)
+void coproc__qunbind(coproc__device *dev, bound *b, int n)
 {
     for (int i = 0; i < n; i++) {
         if (b[i].pinned)
@@ -52,7 +40,7 @@ static void unbind(coproc__device *dev, bound *b, int n)
 
 /* The kernel's columns on dev: device columns where they are, host columns
  * through the residency cache. *moved counts the bytes copied in. */
-static coproc_status bind_columns(fused *f, coproc__device *dev, const coproc__qkernel *k,
+coproc_status coproc__qbind(fused *f, coproc__device *dev, const coproc__qkernel *k,
                                   bound *b, uint64_t *moved)
 {
     for (int i = 0; i < k->nargs; i++) {
@@ -76,14 +64,14 @@ static coproc_status bind_columns(fused *f, coproc__device *dev, const coproc__q
                 *moved += c->length * coproc_type_size(c->type);
         }
         if (s != COPROC_OK) {
-            unbind(dev, b, i);
+            coproc__qunbind(dev, b, i);
             return s;
         }
     }
     return COPROC_OK;
 }
 
-static void set_common_args(coproc__args *a, fused *f, const coproc__qkernel *k, const bound *b,
+void coproc__qset_common_args(coproc__args *a, fused *f, const coproc__qkernel *k, const bound *b,
                             uint64_t rows)
 {
     cl_ulong n = rows;
@@ -114,7 +102,7 @@ static void set_common_args(coproc__args *a, fused *f, const coproc__qkernel *k,
 /* ---------------------------------------------------------------- key ranges */
 
 /* The smallest and largest value of an integer column (0, -1 when empty). */
-static coproc_status column_range(fused *f, const coproc_column *c, int64_t *lo, int64_t *hi)
+coproc_status coproc__qcolumn_range(fused *f, const coproc_column *c, int64_t *lo, int64_t *hi)
 {
     *lo = 0;
     *hi = -1;
@@ -313,7 +301,7 @@ static coproc_status place(fused *f, int pi, double *est)
 
 /* ---------------------------------------------------------------- the sinks */
 
-static coproc_status kernel_of(fused *f, coproc__device *dev, const coproc__qkernel *k,
+coproc_status coproc__qkernel_of(fused *f, coproc__device *dev, const coproc__qkernel *k,
                                const char *name, cl_kernel *out)
 {
     cl_program prog;
@@ -338,7 +326,7 @@ static coproc_status buffer(fused *f, coproc__device *dev, size_t bytes, cl_mem 
     return coproc__buffer_new(f->rt, dev, bytes, out);
 }
 
-static coproc_status read_buf(fused *f, coproc__device *dev, cl_mem m, void *dst, size_t bytes)
+coproc_status coproc__qread(fused *f, coproc__device *dev, cl_mem m, void *dst, size_t bytes)
 {
     if (!bytes)
         return COPROC_OK;
@@ -361,7 +349,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: more than 2^32 - 2 build rows", q->sink_node->label);
     t->key_col = k->key_col;
     int64_t lo, hi;
-    coproc_status s = column_range(f, q->src->cols[k->key_col], &lo, &hi);
+    coproc_status s = coproc__qcolumn_range(f, q->src->cols[k->key_col], &lo, &hi);
     if (s != COPROC_OK)
         return s;
     size_t slots;
@@ -427,10 +415,10 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: clearing a flag", q->sink_node->label);
     else
-        s = kernel_of(f, dev, k, "q_build", &kern);
+        s = coproc__qkernel_of(f, dev, k, "q_build", &kern);
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = kern};
-        set_common_args(&a, f, k, b, n);
+        coproc__qset_common_args(&a, f, k, b, n);
         cl_int dense = t->dense, check = q->sink_node->join == COPROC_JOIN_INNER;
         cl_long kmin = t->kmin;
         cl_uint mask = t->mask;
@@ -447,11 +435,11 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     }
     cl_uint fl[2] = {0, 0};
     if (s == COPROC_OK)
-        s = read_buf(f, dev, flag, fl, sizeof fl);
+        s = coproc__qread(f, dev, flag, fl, sizeof fl);
     cl_uint dup = fl[0];
     t->rows = fl[1];
     if (s == COPROC_OK && q->nranges)
-        s = read_buf(f, dev, kr, init, 2 * q->nranges * sizeof(cl_uint));
+        s = coproc__qread(f, dev, kr, init, 2 * q->nranges * sizeof(cl_uint));
     for (int r = 0; s == COPROC_OK && r < q->nranges; r++) {
         coproc_type t = q->src->cols[q->range_col[r]]->type;
         q->range_ok[r] = t == COPROC_INT32 || t == COPROC_UINT32;
@@ -471,99 +459,6 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
 }
 
 /* Convert a partial aggregate (long or real as downloaded) into column type t. */
-static void put_value(void *col, size_t row, coproc_type t, int is_float, int64_t iv, double fv)
-{
-    switch (t) {
-    case COPROC_INT32: ((int32_t *)col)[row] = (int32_t)(is_float ? (int64_t)fv : iv); break;
-    case COPROC_INT64: ((int64_t *)col)[row] = is_float ? (int64_t)fv : iv; break;
-    case COPROC_UINT32: ((uint32_t *)col)[row] = (uint32_t)(is_float ? (int64_t)fv : iv); break;
-    case COPROC_UINT64: ((uint64_t *)col)[row] = (uint64_t)(is_float ? (int64_t)fv : iv); break;
-    case COPROC_FLOAT32: ((float *)col)[row] = (float)(is_float ? fv : (double)iv); break;
-    case COPROC_FLOAT64: ((double *)col)[row] = is_float ? fv : (double)iv; break;
-    default: break;
-    }
-}
-
-/* The group-by's result table from the combined counts and aggregates. */
-static coproc_status group_table(fused *f, const coproc_node *gb, const coproc__qkernel *k, size_t S,
-                                 const int64_t *kmin, const uint64_t *stride, const uint64_t *range,
-                                 const int64_t *cnt, void *const *agg, int fp64, coproc_table **out)
-{
-    coproc_runtime *rt = f->rt;
-    size_t rows = 0;
-    for (size_t s = 0; s < S; s++)
-        rows += cnt[s] > 0 || gb->n == 0;
-    coproc_table *t;
-    coproc_status st = coproc_table_create(rt, &t);
-    if (st != COPROC_OK)
-        return st;
-    for (int c = 0; c < gb->schema.n && st == COPROC_OK; c++) {
-        coproc_column *col;
-        st = coproc__host_column_new(rt, gb->schema.types[c], rows, &col);
-        if (st == COPROC_OK)
-            st = coproc__table_add_owned(t, gb->schema.names[c], col);
-    }
-    if (st != COPROC_OK) {
-        coproc_table_free(t);
-        return st;
-    }
-    size_t r = 0;
-    for (size_t s = 0; s < S; s++) {
-        if (cnt[s] == 0 && gb->n > 0)
-            continue;
-        for (int m = 0; m < gb->n; m++) {
-            int64_t key = kmin[m] + (int64_t)((s / stride[m]) % range[m]);
-            put_value(t->owned[m]->host, r, gb->schema.types[m], 0, key, 0);
-        }
-        for (int a = 0; a < gb->naggs; a++) {
-            int fl = k->agg_float[a];
-            int64_t iv = 0;
-            double fv = 0;
-            if (k->agg_fn[a] == COPROC_AGG_COUNT) {
-                iv = cnt[s];
-            } else if (fl) {
-                fv = fp64 ? ((const double *)agg[a])[s] : ((const float *)agg[a])[s];
-            } else {
-                iv = ((const int64_t *)agg[a])[s];
-            }
-            coproc_type ty = gb->schema.types[gb->n + a];
-            if (k->agg_fn[a] == COPROC_AGG_AVG) {
-                double sum = fl ? fv : (double)iv;
-                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, cnt[s] ? sum / (double)cnt[s] : NAN);
-            } else if ((k->agg_fn[a] == COPROC_AGG_MIN || k->agg_fn[a] == COPROC_AGG_MAX) && cnt[s] == 0) {
-                /* No rows (only without keys): 0, as the operators give it. */
-                put_value(t->owned[gb->n + a]->host, r, ty, 1, 0, 0);
-            } else {
-                put_value(t->owned[gb->n + a]->host, r, ty, fl, iv, fv);
-            }
-        }
-        r++;
-    }
-    *out = t;
-    return COPROC_OK;
-}
-
-/* A key's range as the build kernel of the dimension it comes from measured
- * it over the rows that pass that dimension's filters. */
-static int measured_range(const fused *f, int pi, const coproc__qarg *key, int64_t *lo, int64_t *hi)
-{
-    const coproc__qpipe *q = &f->prog.p[pi];
-    for (int i = 0; i < q->nsteps; i++) {
-        if (q->steps[i].kind != COPROC__QS_PROBE)
-            continue;
-        const coproc__qpipe *b = &f->prog.p[q->steps[i].build];
-        if (b->src != key->table)
-            continue;
-        for (int r = 0; r < b->nranges; r++)
-            if (b->range_col[r] == key->col && b->range_ok[r]) {
-                *lo = b->range_lo[r];
-                *hi = b->range_hi[r];
-                return 1;
-            }
-    }
-    return 0;
-}
-
 /* Ask pipeline pi's builds to measure the ranges of its group-by's keys. */
 static void request_ranges(fused *f, int pi)
 {
@@ -588,227 +483,26 @@ static void request_ranges(fused *f, int pi)
     }
 }
 
-/* A group-by kernel's leading arguments: the pipeline's, then each key's
- * least value and stride, then the slots. */
-static void set_group_args(coproc__args *a, fused *f, const coproc__qkernel *k, const bound *b, uint64_t n,
-                           const int64_t *kmin, const uint64_t *stride, size_t S)
-{
-    set_common_args(a, f, k, b, n);
-    for (int m = 0; m < k->nkeys; m++) {
-        cl_long lo = kmin[m];
-        cl_ulong st = stride[m];
-        COPROC__ARG(*a, lo);
-        COPROC__ARG(*a, st);
-    }
-    cl_ulong sl = S;
-    COPROC__ARG(*a, sl);
-}
-
-/* The GPU path's group-by: q_local (a table in each work-group's local
- * memory) when S slots fit there, else q_global (atomics on the result).
- * The result holds (lo, hi) word pairs a slot: the count, then each sum. */
-#define LOCAL_TABLE_MAX_BYTES (32u << 10)
-
-static coproc_status run_group_atomic(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
-                                      const bound *b, size_t S, const int64_t *kmin, const uint64_t *stride,
-                                      const uint64_t *range)
-{
-    coproc__qpipe *q = &f->prog.p[pi];
-    coproc_runtime *rt = f->rt;
-    size_t W = 2 * (1 + (size_t)k->naggs), n = q->src->rows;
-    cl_ulong dev_local = 0, kern_local = 0;
-    size_t kern_wg = 0;
-    cl_mem out = NULL;
-    cl_kernel km = NULL;
-    cl_uint *words = NULL;
-    int64_t *cnt = NULL, *sums = NULL;
-    void *agg[16] = {0};
-    clGetDeviceInfo(dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof dev_local, &dev_local, NULL);
-    size_t table = S * W * sizeof(cl_uint);
-    int local = table <= LOCAL_TABLE_MAX_BYTES && table + 1024 <= dev_local;
-    coproc_status s = buffer(f, dev, table, &out);
-    if (s == COPROC_OK) {
-        cl_uint zero = 0;
-        cl_int err = coproc__enqueue_fill(dev, dev->queue, out, &zero, sizeof zero, 0, table, 0, NULL, NULL);
-        if (err != CL_SUCCESS)
-            s = coproc__fail_cl(rt, err, "%s: clearing the groups", q->sink_node->label);
-    }
-    if (s == COPROC_OK)
-        s = kernel_of(f, dev, k, local ? "q_local" : "q_global", &km);
-    /* The local table beside what the kernel itself keeps in local memory. */
-    if (s == COPROC_OK && local &&
-        (clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kern_local, &kern_local,
-                                  NULL) != CL_SUCCESS ||
-         kern_local + table > dev_local)) {
-        clReleaseKernel(km);
-        km = NULL;
-        local = 0;
-        s = kernel_of(f, dev, k, "q_global", &km);
-    }
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    if (s == COPROC_OK &&
-        clGetKernelWorkGroupInfo(km, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kern_wg, &kern_wg, NULL) ==
-            CL_SUCCESS &&
-        kern_wg && g.local > kern_wg) {
-        g.local = kern_wg;
-        g.global = g.groups * g.local;
-    }
-    if (s == COPROC_OK) {
-        coproc__args a = {.kernel = km};
-        set_group_args(&a, f, k, b, n, kmin, stride, S);
-        if (local)
-            COPROC__ARG_LOCAL(a, table);
-        COPROC__ARG(a, out);
-        s = coproc__launch(rt, dev, &a, &g, local ? "query group-by (local table)" : "query group-by (global table)");
-    }
-    if (s == COPROC_OK && (!(words = malloc(table)) || !(cnt = malloc(S * sizeof *cnt)) ||
-                           !(sums = malloc(S * (size_t)k->naggs * sizeof *sums + 1))))
-        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-    if (s == COPROC_OK)
-        s = read_buf(f, dev, out, words, table);
-    if (s == COPROC_OK) {
-        for (size_t sl = 0; sl < S; sl++) {
-            const cl_uint *w = words + sl * W;
-            cnt[sl] = (int64_t)(((uint64_t)w[1] << 32) | w[0]);
-            for (int a = 0; a < k->naggs; a++)
-                sums[a * S + sl] = (int64_t)(((uint64_t)w[3 + 2 * a] << 32) | w[2 + 2 * a]);
-        }
-        for (int a = 0; a < k->naggs; a++)
-            agg[a] = sums + a * S;
-        s = group_table(f, q->sink_node, k, S, kmin, stride, range, cnt, agg, dev->info.has_fp64, &q->out);
-    }
-    free(words);
-    free(cnt);
-    free(sums);
-    if (out)
-        clReleaseMemObject(out);
-    if (km)
-        clReleaseKernel(km);
-    return s;
-}
-
+/* The group-by over all of the pipeline's rows in one launch. */
 static coproc_status run_group(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
                                const bound *b)
 {
     coproc__qpipe *q = &f->prog.p[pi];
-    const coproc_node *gb = q->sink_node;
-    coproc_runtime *rt = f->rt;
-    int fp64 = dev->info.has_fp64;
-    int64_t kmin[8];
-    uint64_t range[8], stride[8];
-    double slots = 1;
-    for (int m = 0; m < k->nkeys; m++) {
-        int64_t lo, hi;
-        if (!measured_range(f, pi, &k->keys[m], &lo, &hi)) {
-            coproc_status s = column_range(f, k->keys[m].table->cols[k->keys[m].col], &lo, &hi);
-            if (s != COPROC_OK)
-                return s;
-        }
-        kmin[m] = lo;
-        range[m] = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
-        slots *= (double)range[m];
-    }
-    size_t per_slot = sizeof(cl_long) * (1 + (size_t)k->naggs);
-    if (slots > MAX_SLOTS || slots * per_slot > PARTIALS_MAX_BYTES) {
-        snprintf(f->run->note, sizeof f->run->note,
-                 "%s: the keys span %.0f combinations, more than a fused group-by holds", gb->label, slots);
-        return COPROC_UNSUPPORTED;
-    }
-    size_t S = (size_t)slots;
-    for (int m = k->nkeys - 1; m >= 0; m--)
-        stride[m] = m == k->nkeys - 1 ? 1 : stride[m + 1] * range[m + 1];
-    if (!dev->cpu_path && k->atomic_ok)
-        return run_group_atomic(f, dev, pi, k, b, S, kmin, stride, range);
-    size_t n = q->src->rows;
-    /* One partition of partials per work-item: no atomics, any aggregate. */
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    while (g.global > 1 && (double)g.global * S * per_slot > PARTIALS_MAX_BYTES) {
-        if (g.groups > 1)
-            g.groups = (g.groups + 1) / 2;
-        else
-            g.local = (g.local + 1) / 2;
-        g.global = g.groups * g.local;
-    }
-    /* Fewer work-items must not walk more rows each than the device allows. */
-    uint64_t cap = dev->quirks.max_rows_per_item;
-    if (cap && (n + g.global - 1) / g.global > cap) {
-        snprintf(f->run->note, sizeof f->run->note,
-                 "%s: %zu groups' partials for every work-item would leave more rows to each than "
-                 "device %d allows", gb->label, S, dev->index);
-        return COPROC_UNSUPPORTED;
-    }
-    size_t P = g.global;
-    size_t asize[16];
-    cl_mem pcnt = NULL, ocnt = NULL, pa[16] = {0}, oa[16] = {0};
-    cl_kernel km = NULL, kc = NULL;
-    int64_t *cnt = NULL;
-    void *agg[16] = {0};
-    coproc_status s = buffer(f, dev, P * S * sizeof(cl_long), &pcnt);
+    coproc__qslots sl;
+    coproc__qgroup g;
+    coproc__qpartial part = {0};
+    coproc_status s = coproc__qslots_of(f, pi, k, &sl);
+    if (s != COPROC_OK)
+        return s;
+    s = coproc__qgroup_open(&g, f, dev, pi, k, b, &sl, q->src->rows);
     if (s == COPROC_OK)
-        s = buffer(f, dev, S * sizeof(cl_long), &ocnt);
-    for (int a = 0; a < k->naggs && s == COPROC_OK; a++) {
-        asize[a] = k->agg_float[a] ? (fp64 ? sizeof(double) : sizeof(float)) : sizeof(cl_long);
-        s = buffer(f, dev, P * S * asize[a], &pa[a]);
-        if (s == COPROC_OK)
-            s = buffer(f, dev, S * asize[a], &oa[a]);
-    }
+        s = coproc__qgroup_add(&g, q->src->rows, NULL);
     if (s == COPROC_OK)
-        s = kernel_of(f, dev, k, "q_main", &km);
+        s = coproc__qgroup_close(&g, &part);
+    coproc__qgroup_release(&g);
     if (s == COPROC_OK)
-        s = kernel_of(f, dev, k, "q_combine", &kc);
-    if (s == COPROC_OK) {
-        coproc__args a = {.kernel = km};
-        set_group_args(&a, f, k, b, n, kmin, stride, S);
-        COPROC__ARG(a, pcnt);
-        for (int x = 0; x < k->naggs; x++)
-            COPROC__ARG(a, pa[x]);
-        s = coproc__launch(rt, dev, &a, &g, "query pipeline");
-    }
-    if (s == COPROC_OK) {
-        coproc__args a = {.kernel = kc};
-        cl_ulong p = P, sl = S;
-        COPROC__ARG(a, p);
-        COPROC__ARG(a, sl);
-        COPROC__ARG(a, pcnt);
-        COPROC__ARG(a, ocnt);
-        for (int x = 0; x < k->naggs; x++) {
-            COPROC__ARG(a, pa[x]);
-            COPROC__ARG(a, oa[x]);
-        }
-        coproc__geometry gc = coproc__geometry_for(dev, S, 0);
-        gc.local = dev->cpu_path ? 1 : 64;
-        gc.groups = (S + gc.local - 1) / gc.local;
-        gc.global = gc.groups * gc.local;
-        s = coproc__launch(rt, dev, &a, &gc, "query combine");
-    }
-    if (s == COPROC_OK && !(cnt = malloc(S * sizeof *cnt)))
-        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-    if (s == COPROC_OK)
-        s = read_buf(f, dev, ocnt, cnt, S * sizeof *cnt);
-    for (int a = 0; a < k->naggs && s == COPROC_OK; a++) {
-        if (!(agg[a] = malloc(S * asize[a])))
-            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-        else
-            s = read_buf(f, dev, oa[a], agg[a], S * asize[a]);
-    }
-    if (s == COPROC_OK)
-        s = group_table(f, gb, k, S, kmin, stride, range, cnt, agg, fp64, &q->out);
-    free(cnt);
-    for (int a = 0; a < 16; a++) {
-        free(agg[a]);
-        if (pa[a])
-            clReleaseMemObject(pa[a]);
-        if (oa[a])
-            clReleaseMemObject(oa[a]);
-    }
-    if (pcnt)
-        clReleaseMemObject(pcnt);
-    if (ocnt)
-        clReleaseMemObject(ocnt);
-    if (km)
-        clReleaseKernel(km);
-    if (kc)
-        clReleaseKernel(kc);
+        s = coproc__qgroup_table(f, pi, k, &sl, &part, &q->out);
+    coproc__qpartial_free(&part);
     return s;
 }
 
@@ -832,15 +526,15 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     if (s == COPROC_OK)
         s = buffer(f, dev, P * sizeof(cl_uint), &counts);
     if (s == COPROC_OK)
-        s = kernel_of(f, dev, k, "q_count", &kn);
+        s = coproc__qkernel_of(f, dev, k, "q_count", &kn);
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = kn};
-        set_common_args(&a, f, k, b, n);
+        coproc__qset_common_args(&a, f, k, b, n);
         COPROC__ARG(a, counts);
         s = coproc__launch(rt, dev, &a, &g, "query count");
     }
     if (s == COPROC_OK)
-        s = read_buf(f, dev, counts, cnt, P * sizeof *cnt);
+        s = coproc__qread(f, dev, counts, cnt, P * sizeof *cnt);
     size_t total = 0;
     for (size_t i = 0; s == COPROC_OK && i < P; i++) {
         off[i] = total;
@@ -866,17 +560,17 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
                 s = coproc__fail_cl(rt, err, "query: writing offsets");
         }
         if (s == COPROC_OK)
-            s = kernel_of(f, dev, k, "q_write", &kw);
+            s = coproc__qkernel_of(f, dev, k, "q_write", &kw);
         if (s == COPROC_OK) {
             coproc__args a = {.kernel = kw};
-            set_common_args(&a, f, k, b, n);
+            coproc__qset_common_args(&a, f, k, b, n);
             COPROC__ARG(a, offsets);
             for (int c = 0; c < sc->n; c++)
                 COPROC__ARG(a, outs[c]);
             s = coproc__launch(rt, dev, &a, &g, "query write");
         }
         for (int c = 0; c < sc->n && s == COPROC_OK; c++)
-            s = read_buf(f, dev, outs[c], t->owned[c]->host, total * coproc_type_size(sc->types[c]));
+            s = coproc__qread(f, dev, outs[c], t->owned[c]->host, total * coproc_type_size(sc->types[c]));
     }
     if (s == COPROC_OK)
         q->out = t;
@@ -902,7 +596,7 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
 
 /* The payloads kernel k reads from dense tables, made where missing: the
  * build side's column laid out by key, so a probe reads it with one load. */
-static coproc_status make_payloads(fused *f, coproc__device *dev, const coproc__qkernel *k, const bound *b)
+coproc_status coproc__qmake_payloads(fused *f, coproc__device *dev, const coproc__qkernel *k, const bound *b)
 {
     for (int p = 0; p < k->npays; p++) {
         coproc__qpipe *bp = &f->prog.p[k->builds[k->pays[p].build]];
@@ -925,7 +619,7 @@ static coproc_status make_payloads(fused *f, coproc__device *dev, const coproc__
         if (!slots)
             continue;
         cl_kernel kern;
-        if ((s = kernel_of(f, dev, k, size == 8 ? "q_pay8" : "q_pay4", &kern)) != COPROC_OK)
+        if ((s = coproc__qkernel_of(f, dev, k, size == 8 ? "q_pay8" : "q_pay4", &kern)) != COPROC_OK)
             return s;
         coproc__args a = {.kernel = kern};
         cl_ulong n = slots;
@@ -944,7 +638,7 @@ static coproc_status make_payloads(fused *f, coproc__device *dev, const coproc__
 
 /* ---------------------------------------------------------------- running pipelines */
 
-static coproc_status run_pipe(fused *f, int pi, int device);
+coproc_status coproc__qrun_pipe(fused *f, int pi, int device);
 
 /* Generate, bind and run pipeline pi on dev (its builds are ready). */
 static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pipeline_info *info)
@@ -962,14 +656,14 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
         snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
         s = COPROC_UNSUPPORTED;
     } else {
-        s = bind_columns(f, dev, k, b, &info->bytes_moved);
+        s = coproc__qbind(f, dev, k, b, &info->bytes_moved);
     }
     if (s == COPROC_OK) {
         for (int i = 0; i < k->nargs; i++) {
             const coproc_column *c = b[i].col;
             info->bytes_in += c->length * coproc_type_size(c->type);
         }
-        s = make_payloads(f, dev, k, b);
+        s = coproc__qmake_payloads(f, dev, k, b);
         if (s == COPROC_OK && q->sink == COPROC__QK_BUILD)
             s = run_build(f, dev, pi, k, b);
         else if (s == COPROC_OK && q->sink == COPROC__QK_GROUP)
@@ -980,7 +674,7 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
             s = wait_queue(f, dev, "a pipeline");
         else
             coproc__finish(dev->queue); /* nothing may still read the columns we unpin */
-        unbind(dev, b, k->nargs);
+        coproc__qunbind(dev, b, k->nargs);
     }
     coproc__qkernel_free(k);
     free(k);
@@ -1007,12 +701,12 @@ static void describe(const fused *f, int pi, char *out, size_t len)
 /* Run pipeline pi: first what it reads (an earlier pipeline's output, its
  * join tables' own inputs), then its builds on its device, then itself.
  * device >= 0 forces the device (a build runs where its probe does). */
-static coproc_status run_pipe(fused *f, int pi, int device)
+coproc_status coproc__qrun_pipe(fused *f, int pi, int device)
 {
     coproc__qpipe *q = &f->prog.p[pi];
     coproc_status s;
     if (q->src_pipe >= 0 && !q->src) {
-        if ((s = run_pipe(f, q->src_pipe, -1)) != COPROC_OK)
+        if ((s = coproc__qrun_pipe(f, q->src_pipe, -1)) != COPROC_OK)
             return s;
         q->src = f->prog.p[q->src_pipe].out;
     }
@@ -1021,7 +715,7 @@ static coproc_status run_pipe(fused *f, int pi, int device)
         if (q->steps[i].kind == COPROC__QS_PROBE) {
             coproc__qpipe *bp = &f->prog.p[q->steps[i].build];
             if (bp->src_pipe >= 0 && !bp->src) {
-                if ((s = run_pipe(f, bp->src_pipe, -1)) != COPROC_OK)
+                if ((s = coproc__qrun_pipe(f, bp->src_pipe, -1)) != COPROC_OK)
                     return s;
                 bp->src = f->prog.p[bp->src_pipe].out;
             }
@@ -1037,7 +731,7 @@ static coproc_status run_pipe(fused *f, int pi, int device)
     coproc__device *dev = &f->rt->devices[q->device];
     request_ranges(f, pi);
     for (int i = 0; i < q->nsteps; i++)
-        if (q->steps[i].kind == COPROC__QS_PROBE && (s = run_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
+        if (q->steps[i].kind == COPROC__QS_PROBE && (s = coproc__qrun_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
             return s;
     coproc__order_probes(&f->prog, pi);
     describe(f, pi, info.what, sizeof info.what);
@@ -1069,7 +763,7 @@ coproc_status coproc__fused_run(coproc__qrun *run, const coproc_node *root, copr
     fused f = {.run = run, .rt = run->rt};
     coproc_status s = coproc__lower(run->rt, root, &f.prog);
     if (s == COPROC_OK)
-        s = run_pipe(&f, f.prog.result, -1);
+        s = coproc__qrun_pipe(&f, f.prog.result, -1);
     if (s == COPROC_OK) {
         *out = f.prog.p[f.prog.result].out;
         f.prog.p[f.prog.result].out = NULL;
