@@ -258,6 +258,7 @@ typedef struct ctx {
     coproc_query_mode mode;
     const data *d;
     tables *tb;
+    int hybrid;          /* group-bys over the fact table on every device, by morsels */
 } ctx;
 
 static coproc_query_result run(ctx *c, coproc_plan *p, coproc_node *root, const char *what)
@@ -265,6 +266,7 @@ static coproc_query_result run(ctx *c, coproc_plan *p, coproc_node *root, const 
     coproc_query_options o;
     coproc_query_options_init(&o);
     o.mode = c->mode;
+    o.hybrid = c->hybrid;
     coproc_query_result r;
     coproc_status s = coproc_query_run(p, root, &o, &r);
     if (s != COPROC_OK)
@@ -729,7 +731,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
         tables tb;
         make_tables(rt, &d, &tb);
         for (int mode = 0; mode < 2; mode++) {
-            ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb};
+            ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb, 0};
             if (fp64) {
                 plan_filter_project(&c);
                 plan_join_group(&c, 2);
@@ -754,6 +756,74 @@ static void test_plans(void **state)
 {
     (void)state;
     test_each_device_path(each, NULL);
+}
+
+/* The plans again with every device at once: the group-bys over the fact
+ * table split into morsels across them (the second device on the GPU path,
+ * so partials of both kinds merge). Needs two devices. */
+static void test_hybrid(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    int n = coproc_device_count(rt);
+    if (n < 2) {
+        coproc_close(rt);
+        printf("test_query: one device: no hybrid runs\n");
+        skip();
+    }
+    int fp64 = 1, hybrid_seen = 0;
+    for (int i = 0; i < n; i++) {
+        coproc_device_info info;
+        assert_int_equal(coproc_device_info_get(rt, i, &info), COPROC_OK);
+        fp64 &= info.has_fp64;
+    }
+    test_force_path(rt, 1, 0);
+    static const size_t sizes[] = {0, 1, 777, 20000, 100000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        data d;
+        make_data(&d, sizes[si], 4242 + si);
+        tables tb;
+        make_tables(rt, &d, &tb);
+        ctx c = {rt, "hybrid", COPROC_QUERY_FUSED, &d, &tb, 1};
+        if (fp64) {
+            plan_join_group(&c, 2);
+            plan_semi_global(&c);
+            plan_many_groups(&c);
+            plan_two_keys_limit(&c);
+        }
+        plan_snowflake(&c);
+        plan_hashed_inner(&c);
+        free_tables(&tb);
+        free_data(&d);
+    }
+    /* The runs were split: some pipeline reported a hybrid share. */
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    data d;
+    make_data(&d, 100000, 7);
+    tables tb;
+    make_tables(rt, &d, &tb);
+    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, tb.f, "fact"), 1,
+                                          (const char *const[]){"fk"}, 1,
+                                          (coproc_aggregate[]){{COPROC_AGG_COUNT, NULL, "n"}});
+    coproc_query_options o;
+    coproc_query_options_init(&o);
+    o.hybrid = 1;
+    coproc_query_result r;
+    assert_int_equal(coproc_query_run(p, g, &o, &r), COPROC_OK);
+    uint64_t rows = 0;
+    for (int i = 0; i < r.pipelines; i++)
+        if (strstr(r.pipeline[i].what, "hybrid")) {
+            hybrid_seen++;
+            rows += r.pipeline[i].rows_in;
+        }
+    assert_true(hybrid_seen >= 2);
+    assert_int_equal(rows, 100000);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+    free_tables(&tb);
+    free_data(&d);
+    coproc_close(rt);
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -863,6 +933,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_hybrid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

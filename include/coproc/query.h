@@ -148,6 +148,10 @@ typedef struct coproc_query_options {
     size_t struct_size;      /* set by coproc_query_options_init */
     coproc_query_mode mode;
     int device;              /* -1 (default): each pipeline where it costs least; else there */
+    /* 1: a group-by pipeline over a table of host columns runs on every
+     * device that can run it at once, each pulling morsels of the rows
+     * (hybrid); 0 (default): each pipeline on one device. */
+    int hybrid;
 } coproc_query_options;
 
 COPROC_API void coproc_query_options_init(coproc_query_options *o);

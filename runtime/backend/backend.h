@@ -21,7 +21,7 @@
 typedef struct coproc__device coproc__device;
 
 /* Raise when a field is added; a table of another version is refused. */
-#define COPROC__BACKEND_VERSION 1
+#define COPROC__BACKEND_VERSION 2
 
 /* One task's time on its device, on the runtime's clock (seconds). */
 typedef struct coproc__task_clock {
@@ -61,12 +61,20 @@ typedef struct coproc__backend {
     double (*copy_ran)(coproc__device *dev, int to_device, int pinned, int ahead, double bytes,
                        double measured);
 
+    /* A fused query kernel ran on dev over `rows` rows reading `bytes` of
+     * columns with `work` operations a row, `measured` seconds on the
+     * hardware that ran it: its seconds on dev. */
+    double (*pipeline_ran)(coproc__device *dev, double bytes, double rows, double work,
+                           double measured);
+
     /* The runtime's clock, seconds. */
     double (*now)(coproc_runtime *rt);
     /* A task on dev begins (c->submitted set by the caller) and ends; they
      * fill the rest of c. */
     void (*task_begin)(coproc_runtime *rt, coproc__device *dev, coproc__task_clock *c);
     void (*task_end)(coproc_runtime *rt, coproc__device *dev, coproc__task_clock *c);
+    /* The seconds of work task c (begun, not ended) has done on dev so far. */
+    double (*task_elapsed)(coproc_runtime *rt, coproc__device *dev, const coproc__task_clock *c);
     /* The caller has waited for a task that ended at c->end. */
     void (*task_waited)(coproc_runtime *rt, const coproc__task_clock *c);
 } coproc__backend;

@@ -10,14 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "backend/opencl/launch.h"
 #include "core/error.h"
 #include "core/runtime.h"
+#include "cost/bandwidth.h"
 #include "cost/profile.h"
 #include "data/column.h"
 #include "data/residency.h"
 #include "query/order.h"
 #include "query/fused.h"
+#include "query/hybrid.h"
 #include "query/pipeline.h"
 #include "query/run.h"
 #include "query/state.h"
@@ -234,7 +237,7 @@ static void pipe_bytes(coproc__device *dev, const coproc__qpipe *q, const coproc
         }
 }
 
-static double estimate(fused *f, coproc__device *dev, int pi)
+double coproc__qestimate(fused *f, coproc__device *dev, int pi)
 {
     const coproc__qpipe *q = &f->prog.p[pi];
     double bytes, host, work;
@@ -250,6 +253,36 @@ static double estimate(fused *f, coproc__device *dev, int pi)
             t += roofline(dev, bb, bh, (double)b->src->rows, bw, 2);
         }
     return t * coproc__query_correction(f->rt, dev->index);
+}
+
+int coproc__qcan_run(fused *f, int pi, coproc__device *dev)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    pipe_needs *nd = malloc(sizeof *nd);
+    int ok = nd && needs_of(f, pi, nd) == COPROC_OK && device_can(dev, nd);
+    for (int i = 0; i < q->nsteps && ok; i++)
+        if (q->steps[i].kind == COPROC__QS_PROBE)
+            ok = needs_of(f, q->steps[i].build, nd) == COPROC_OK && device_can(dev, nd);
+    free(nd);
+    return ok;
+}
+
+/* The devices a hybrid run of pipeline pi would use (0 or 1: none): asked
+ * for, a group-by over a base table of host columns, two devices that can. */
+static int hybrid_devices(fused *f, int pi, int *devices)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    if (!f->run->opts.hybrid || f->run->opts.device >= 0 || q->sink != COPROC__QK_GROUP ||
+        q->src_pipe >= 0)
+        return 0;
+    for (int c = 0; c < q->src->n; c++)
+        if (q->src->cols[c]->dev)
+            return 0;
+    int n = 0;
+    for (int d = 0; d < f->rt->device_count && n < 16; d++)
+        if (coproc__qcan_run(f, pi, &f->rt->devices[d]))
+            devices[n++] = d;
+    return n;
 }
 
 static coproc_status place(fused *f, int pi, double *est)
@@ -281,7 +314,7 @@ static coproc_status place(fused *f, int pi, double *est)
             ok = device_can(dev, &nd[i]);
         if (!ok)
             continue;
-        double t = estimate(f, dev, pi);
+        double t = coproc__qestimate(f, dev, pi);
         if (t < best_t || best < 0) {
             best_t = t;
             best = d;
@@ -698,6 +731,20 @@ static void describe(const fused *f, int pi, char *out, size_t len)
         snprintf(out + w, len - w, " > %s", sinks[q->sink]);
 }
 
+/* The pipeline's output in its order-by's order, if it has one. */
+static coproc_status order_output(fused *f, coproc__qpipe *q)
+{
+    if (!q->order || !q->out)
+        return COPROC_OK;
+    coproc_table *sorted;
+    coproc_status s = coproc__order_by_host(f->rt, q->out, q->order, &sorted);
+    if (s != COPROC_OK)
+        return s;
+    coproc_table_free(q->out);
+    q->out = sorted;
+    return COPROC_OK;
+}
+
 /* Run pipeline pi: first what it reads (an earlier pipeline's output, its
  * join tables' own inputs), then its builds on its device, then itself.
  * device >= 0 forces the device (a build runs where its probe does). */
@@ -721,6 +768,14 @@ coproc_status coproc__qrun_pipe(fused *f, int pi, int device)
             }
         }
     coproc_pipeline_info info = {.fused = 1, .estimate_s = -1};
+    int devices[16], ndev = device < 0 ? hybrid_devices(f, pi, devices) : 0;
+    if (ndev >= 2) {
+        request_ranges(f, pi);
+        describe(f, pi, info.what, sizeof info.what);
+        if ((s = coproc__hybrid_group(f, pi, devices, ndev, info.what)) != COPROC_OK)
+            return s;
+        return order_output(f, q);
+    }
     double est = -1;
     if (device >= 0) {
         q->device = device;
@@ -739,21 +794,19 @@ coproc_status coproc__qrun_pipe(fused *f, int pi, int device)
     info.estimate_s = est;
     info.rows_in = q->src->rows;
     info.start_s = coproc__qrun_now(f->run);
+    double w0 = coproc__now();
     s = run_kernel(f, dev, pi, &info);
-    info.end_s = coproc__qrun_now(f->run);
     if (s != COPROC_OK)
         return s;
+    dev->backend->pipeline_ran(dev, (double)info.bytes_in, (double)info.rows_in, 2 + 4.0 * q->nsteps,
+                               coproc__now() - w0);
+    info.end_s = coproc__qrun_now(f->run);
     if (est > 0)
         coproc__query_observe(f->rt, q->device, est / coproc__query_correction(f->rt, q->device),
                               info.end_s - info.start_s);
-    if (q->order && q->out) {
-        coproc_table *sorted;
-        if ((s = coproc__order_by_host(f->rt, q->out, q->order, &sorted)) != COPROC_OK)
-            return s;
-        coproc_table_free(q->out);
-        q->out = sorted;
-        info.end_s = coproc__qrun_now(f->run);
-    }
+    if ((s = order_output(f, q)) != COPROC_OK)
+        return s;
+    info.end_s = coproc__qrun_now(f->run);
     return coproc__qrun_report(f->run, &info);
 }
 

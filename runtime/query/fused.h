@@ -39,6 +39,11 @@ coproc_status coproc__qcolumn_range(coproc__fused *f, const coproc_column *c, in
                                     int64_t *hi);
 coproc_status coproc__qmake_payloads(coproc__fused *f, coproc__device *dev,
                                      const coproc__qkernel *k, const coproc__qbound *b);
+/* Pipeline pi's estimated seconds on dev (its builds included), times the
+ * device's learned correction. */
+double coproc__qestimate(coproc__fused *f, coproc__device *dev, int pi);
+/* Whether dev can run pipeline pi and its builds (fp64, device columns). */
+int coproc__qcan_run(coproc__fused *f, int pi, coproc__device *dev);
 /* Run pipeline pi (and what it reads first); device >= 0 forces the device. */
 coproc_status coproc__qrun_pipe(coproc__fused *f, int pi, int device);
 

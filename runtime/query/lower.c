@@ -133,18 +133,24 @@ coproc_status coproc__lower(coproc_runtime *rt, const coproc_node *root, coproc_
     return COPROC_OK;
 }
 
+void coproc__qbuilt_free(coproc__qbuilt *t)
+{
+    if (t->ht)
+        clReleaseMemObject(t->ht);
+    if (t->bits)
+        clReleaseMemObject(t->bits);
+    for (int c = 0; c < t->npay; c++)
+        if (t->pay[c])
+            clReleaseMemObject(t->pay[c]);
+    free(t->pay);
+    memset(t, 0, sizeof *t);
+}
+
 void coproc__qprog_free(coproc__qprog *prog)
 {
     for (int i = 0; i < prog->n; i++) {
         coproc_table_free(prog->p[i].out);
-        if (prog->p[i].built.ht)
-            clReleaseMemObject(prog->p[i].built.ht);
-        if (prog->p[i].built.bits)
-            clReleaseMemObject(prog->p[i].built.bits);
-        for (int c = 0; c < prog->p[i].built.npay; c++)
-            if (prog->p[i].built.pay[c])
-                clReleaseMemObject(prog->p[i].built.pay[c]);
-        free(prog->p[i].built.pay);
+        coproc__qbuilt_free(&prog->p[i].built);
     }
     free(prog->p);
     memset(prog, 0, sizeof *prog);

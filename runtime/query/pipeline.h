@@ -85,6 +85,8 @@ typedef struct coproc__qprog {
  * name the node; HOST_OUT_OF_MEMORY. */
 coproc_status coproc__lower(coproc_runtime *rt, const coproc_node *root, coproc__qprog *prog);
 void coproc__qprog_free(coproc__qprog *prog);
+/* Release a built table's buffers and clear it. */
+void coproc__qbuilt_free(coproc__qbuilt *t);
 
 /* A growable string (codegen's output). */
 typedef struct coproc__strbuf {

@@ -5,18 +5,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/backend.h"
 #include "core/error.h"
 #include "core/runtime.h"
 #include "query/run.h"
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double coproc__qrun_now(const coproc__qrun *run) { return wall_now() - run->t0; }
+/* The runtime's clock: the wall clock, or simulated devices' virtual one. */
+double coproc__qrun_now(const coproc__qrun *run) { return run->rt->backend->now(run->rt) - run->t0; }
 
 coproc_status coproc__qrun_report(coproc__qrun *run, const coproc_pipeline_info *info)
 {
@@ -75,7 +70,7 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
         return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_query_run: root is NULL");
     if (!owns(p, root))
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_query_run: root is not a node of this plan");
-    coproc__qrun run = {.rt = rt, .plan = p, .t0 = wall_now()};
+    coproc__qrun run = {.rt = rt, .plan = p, .t0 = rt->backend->now(rt)};
     coproc_query_options_init(&run.opts);
     if (opts) {
         if (opts->struct_size != sizeof *opts)

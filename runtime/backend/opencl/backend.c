@@ -106,6 +106,13 @@ static double opencl_copy_ran(coproc__device *dev, int to_device, int pinned, in
     return measured;
 }
 
+static double opencl_pipeline_ran(coproc__device *dev, double bytes, double rows, double work,
+                                  double measured)
+{
+    (void)dev, (void)bytes, (void)rows, (void)work;
+    return measured;
+}
+
 static double opencl_now(coproc_runtime *rt)
 {
     (void)rt;
@@ -125,6 +132,13 @@ static void opencl_task_end(coproc_runtime *rt, coproc__device *dev, coproc__tas
     c->seconds = c->end - c->mark;
 }
 
+static double opencl_task_elapsed(coproc_runtime *rt, coproc__device *dev,
+                                  const coproc__task_clock *c)
+{
+    (void)dev;
+    return opencl_now(rt) - c->start;
+}
+
 static void opencl_task_waited(coproc_runtime *rt, const coproc__task_clock *c)
 {
     (void)rt, (void)c;
@@ -140,8 +154,10 @@ const coproc__backend coproc__backend_opencl = {
     .calibrates = 1,
     .op_ran = opencl_op_ran,
     .copy_ran = opencl_copy_ran,
+    .pipeline_ran = opencl_pipeline_ran,
     .now = opencl_now,
     .task_begin = opencl_task_begin,
     .task_end = opencl_task_end,
+    .task_elapsed = opencl_task_elapsed,
     .task_waited = opencl_task_waited,
 };

@@ -67,6 +67,18 @@ static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, int a
     return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes), ahead);
 }
 
+/* The profile's roofline, as the fused engine estimates a pipeline. */
+static double sim_pipeline_ran(coproc__device *dev, double bytes, double rows, double work,
+                               double measured)
+{
+    (void)measured;
+    const coproc__profile *p = ((coproc__sim_state *)dev->backend_state)->truth;
+    double bw = p->mem_read_bytes_per_s > 0 ? p->mem_read_bytes_per_s : 10e9;
+    double ops = p->int_ops_per_s > 0 ? p->int_ops_per_s : 1e10;
+    double launch = p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6;
+    return charge(dev, launch + fmax(bytes / bw, rows * work / ops), 0);
+}
+
 static double sim_now(coproc_runtime *rt)
 {
     coproc__sim_clock *c = rt->backend_state;
@@ -102,6 +114,17 @@ static void sim_task_end(coproc_runtime *rt, coproc__device *dev, coproc__task_c
     pthread_mutex_unlock(&st->lock);
 }
 
+static double sim_task_elapsed(coproc_runtime *rt, coproc__device *dev,
+                               const coproc__task_clock *c)
+{
+    (void)rt;
+    coproc__sim_state *st = dev->backend_state;
+    pthread_mutex_lock(&st->lock);
+    double t = st->work - c->mark;
+    pthread_mutex_unlock(&st->lock);
+    return t;
+}
+
 static void sim_task_waited(coproc_runtime *rt, const coproc__task_clock *c)
 {
     coproc__sim_clock *clk = rt->backend_state;
@@ -121,8 +144,10 @@ const coproc__backend coproc__backend_sim = {
     .calibrates = 0,
     .op_ran = sim_op_ran,
     .copy_ran = sim_copy_ran,
+    .pipeline_ran = sim_pipeline_ran,
     .now = sim_now,
     .task_begin = sim_task_begin,
     .task_end = sim_task_end,
+    .task_elapsed = sim_task_elapsed,
     .task_waited = sim_task_waited,
 };

@@ -1,0 +1,525 @@
+/* hybrid.c - one group-by pipeline over a table of host columns on every
+ * device that can run it at once, morsel by morsel (HetExchange's routing
+ * of a pipeline's input to CPUs and GPUs alike; Leis et al.'s morsels).
+ *
+ * Each device builds its own join tables, then pulls morsels (row ranges) of
+ * the table from one shared counter and adds each into its own partial
+ * aggregates (q_main without q_fresh, or the GPU path's atomics); the
+ * partials merge on the host once. A device reads a morsel in place where
+ * it shares the host's memory or already holds the column (a sub-buffer),
+ * else the morsel's rows are copied into a buffer of its own.
+ *
+ * Real devices pull from a thread each; simulated devices pull in the
+ * calling thread in order of their virtual time (their kernels share one
+ * executor). A device takes a morsel only if it would finish it before the
+ * others would finish everything left without it, its time a row being the
+ * learned estimate until it has run a morsel, then what it measured: so a
+ * slow device neither delays the end nor sits idle while it can help. A
+ * device that fails gives back every morsel it ran; the others run them
+ * again, and its partials are dropped: nothing is lost or counted twice. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/opencl/sync.h"
+#include "backend/opencl/transfer.h"
+#include "core/error.h"
+#include "core/runtime.h"
+#include "cost/bandwidth.h"
+#include "cost/profile.h"
+#include "data/column.h"
+#include "data/residency.h"
+#include "query/fused.h"
+#include "query/hybrid.h"
+
+#define MAX_DEVICES 16
+#define MORSEL_ALIGN 4096            /* rows: sub-buffer offsets stay aligned for any type */
+#define MORSEL_MIN (64u << 10)       /* rows */
+#define MORSEL_MAX (4u << 20)        /* rows */
+#define MORSELS_PER_DEVICE 8         /* at least, for the split to balance */
+#define LAUNCH_SHARE 0.05            /* launch and copy latency at most this share of a morsel */
+
+typedef struct morsel {
+    uint64_t off, len;
+} morsel;
+
+typedef struct hdev {
+    coproc__device *dev;
+    coproc__qkernel *k;
+    coproc__qbound b[COPROC__QP_MAX_ARGS];
+    int nbound;
+    int fact[COPROC__QP_MAX_ARGS];    /* 1: argument i is a column of the scanned table */
+    cl_mem stage[COPROC__QP_MAX_ARGS]; /* a fact column's morsel copied in (else NULL: in place) */
+    coproc__qbuilt built[COPROC__QP_MAX_STEPS]; /* by build pipeline index (builds of pi only) */
+    int opened;
+    coproc__qgroup g;
+    coproc__task_clock clock;
+    double per_row;                   /* seconds a row: estimated, then measured */
+    double free_at;                   /* task seconds when its current morsel ends (estimate) */
+    double busy;                      /* task seconds spent on morsels */
+    uint64_t rows, nmorsels;
+    morsel *ran;                      /* the morsels it finished (given back if it fails) */
+    size_t nran, capran;
+    int done, failed;
+    coproc_status s;
+    char err[256];
+} hdev;
+
+typedef struct hybrid {
+    coproc__fused *f;
+    int pi;
+    const coproc__qpipe *q;
+    hdev d[MAX_DEVICES];
+    int n;
+    pthread_mutex_t lock;
+    uint64_t next, total, morsel_rows;
+    morsel *retry;                    /* morsels of failed devices, run first */
+    size_t nretry, capretry;
+    double work;                      /* operations a row (as the estimates count them) */
+} hybrid;
+
+static int push(morsel **v, size_t *n, size_t *cap, morsel m)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        morsel *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = m;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the split */
+
+/* Whether d should take a morsel of len rows now (lock held): it finishes
+ * it before the other devices would finish all that is left without it. */
+static int worth_it(hybrid *h, hdev *d, double now, uint64_t len)
+{
+    double others = 0, free_max = 0;
+    int nothers = 0;
+    for (int i = 0; i < h->n; i++) {
+        hdev *e = &h->d[i];
+        if (e == d || e->done || e->failed || !(e->per_row > 0))
+            continue;
+        others += 1 / e->per_row;
+        free_max = e->free_at > free_max ? e->free_at : free_max;
+        nothers++;
+    }
+    if (!nothers)
+        return 1;
+    uint64_t left = h->total - h->next;
+    for (size_t i = 0; i < h->nretry; i++)
+        left += h->retry[i].len;
+    double rest = free_max + (double)left / others;
+    return now + d->per_row * (double)len <= rest;
+}
+
+/* The next morsel for d (lock taken here): 0 when none is left or d
+ * should stop. now: d's task seconds. */
+static int take(hybrid *h, hdev *d, double now, morsel *m)
+{
+    pthread_mutex_lock(&h->lock);
+    int got = 0, again = h->nretry > 0;
+    if (again) {
+        *m = h->retry[h->nretry - 1];
+        got = 1;
+    } else if (h->next < h->total) {
+        m->off = h->next;
+        m->len = h->total - h->next < h->morsel_rows ? h->total - h->next : h->morsel_rows;
+        got = 1;
+    }
+    if (got && !worth_it(h, d, now, m->len))
+        got = 0;
+    if (got) {
+        if (again)
+            h->nretry--;
+        else
+            h->next += m->len;
+        d->free_at = now + d->per_row * (double)m->len;
+    } else {
+        d->done = 1;
+    }
+    pthread_mutex_unlock(&h->lock);
+    return got;
+}
+
+/* d failed: its morsels go back to the others, its partials are dropped. */
+static void give_back(hybrid *h, hdev *d, const morsel *current)
+{
+    pthread_mutex_lock(&h->lock);
+    d->failed = 1;
+    int lost = 0;
+    for (size_t i = 0; i < d->nran && !lost; i++)
+        lost = push(&h->retry, &h->nretry, &h->capretry, d->ran[i]) != 0;
+    if (current && !lost)
+        lost = push(&h->retry, &h->nretry, &h->capretry, *current) != 0;
+    if (lost) /* no memory to note them: nobody may finish without them */
+        h->next = h->total + 1;
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* ---------------------------------------------------------------- one morsel */
+
+static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
+{
+    coproc_runtime *rt = h->f->rt;
+    coproc__device *dev = d->dev;
+    cl_mem cols[COPROC__QP_MAX_ARGS] = {0}, subs[COPROC__QP_MAX_ARGS] = {0};
+    coproc_status s = COPROC_OK;
+    double bytes = 0;
+    double t0 = rt->backend->task_elapsed(rt, dev, &d->clock), w0 = coproc__now();
+    for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
+        if (!d->fact[i])
+            continue;
+        const coproc_column *c = d->b[i].col;
+        size_t size = coproc_type_size(c->type);
+        bytes += (double)(m->len * size);
+        if (d->stage[i]) {
+            s = coproc__h2d(rt, dev, NULL, d->stage[i], 0, (const char *)c->host + m->off * size,
+                            m->len * size, 0);
+            cols[i] = d->stage[i];
+        } else {
+            cl_buffer_region r = {m->off * size, m->len * size};
+            cl_int err;
+            subs[i] = clCreateSubBuffer(d->b[i].mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+            if (!subs[i])
+                s = coproc__fail_cl(rt, err, "query (hybrid): a morsel of \"%s\" on device %d",
+                                    h->q->src->names[d->k->args[i].col], dev->index);
+            cols[i] = subs[i];
+        }
+    }
+    if (s == COPROC_OK)
+        s = coproc__qgroup_add(&d->g, m->len, cols);
+    if (s == COPROC_OK) {
+        cl_int err = coproc__finish(dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "query (hybrid): a morsel on device %d", dev->index);
+    } else {
+        coproc__finish(dev->queue); /* nothing may still read the sub-buffers */
+    }
+    for (int i = 0; i < d->k->nargs; i++)
+        if (subs[i])
+            clReleaseMemObject(subs[i]);
+    if (s != COPROC_OK)
+        return s;
+    dev->backend->pipeline_ran(dev, bytes, (double)m->len, h->work, coproc__now() - w0);
+    double t = rt->backend->task_elapsed(rt, dev, &d->clock);
+    pthread_mutex_lock(&h->lock);
+    d->busy += t - t0;
+    d->rows += m->len;
+    d->nmorsels++;
+    d->per_row = d->busy / (double)d->rows;
+    d->free_at = t;
+    int lost = push(&d->ran, &d->nran, &d->capran, *m) != 0;
+    pthread_mutex_unlock(&h->lock);
+    return lost ? coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory") : s;
+}
+
+/* Pull morsels until none is left for d. A failure is d's alone: its
+ * morsels go back (its error kept for the case that every device fails). */
+static void pull(hybrid *h, hdev *d)
+{
+    coproc_runtime *rt = h->f->rt;
+    morsel m;
+    while (!d->failed && take(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock), &m)) {
+        coproc_status s = run_morsel(h, d, &m);
+        if (s != COPROC_OK) {
+            d->s = s;
+            snprintf(d->err, sizeof d->err, "%s", coproc_errmsg(rt));
+            give_back(h, d, &m);
+        }
+    }
+}
+
+static void *pull_main(void *arg)
+{
+    void **a = arg;
+    pull(a[0], a[1]);
+    return NULL;
+}
+
+/* Real devices: a thread each (the caller's for the first). Simulated ones:
+ * the least advanced in virtual time pulls next, in the caller's thread. */
+static void dispatch(hybrid *h)
+{
+    coproc_runtime *rt = h->f->rt;
+    if (!rt->backend->calibrates) {
+        for (;;) {
+            hdev *next = NULL;
+            double at = 0;
+            for (int i = 0; i < h->n; i++) {
+                hdev *d = &h->d[i];
+                if (d->done || d->failed)
+                    continue;
+                double t = rt->backend->task_elapsed(rt, d->dev, &d->clock);
+                if (!next || t < at) {
+                    next = d;
+                    at = t;
+                }
+            }
+            if (!next)
+                return;
+            morsel m;
+            if (!take(h, next, at, &m))
+                continue;
+            coproc_status s = run_morsel(h, next, &m);
+            if (s != COPROC_OK) {
+                next->s = s;
+                snprintf(next->err, sizeof next->err, "%s", coproc_errmsg(rt));
+                give_back(h, next, &m);
+            }
+        }
+    }
+    pthread_t th[MAX_DEVICES];
+    void *args[MAX_DEVICES][2];
+    int started[MAX_DEVICES] = {0};
+    for (int i = 1; i < h->n; i++) {
+        args[i][0] = h;
+        args[i][1] = &h->d[i];
+        started[i] = pthread_create(&th[i], NULL, pull_main, args[i]) == 0;
+    }
+    pull(h, &h->d[0]);
+    for (int i = 1; i < h->n; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    /* Devices whose thread did not start, and morsels given back after
+     * every other device stopped: finish them here. */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < h->n; i++) {
+            h->d[i].done = 0;
+            pull(h, &h->d[i]);
+        }
+}
+
+/* ---------------------------------------------------------------- setting up a device */
+
+/* Swap d's join tables into the plan (or out of it, back into d). */
+static void swap_built(hybrid *h, hdev *d)
+{
+    for (int i = 0; i < h->q->nsteps; i++)
+        if (h->q->steps[i].kind == COPROC__QS_PROBE) {
+            int b = h->q->steps[i].build;
+            coproc__qbuilt t = h->f->prog.p[b].built;
+            h->f->prog.p[b].built = d->built[i];
+            d->built[i] = t;
+        }
+}
+
+/* d's kernel, columns and group-by, its join tables in the plan meanwhile. */
+static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
+{
+    coproc__fused *f = h->f;
+    coproc_runtime *rt = f->rt;
+    coproc__device *dev = d->dev;
+    if (!(d->k = calloc(1, sizeof *d->k)))
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (coproc__codegen(&f->prog, h->pi, dev->info.has_fp64, d->k) != 0) {
+        snprintf(f->run->note, sizeof f->run->note, "%s", d->k->why);
+        return COPROC_UNSUPPORTED;
+    }
+    coproc_status s = COPROC_OK;
+    for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
+        const coproc_column *c = d->k->args[i].table->cols[d->k->args[i].col];
+        d->b[i] = (coproc__qbound){.col = c};
+        d->nbound = i + 1;
+        d->fact[i] = d->k->args[i].table == h->q->src;
+        if (d->fact[i] && !dev->zero_copy && !coproc__residency_has(dev, c)) {
+            /* copied in a morsel at a time */
+            s = coproc__buffer_new(rt, dev, h->morsel_rows * coproc_type_size(c->type),
+                                   &d->stage[i]);
+            d->b[i].mem = d->stage[i];
+        } else if (c->length == 0) {
+            s = coproc__buffer_new(rt, dev, 16, &d->b[i].mem);
+            d->b[i].owned = s == COPROC_OK;
+        } else {
+            int hit = 0;
+            s = coproc__residency_acquire(rt, dev, c, &d->b[i].mem, &hit);
+            d->b[i].pinned = s == COPROC_OK;
+        }
+    }
+    if (s == COPROC_OK)
+        s = coproc__qmake_payloads(f, dev, d->k, d->b);
+    if (s == COPROC_OK) {
+        s = coproc__qgroup_open(&d->g, f, dev, h->pi, d->k, d->b, sl, h->morsel_rows);
+        d->opened = 1;
+    }
+    return s;
+}
+
+static void close_device(hybrid *h, hdev *d)
+{
+    if (d->opened)
+        coproc__qgroup_release(&d->g);
+    for (int i = 0; i < d->nbound; i++)
+        if (d->stage[i])
+            clReleaseMemObject(d->stage[i]);
+        else
+            coproc__qunbind(d->dev, &d->b[i], 1);
+    for (int i = 0; i < COPROC__QP_MAX_STEPS; i++)
+        coproc__qbuilt_free(&d->built[i]);
+    if (d->k) {
+        coproc__qkernel_free(d->k);
+        free(d->k);
+    }
+    free(d->ran);
+    (void)h;
+}
+
+/* Morsel rows: long enough that a launch and a copy's latency stay a small
+ * share of it on every device, short enough for MORSELS_PER_DEVICE each. */
+static uint64_t morsel_size(hybrid *h)
+{
+    double rows = MORSEL_MIN;
+    for (int i = 0; i < h->n; i++) {
+        const coproc__profile *p = h->d[i].dev->profile;
+        double lat = (p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6) +
+                     (h->d[i].dev->zero_copy ? 0 : 20e-6);
+        double per_row = h->d[i].per_row > 0 ? h->d[i].per_row : 1e-9;
+        double want = lat / LAUNCH_SHARE / per_row;
+        rows = want > rows ? want : rows;
+    }
+    double cap = (double)h->total / (MORSELS_PER_DEVICE * h->n);
+    rows = rows > cap ? cap : rows;
+    rows = rows > MORSEL_MAX ? MORSEL_MAX : rows;
+    uint64_t r = ((uint64_t)rows + MORSEL_ALIGN - 1) / MORSEL_ALIGN * MORSEL_ALIGN;
+    return r < MORSEL_ALIGN ? MORSEL_ALIGN : r;
+}
+
+/* ---------------------------------------------------------------- the whole */
+
+static coproc_status report(hybrid *h, const char *what, double start)
+{
+    coproc__fused *f = h->f;
+    coproc_status s = COPROC_OK;
+    for (int i = 0; i < h->n && s == COPROC_OK; i++) {
+        hdev *d = &h->d[i];
+        coproc_pipeline_info info = {.fused = 1, .estimate_s = -1};
+        snprintf(info.what, sizeof info.what, "%.100s (hybrid: %llu morsels%s)", what,
+                 (unsigned long long)d->nmorsels, d->failed ? ", failed, given back" : "");
+        info.device = d->dev->index;
+        info.rows_in = d->failed ? 0 : d->rows;
+        for (int a = 0; a < d->k->nargs; a++)
+            if (d->fact[a])
+                info.bytes_in += d->rows * coproc_type_size(d->b[a].col->type);
+        for (int a = 0; a < d->k->nargs; a++)
+            if (d->stage[a])
+                info.bytes_moved += d->rows * coproc_type_size(d->b[a].col->type);
+        info.start_s = start;
+        info.end_s = start + d->clock.end - d->clock.start;
+        s = coproc__qrun_report(f->run, &info);
+    }
+    return s;
+}
+
+coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices, int ndev,
+                                   const char *what)
+{
+    coproc_runtime *rt = f->rt;
+    coproc__qpipe *q = &f->prog.p[pi];
+    hybrid *h = calloc(1, sizeof *h);
+    if (!h)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    h->f = f;
+    h->pi = pi;
+    h->q = q;
+    h->n = ndev < MAX_DEVICES ? ndev : MAX_DEVICES;
+    h->total = q->src->rows;
+    h->work = 2 + 4.0 * q->nsteps;
+    pthread_mutex_init(&h->lock, NULL);
+    coproc_status s = COPROC_OK;
+    /* Each device's join tables, built there; the probes ordered once (by the first's). */
+    for (int i = 0; i < h->n && s == COPROC_OK; i++) {
+        hdev *d = &h->d[i];
+        d->dev = &rt->devices[devices[i]];
+        for (int j = 0; j < q->nsteps && s == COPROC_OK; j++)
+            if (q->steps[j].kind == COPROC__QS_PROBE)
+                s = coproc__qrun_pipe(f, q->steps[j].build, devices[i]);
+        swap_built(h, d);
+    }
+    coproc__qslots sl = {0};
+    if (s == COPROC_OK) {
+        swap_built(h, &h->d[0]);
+        coproc__order_probes(&f->prog, pi);
+        coproc__qkernel *k = calloc(1, sizeof *k);
+        if (!k)
+            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+        else if (coproc__codegen(&f->prog, pi, 0, k) != 0 && coproc__codegen(&f->prog, pi, 1, k) != 0) {
+            snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
+            s = COPROC_UNSUPPORTED;
+        }
+        if (s == COPROC_OK)
+            s = coproc__qslots_of(f, pi, k, &sl);
+        if (k) {
+            coproc__qkernel_free(k);
+            free(k);
+        }
+        swap_built(h, &h->d[0]);
+    }
+    for (int i = 0; i < h->n; i++)
+        h->d[i].per_row = coproc__qestimate(f, h->d[i].dev, pi) / (double)(h->total ? h->total : 1);
+    h->morsel_rows = morsel_size(h);
+    for (int i = 0; i < h->n && s == COPROC_OK; i++) {
+        swap_built(h, &h->d[i]);
+        s = open_device(h, &h->d[i], &sl);
+        swap_built(h, &h->d[i]);
+    }
+    double start = coproc__qrun_now(f->run);
+    if (s == COPROC_OK) {
+        double now = rt->backend->now(rt);
+        for (int i = 0; i < h->n; i++) {
+            h->d[i].clock.submitted = now;
+            h->d[i].dev->backend->task_begin(rt, h->d[i].dev, &h->d[i].clock);
+        }
+        dispatch(h);
+        for (int i = 0; i < h->n; i++) {
+            h->d[i].dev->backend->task_end(rt, h->d[i].dev, &h->d[i].clock);
+            rt->backend->task_waited(rt, &h->d[i].clock);
+        }
+    }
+    /* Every row counted once, by a device that did not fail. */
+    uint64_t rows = 0;
+    int alive = 0, first = -1;
+    for (int i = 0; i < h->n; i++)
+        if (!h->d[i].failed) {
+            rows += h->d[i].rows;
+            alive++;
+            first = first < 0 ? i : first;
+        }
+    if (s == COPROC_OK && (!alive || rows != h->total)) {
+        for (int i = 0; i < h->n; i++)
+            if (h->d[i].failed) {
+                s = h->d[i].s;
+                coproc__fail(rt, s, "query (hybrid): %s", h->d[i].err);
+                break;
+            }
+        if (s == COPROC_OK)
+            s = coproc__fail(rt, COPROC_INTERNAL, "query (hybrid): %llu of %llu rows ran",
+                             (unsigned long long)rows, (unsigned long long)h->total);
+    }
+    coproc__qpartial sum = {0}, part = {0};
+    for (int i = 0; i < h->n && s == COPROC_OK; i++) {
+        if (h->d[i].failed)
+            continue;
+        s = coproc__qgroup_close(&h->d[i].g, i == first ? &sum : &part);
+        if (s == COPROC_OK && i != first) {
+            coproc__qpartial_merge(&sum, &part, h->d[first].k);
+            coproc__qpartial_free(&part);
+        }
+    }
+    if (s == COPROC_OK)
+        s = coproc__qgroup_table(f, pi, h->d[first].k, &sl, &sum, &q->out);
+    if (s == COPROC_OK)
+        s = report(h, what, start);
+    coproc__qpartial_free(&sum);
+    for (int i = 0; i < h->n; i++)
+        close_device(h, &h->d[i]);
+    free(h->retry);
+    pthread_mutex_destroy(&h->lock);
+    free(h);
+    return s;
+}
