@@ -17,7 +17,8 @@
 #include <jansson.h>
 
 #include "coproc/inspect.h"
-#include "ssb_plans.h"
+#include "ssb_compare.h"
+#include "ssb_run.h"
 
 #define SSB_SCHEMA "coproc.ssb"
 #define SSB_SCHEMA_VERSION 1
@@ -26,7 +27,7 @@
 
 typedef struct options {
     double sf;
-    int repeat, device, resident, json, modes; /* modes: 1 fused, 2 operators, 3 both */
+    int repeat, device, resident, json, modes, compare; /* modes: 1 fused, 2 operators, 3 both */
     const char *cache, *queries, *json_path, *timeline;
 } options;
 
@@ -34,7 +35,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: coproc-ssb [--sf X] [--device N|auto] [--mode fused|operators|both]\n"
                "                  [--repeat N] [--queries q1.1,q3.2,...] [--resident]\n"
-               "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg]\n"
+               "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare]\n"
                "  --sf X          scale factor (default 1)\n"
                "  --device N      run every pipeline on device N (default auto: placement)\n"
                "  --mode M        fused, operators or both (default both; the speed-up needs both)\n"
@@ -43,7 +44,9 @@ static void usage(FILE *f)
                "  --data-cache D  where the generated data is kept (default $COPROC_CACHE_DIR/ssb,\n"
                "                  else ~/.cache/coproc/ssb)\n"
                "  --json FILE     the results as a versioned JSON document (- for stdout)\n"
-               "  --timeline F    an SVG of where and when each pipeline ran (last fused runs)\n");
+               "  --timeline F    an SVG of where and when each pipeline ran (last fused runs)\n"
+               "  --compare       each query hybrid (every device, by morsels), placed (one device\n"
+               "                  a pipeline) and on each device alone, with the ideal split\n");
 }
 
 static double now_s(void)
@@ -51,18 +54,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* x with two decimals, "-" when it was not measured (a mode not run, one device). */
@@ -82,39 +73,6 @@ typedef struct bar {
     int query, device;
     double start, end;
 } bar;
-
-typedef struct run_out {
-    double seconds;
-    int ok;                  /* verified */
-    coproc_query_result r;   /* kept for the report (last run) */
-} run_out;
-
-/* Run q's plan once in mode/device; verify against want. */
-static int run_once(coproc_runtime *rt, coproc_plan *p, coproc_node *root, int q, coproc_query_mode mode,
-                    int device, const ssb_result *want, run_out *out)
-{
-    coproc_query_options o;
-    coproc_query_options_init(&o);
-    o.mode = mode;
-    o.device = device;
-    coproc_query_result_free(&out->r);
-    double t0 = now_s();
-    coproc_status s = coproc_query_run(p, root, &o, &out->r);
-    out->seconds = now_s() - t0;
-    if (s != COPROC_OK) {
-        fprintf(stderr, "coproc-ssb: %s (%s, device %d): %s\n", ssb_query_name(q),
-                mode == COPROC_QUERY_FUSED ? "fused" : "operators", device, coproc_errmsg(rt));
-        return -1;
-    }
-    ssb_result got;
-    char why[512] = "";
-    out->ok = ssb_result_from_table(out->r.table, q, &got) == 0 && ssb_result_equal(&got, want, why, sizeof why);
-    if (!out->ok)
-        fprintf(stderr, "coproc-ssb: %s (%s, device %d): WRONG RESULT: %s\n", ssb_query_name(q),
-                mode == COPROC_QUERY_FUSED ? "fused" : "operators", device, why);
-    ssb_result_free(&got);
-    return 0;
-}
 
 static void write_timeline(const char *path, const bar *bars, int nbars, coproc_runtime *rt)
 {
@@ -169,6 +127,7 @@ int main(int argc, char **argv)
         {"queries", required_argument, 0, 'q'}, {"resident", no_argument, 0, 'R'},
         {"data-cache", required_argument, 0, 'c'}, {"json", required_argument, 0, 'j'},
         {"timeline", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
+        {"compare", no_argument, 0, 'C'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -185,6 +144,7 @@ int main(int argc, char **argv)
         case 'c': opt.cache = optarg; break;
         case 'j': opt.json = 1, opt.json_path = optarg; break;
         case 't': opt.timeline = optarg; break;
+        case 'C': opt.compare = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EX_USAGE;
         }
@@ -268,6 +228,19 @@ int main(int argc, char **argv)
     }
 
     json_t *doc = json_object(), *jq = json_array();
+    if (opt.compare) {
+        int rc = ssb_compare(rt, &db, &tables, run_q, opt.repeat, opt.json, doc);
+        json_decref(jq);
+        if (opt.json && strcmp(opt.json_path, "-") == 0)
+            json_dumpf(doc, stdout, JSON_INDENT(2));
+        else if (opt.json && json_dump_file(doc, opt.json_path, JSON_INDENT(2)) != 0)
+            fprintf(stderr, "coproc-ssb: cannot write %s\n", opt.json_path);
+        json_decref(doc);
+        ssb_tables_close(&tables);
+        coproc_close(rt);
+        ssb_free(&db);
+        return rc == 0 ? 0 : 1;
+    }
     if (!opt.json) {
         printf("devices:");
         for (int d = 0; d < ndev; d++) {
@@ -306,36 +279,36 @@ int main(int argc, char **argv)
             continue;
         }
         /* Warm-up: builds the kernels and fills the residency caches. */
-        run_out fused = {0}, ops = {0}, single[MAX_DEV];
+        ssb_run fused = {0}, ops = {0}, single[MAX_DEV];
         memset(single, 0, sizeof single);
         int ok = 1;
         if (opt.modes & 1)
-            ok &= run_once(rt, p, root, q, COPROC_QUERY_FUSED, opt.device, &want, &fused) == 0 && fused.ok;
+            ok &= ssb_run_once(rt, p, root, q, COPROC_QUERY_FUSED, opt.device, 0, &want, &fused) == 0 && fused.ok;
         double tf[MAX_REPEAT], to[MAX_REPEAT], td[MAX_DEV][MAX_REPEAT];
         int single_devs = opt.device < 0 && ndev > 1 && (opt.modes & 1);
         for (int d = 0; single_devs && d < ndev; d++)
-            ok &= run_once(rt, p, root, q, COPROC_QUERY_FUSED, d, &want, &single[d]) == 0 && single[d].ok;
+            ok &= ssb_run_once(rt, p, root, q, COPROC_QUERY_FUSED, d, 0, &want, &single[d]) == 0 && single[d].ok;
         for (int r = 0; r < opt.repeat && ok; r++) {
             /* Interleaved: the machine's noise falls on every variant alike. */
             if (opt.modes & 2) {
-                ok &= run_once(rt, p, root, q, COPROC_QUERY_OPERATORS, opt.device, &want, &ops) == 0 && ops.ok;
+                ok &= ssb_run_once(rt, p, root, q, COPROC_QUERY_OPERATORS, opt.device, 0, &want, &ops) == 0 && ops.ok;
                 to[r] = ops.seconds;
             }
             for (int d = 0; single_devs && d < ndev; d++) {
-                ok &= run_once(rt, p, root, q, COPROC_QUERY_FUSED, d, &want, &single[d]) == 0 && single[d].ok;
+                ok &= ssb_run_once(rt, p, root, q, COPROC_QUERY_FUSED, d, 0, &want, &single[d]) == 0 && single[d].ok;
                 td[d][r] = single[d].seconds;
             }
             if (opt.modes & 1) {
-                ok &= run_once(rt, p, root, q, COPROC_QUERY_FUSED, opt.device, &want, &fused) == 0 && fused.ok;
+                ok &= ssb_run_once(rt, p, root, q, COPROC_QUERY_FUSED, opt.device, 0, &want, &fused) == 0 && fused.ok;
                 tf[r] = fused.seconds;
             }
         }
         all_ok &= ok;
-        double f_s = (opt.modes & 1) && ok ? median(tf, opt.repeat) : NAN;
-        double o_s = (opt.modes & 2) && ok ? median(to, opt.repeat) : NAN;
+        double f_s = (opt.modes & 1) && ok ? ssb_median(tf, opt.repeat) : NAN;
+        double o_s = (opt.modes & 2) && ok ? ssb_median(to, opt.repeat) : NAN;
         double best1 = INFINITY;
         for (int d = 0; single_devs && ok && d < ndev; d++)
-            best1 = fmin(best1, median(td[d], opt.repeat));
+            best1 = fmin(best1, ssb_median(td[d], opt.repeat));
         /* Bandwidth bound on the device that ran the probe over lineorder (the last pipeline). */
         const coproc_query_result *fr = &fused.r;
         int main_dev = -1;

@@ -37,6 +37,7 @@
 #define MAX_DEVICES 16
 #define MORSEL_ALIGN 4096            /* rows: sub-buffer offsets stay aligned for any type */
 #define MORSEL_MIN (64u << 10)       /* rows */
+#define MORSEL_SHORTEST (16u << 10)  /* rows: a tail piece at least */
 #define MORSEL_MAX (4u << 20)        /* rows */
 #define MORSELS_PER_DEVICE 8         /* at least, for the split to balance */
 #define LAUNCH_SHARE 0.05            /* launch and copy latency at most this share of a morsel */
@@ -52,11 +53,12 @@ typedef struct hdev {
     int nbound;
     int fact[COPROC__QP_MAX_ARGS];    /* 1: argument i is a column of the scanned table */
     cl_mem stage[COPROC__QP_MAX_ARGS]; /* a fact column's morsel copied in (else NULL: in place) */
-    coproc__qbuilt built[COPROC__QP_MAX_STEPS]; /* by build pipeline index (builds of pi only) */
+    coproc__qbuilt built[COPROC__QP_MAX_STEPS]; /* its tables of h->builds[i], while not in the plan */
     int opened;
     coproc__qgroup g;
     coproc__task_clock clock;
     double per_row;                   /* seconds a row: estimated, then measured */
+    uint64_t morsel_rows;             /* its morsels' rows (a longer launch latency: longer) */
     double free_at;                   /* task seconds when its current morsel ends (estimate) */
     double busy;                      /* task seconds spent on morsels */
     uint64_t rows, nmorsels;
@@ -74,7 +76,9 @@ typedef struct hybrid {
     hdev d[MAX_DEVICES];
     int n;
     pthread_mutex_t lock;
-    uint64_t next, total, morsel_rows;
+    uint64_t next, total;
+    int builds[COPROC__QP_MAX_STEPS]; /* the build pipelines pi probes */
+    int nbuilds;
     morsel *retry;                    /* morsels of failed devices, run first */
     size_t nretry, capretry;
     double work;                      /* operations a row (as the estimates count them) */
@@ -119,6 +123,26 @@ static int worth_it(hybrid *h, hdev *d, double now, uint64_t len)
     return now + d->per_row * (double)len <= rest;
 }
 
+/* The rows d would run if every device with a rate went on from when it
+ * is free and all finished the rest at one time T (lock held). */
+static double fair_share(hybrid *h, hdev *d, double now)
+{
+    double rate = 0, weighted = 0;
+    uint64_t left = h->total - h->next;
+    for (int i = 0; i < h->n; i++) {
+        hdev *e = &h->d[i];
+        if (e != d && (e->done || e->failed || !(e->per_row > 0)))
+            continue;
+        if (!(e->per_row > 0))
+            return (double)left;
+        double free_at = e == d ? now : e->free_at;
+        rate += 1 / e->per_row;
+        weighted += free_at / e->per_row;
+    }
+    double T = ((double)left + weighted) / rate;
+    return (T - now) / d->per_row;
+}
+
 /* The next morsel for d (lock taken here): 0 when none is left or d
  * should stop. now: d's task seconds. */
 static int take(hybrid *h, hdev *d, double now, morsel *m)
@@ -130,8 +154,16 @@ static int take(hybrid *h, hdev *d, double now, morsel *m)
         got = 1;
     } else if (h->next < h->total) {
         m->off = h->next;
-        m->len = h->total - h->next < h->morsel_rows ? h->total - h->next : h->morsel_rows;
+        m->len = h->total - h->next < d->morsel_rows ? h->total - h->next : d->morsel_rows;
         got = 1;
+        /* Near the end: d's fair share of what is left, so that every
+         * device finishes together (as the rates say). */
+        double share = fair_share(h, d, now);
+        if (share < (double)m->len) {
+            uint64_t len = share < MORSEL_SHORTEST ? MORSEL_SHORTEST : (uint64_t)share;
+            len = (len + MORSEL_ALIGN - 1) / MORSEL_ALIGN * MORSEL_ALIGN;
+            m->len = len < m->len ? len : m->len;
+        }
     }
     if (got && !worth_it(h, d, now, m->len))
         got = 0;
@@ -298,16 +330,15 @@ static void dispatch(hybrid *h)
 
 /* ---------------------------------------------------------------- setting up a device */
 
-/* Swap d's join tables into the plan (or out of it, back into d). */
+/* Swap d's join tables into the plan (or out of it, back into d); d->built[i]
+ * belongs to build pipeline h->builds[i] (the probes may be reordered). */
 static void swap_built(hybrid *h, hdev *d)
 {
-    for (int i = 0; i < h->q->nsteps; i++)
-        if (h->q->steps[i].kind == COPROC__QS_PROBE) {
-            int b = h->q->steps[i].build;
-            coproc__qbuilt t = h->f->prog.p[b].built;
-            h->f->prog.p[b].built = d->built[i];
-            d->built[i] = t;
-        }
+    for (int i = 0; i < h->nbuilds; i++) {
+        coproc__qbuilt t = h->f->prog.p[h->builds[i]].built;
+        h->f->prog.p[h->builds[i]].built = d->built[i];
+        d->built[i] = t;
+    }
 }
 
 /* d's kernel, columns and group-by, its join tables in the plan meanwhile. */
@@ -330,7 +361,7 @@ static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
         d->fact[i] = d->k->args[i].table == h->q->src;
         if (d->fact[i] && !dev->zero_copy && !coproc__residency_has(dev, c)) {
             /* copied in a morsel at a time */
-            s = coproc__buffer_new(rt, dev, h->morsel_rows * coproc_type_size(c->type),
+            s = coproc__buffer_new(rt, dev, d->morsel_rows * coproc_type_size(c->type),
                                    &d->stage[i]);
             d->b[i].mem = d->stage[i];
         } else if (c->length == 0) {
@@ -345,7 +376,7 @@ static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
     if (s == COPROC_OK)
         s = coproc__qmake_payloads(f, dev, d->k, d->b);
     if (s == COPROC_OK) {
-        s = coproc__qgroup_open(&d->g, f, dev, h->pi, d->k, d->b, sl, h->morsel_rows);
+        s = coproc__qgroup_open(&d->g, f, dev, h->pi, d->k, d->b, sl, d->morsel_rows);
         d->opened = 1;
     }
     return s;
@@ -370,22 +401,21 @@ static void close_device(hybrid *h, hdev *d)
     (void)h;
 }
 
-/* Morsel rows: long enough that a launch and a copy's latency stay a small
- * share of it on every device, short enough for MORSELS_PER_DEVICE each. */
-static uint64_t morsel_size(hybrid *h)
+/* d's morsel rows: long enough that its launch (and copy) latency stays a
+ * small share of each, short enough that the table makes MORSELS_PER_DEVICE
+ * morsels a device where latency allows. */
+static uint64_t morsel_size(const hybrid *h, const hdev *d)
 {
-    double rows = MORSEL_MIN;
-    for (int i = 0; i < h->n; i++) {
-        const coproc__profile *p = h->d[i].dev->profile;
-        double lat = (p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6) +
-                     (h->d[i].dev->zero_copy ? 0 : 20e-6);
-        double per_row = h->d[i].per_row > 0 ? h->d[i].per_row : 1e-9;
-        double want = lat / LAUNCH_SHARE / per_row;
-        rows = want > rows ? want : rows;
-    }
-    double cap = (double)h->total / (MORSELS_PER_DEVICE * h->n);
-    rows = rows > cap ? cap : rows;
+    const coproc__profile *p = d->dev->profile;
+    double lat = (p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6) +
+                 (d->dev->zero_copy ? 0 : 20e-6);
+    double per_row = d->per_row > 0 ? d->per_row : 1e-9;
+    double rows = lat / LAUNCH_SHARE / per_row;
+    double even = (double)h->total / (MORSELS_PER_DEVICE * h->n);
+    rows = rows < even ? even : rows;
+    rows = rows < MORSEL_MIN ? MORSEL_MIN : rows;
     rows = rows > MORSEL_MAX ? MORSEL_MAX : rows;
+    rows = rows > (double)h->total ? (double)h->total : rows;
     uint64_t r = ((uint64_t)rows + MORSEL_ALIGN - 1) / MORSEL_ALIGN * MORSEL_ALIGN;
     return r < MORSEL_ALIGN ? MORSEL_ALIGN : r;
 }
@@ -432,13 +462,22 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
     h->work = 2 + 4.0 * q->nsteps;
     pthread_mutex_init(&h->lock, NULL);
     coproc_status s = COPROC_OK;
+    for (int j = 0; j < q->nsteps; j++)
+        if (q->steps[j].kind == COPROC__QS_PROBE)
+            h->builds[h->nbuilds++] = q->steps[j].build;
+    /* Every device's share is a task from here: its builds and morsels
+     * (on simulated devices: the devices' times run side by side). */
+    double start = coproc__qrun_now(f->run), now = rt->backend->now(rt);
+    for (int i = 0; i < h->n; i++) {
+        h->d[i].dev = &rt->devices[devices[i]];
+        h->d[i].clock.submitted = now;
+        h->d[i].dev->backend->task_begin(rt, h->d[i].dev, &h->d[i].clock);
+    }
     /* Each device's join tables, built there; the probes ordered once (by the first's). */
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
         hdev *d = &h->d[i];
-        d->dev = &rt->devices[devices[i]];
-        for (int j = 0; j < q->nsteps && s == COPROC_OK; j++)
-            if (q->steps[j].kind == COPROC__QS_PROBE)
-                s = coproc__qrun_pipe(f, q->steps[j].build, devices[i]);
+        for (int j = 0; j < h->nbuilds && s == COPROC_OK; j++)
+            s = coproc__qrun_pipe(f, h->builds[j], devices[i]);
         swap_built(h, d);
     }
     coproc__qslots sl = {0};
@@ -460,26 +499,20 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
         }
         swap_built(h, &h->d[0]);
     }
-    for (int i = 0; i < h->n; i++)
+    for (int i = 0; i < h->n; i++) {
         h->d[i].per_row = coproc__qestimate(f, h->d[i].dev, pi) / (double)(h->total ? h->total : 1);
-    h->morsel_rows = morsel_size(h);
+        h->d[i].morsel_rows = morsel_size(h, &h->d[i]);
+    }
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
         swap_built(h, &h->d[i]);
         s = open_device(h, &h->d[i], &sl);
         swap_built(h, &h->d[i]);
     }
-    double start = coproc__qrun_now(f->run);
-    if (s == COPROC_OK) {
-        double now = rt->backend->now(rt);
-        for (int i = 0; i < h->n; i++) {
-            h->d[i].clock.submitted = now;
-            h->d[i].dev->backend->task_begin(rt, h->d[i].dev, &h->d[i].clock);
-        }
+    if (s == COPROC_OK)
         dispatch(h);
-        for (int i = 0; i < h->n; i++) {
-            h->d[i].dev->backend->task_end(rt, h->d[i].dev, &h->d[i].clock);
-            rt->backend->task_waited(rt, &h->d[i].clock);
-        }
+    for (int i = 0; i < h->n; i++) {
+        h->d[i].dev->backend->task_end(rt, h->d[i].dev, &h->d[i].clock);
+        rt->backend->task_waited(rt, &h->d[i].clock);
     }
     /* Every row counted once, by a device that did not fail. */
     uint64_t rows = 0;
