@@ -2,7 +2,8 @@
  * equal the scalar reference (which test_ssb_reference checks against SQLite
  * on the same data) in both modes and on both kernel paths: at SF 0.01, and
  * at SF 0.3 for the four queries that select nothing at SF 0.01. A repeated
- * query builds no kernel. */
+ * query builds no kernel. With two devices or more, all 13 again split
+ * across them (hybrid). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,8 @@
 
 static const int big_sf_queries[] = {SSB_Q3_2, SSB_Q3_3, SSB_Q3_4, SSB_Q4_3};
 
-static void check_query(coproc_runtime *rt, const ssb_tables *t, const ssb_db *db, int q,
-                        coproc_query_mode mode, const char *path)
+static void check_query_as(coproc_runtime *rt, const ssb_tables *t, const ssb_db *db, int q,
+                           coproc_query_mode mode, const char *path, int hybrid)
 {
     ssb_result want;
     assert_int_equal(ssb_reference_run(db, q, &want), 0);
@@ -26,6 +27,7 @@ static void check_query(coproc_runtime *rt, const ssb_tables *t, const ssb_db *d
     coproc_query_options o;
     coproc_query_options_init(&o);
     o.mode = mode;
+    o.hybrid = hybrid;
     for (int rep = 0; rep < (mode == COPROC_QUERY_FUSED ? 2 : 1); rep++) {
         coproc_query_result r;
         s = coproc_query_run(p, root, &o, &r);
@@ -47,6 +49,12 @@ static void check_query(coproc_runtime *rt, const ssb_tables *t, const ssb_db *d
     }
     ssb_result_free(&want);
     coproc_plan_free(p);
+}
+
+static void check_query(coproc_runtime *rt, const ssb_tables *t, const ssb_db *db, int q,
+                        coproc_query_mode mode, const char *path)
+{
+    check_query_as(rt, t, db, q, mode, path, 0);
 }
 
 typedef struct run_args {
@@ -101,11 +109,40 @@ static void test_ssb_resident(void **state)
     coproc_close(rt);
 }
 
+/* Every device at once: the lineorder group-bys split into morsels. */
+static void test_ssb_hybrid(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    if (coproc_device_count(rt) < 2) {
+        coproc_close(rt);
+        printf("test_ssb_queries: one device: no hybrid runs\n");
+        skip();
+    }
+    test_force_path(rt, 1, 0);
+    static const double sfs[] = {0.01, 0.3};
+    for (int i = 0; i < 2; i++) {
+        ssb_db db;
+        assert_int_equal(ssb_generate(sfs[i], &db), 0);
+        ssb_tables t;
+        assert_int_equal(ssb_tables_open(rt, &db, -1, &t), COPROC_OK);
+        for (int q = 0; q < SSB_NQUERIES; q++)
+            check_query_as(rt, &t, &db, q, COPROC_QUERY_FUSED, "hybrid", 1);
+        ssb_tables_close(&t);
+        ssb_free(&db);
+    }
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ssb_resident),
         cmocka_unit_test(test_ssb_plans),
+        cmocka_unit_test(test_ssb_hybrid),
     };
+    /* COPROC_TEST_HYBRID_ONLY: the hybrid runs alone (the two-device suite). */
+    if (getenv("COPROC_TEST_HYBRID_ONLY"))
+        return _cmocka_run_group_tests("hybrid", tests + 2, 1, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
