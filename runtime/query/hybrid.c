@@ -82,6 +82,9 @@ typedef struct hybrid {
     morsel *retry;                    /* morsels of failed devices, run first */
     size_t nretry, capretry;
     double work;                      /* operations a row (as the estimates count them) */
+    /* $COPROC_FAULT_HYBRID=D:N: device D fails its Nth morsel (tests) */
+    int fault_device;
+    uint64_t fault_morsel;
 } hybrid;
 
 static int push(morsel **v, size_t *n, size_t *cap, morsel m)
@@ -116,7 +119,7 @@ static int worth_it(hybrid *h, hdev *d, double now, uint64_t len)
     }
     if (!nothers)
         return 1;
-    uint64_t left = h->total - h->next;
+    uint64_t left = h->next < h->total ? h->total - h->next : 0;
     for (size_t i = 0; i < h->nretry; i++)
         left += h->retry[i].len;
     double rest = free_max + (double)left / others;
@@ -128,7 +131,7 @@ static int worth_it(hybrid *h, hdev *d, double now, uint64_t len)
 static double fair_share(hybrid *h, hdev *d, double now)
 {
     double rate = 0, weighted = 0;
-    uint64_t left = h->total - h->next;
+    uint64_t left = h->next < h->total ? h->total - h->next : 0;
     for (int i = 0; i < h->n; i++) {
         hdev *e = &h->d[i];
         if (e != d && (e->done || e->failed || !(e->per_row > 0)))
@@ -225,6 +228,9 @@ static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
             cols[i] = subs[i];
         }
     }
+    if (s == COPROC_OK && dev->index == h->fault_device && d->nmorsels + 1 == h->fault_morsel)
+        s = coproc__fail(rt, COPROC_DEVICE_LOST, "query (hybrid): device %d failed (injected)",
+                         dev->index);
     if (s == COPROC_OK)
         s = coproc__qgroup_add(&d->g, m->len, cols);
     if (s == COPROC_OK) {
@@ -294,8 +300,20 @@ static void dispatch(hybrid *h)
                     at = t;
                 }
             }
-            if (!next)
-                return;
+            if (!next) {
+                /* Work left (given back after the rest stopped): the survivors go on. */
+                pthread_mutex_lock(&h->lock);
+                int left = h->nretry > 0 || h->next < h->total, revived = 0;
+                for (int i = 0; left && i < h->n; i++)
+                    if (!h->d[i].failed && h->d[i].done) {
+                        h->d[i].done = 0;
+                        revived = 1;
+                    }
+                pthread_mutex_unlock(&h->lock);
+                if (!revived)
+                    return;
+                continue;
+            }
             morsel m;
             if (!take(h, next, at, &m))
                 continue;
@@ -460,6 +478,11 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
     h->n = ndev < MAX_DEVICES ? ndev : MAX_DEVICES;
     h->total = q->src->rows;
     h->work = 2 + 4.0 * q->nsteps;
+    h->fault_device = -1;
+    const char *fault = getenv("COPROC_FAULT_HYBRID");
+    unsigned long long fm;
+    if (fault && sscanf(fault, "%d:%llu", &h->fault_device, &fm) == 2)
+        h->fault_morsel = fm;
     pthread_mutex_init(&h->lock, NULL);
     coproc_status s = COPROC_OK;
     for (int j = 0; j < q->nsteps; j++)
