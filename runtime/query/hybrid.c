@@ -510,9 +510,12 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
         coproc__qkernel *k = calloc(1, sizeof *k);
         if (!k)
             s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-        else if (coproc__codegen(&f->prog, pi, 0, k) != 0 && coproc__codegen(&f->prog, pi, 1, k) != 0) {
-            snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
-            s = COPROC_UNSUPPORTED;
+        else if (coproc__codegen(&f->prog, pi, 0, k) != 0) {
+            coproc__qkernel_free(k); /* a float64 computed: the keys are the same with doubles */
+            if (coproc__codegen(&f->prog, pi, 1, k) != 0) {
+                snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
+                s = COPROC_UNSUPPORTED;
+            }
         }
         if (s == COPROC_OK)
             s = coproc__qslots_of(f, pi, k, &sl);
