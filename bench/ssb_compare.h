@@ -10,9 +10,11 @@
 #include "ssb_plans.h"
 
 /* Run the queries run_q[] marks, `repeat` times each strategy; print the
- * table (unless quiet) and put it under "compare" in doc. Returns 0 when
- * every result was verified. */
+ * table (unless quiet) and put it under "compare" in doc. cold: each run on
+ * tables made afresh, so that no device holds their columns yet (the data
+ * in host memory); else the devices' caches keep what earlier runs copied
+ * (warm). Returns 0 when every result was verified. */
 int ssb_compare(coproc_runtime *rt, const ssb_db *db, const ssb_tables *tables, const int *run_q,
-                int repeat, int quiet, json_t *doc);
+                int repeat, int cold, int quiet, json_t *doc);
 
 #endif

@@ -27,7 +27,7 @@
 
 typedef struct options {
     double sf;
-    int repeat, device, resident, json, modes, compare; /* modes: 1 fused, 2 operators, 3 both */
+    int repeat, device, resident, json, modes, compare, cold; /* modes: 1 fused, 2 operators, 3 both */
     const char *cache, *queries, *json_path, *timeline;
 } options;
 
@@ -35,7 +35,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: coproc-ssb [--sf X] [--device N|auto] [--mode fused|operators|both]\n"
                "                  [--repeat N] [--queries q1.1,q3.2,...] [--resident]\n"
-               "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare]\n"
+               "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare [--cold]]\n"
                "  --sf X          scale factor (default 1)\n"
                "  --device N      run every pipeline on device N (default auto: placement)\n"
                "  --mode M        fused, operators or both (default both; the speed-up needs both)\n"
@@ -46,7 +46,9 @@ static void usage(FILE *f)
                "  --json FILE     the results as a versioned JSON document (- for stdout)\n"
                "  --timeline F    an SVG of where and when each pipeline ran (last fused runs)\n"
                "  --compare       each query hybrid (every device, by morsels), placed (one device\n"
-               "                  a pipeline) and on each device alone, with the ideal split\n");
+               "                  a pipeline) and on each device alone, with the ideal split\n"
+               "  --cold          (with --compare) every run on fresh tables: no device has\n"
+               "                  their columns cached (the data in host memory)\n");
 }
 
 static double now_s(void)
@@ -127,7 +129,7 @@ int main(int argc, char **argv)
         {"queries", required_argument, 0, 'q'}, {"resident", no_argument, 0, 'R'},
         {"data-cache", required_argument, 0, 'c'}, {"json", required_argument, 0, 'j'},
         {"timeline", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
-        {"compare", no_argument, 0, 'C'},
+        {"compare", no_argument, 0, 'C'},      {"cold", no_argument, 0, 'k'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -145,6 +147,7 @@ int main(int argc, char **argv)
         case 'j': opt.json = 1, opt.json_path = optarg; break;
         case 't': opt.timeline = optarg; break;
         case 'C': opt.compare = 1; break;
+        case 'k': opt.cold = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EX_USAGE;
         }
@@ -229,7 +232,7 @@ int main(int argc, char **argv)
 
     json_t *doc = json_object(), *jq = json_array();
     if (opt.compare) {
-        int rc = ssb_compare(rt, &db, &tables, run_q, opt.repeat, opt.json, doc);
+        int rc = ssb_compare(rt, &db, &tables, run_q, opt.repeat, opt.cold, opt.json, doc);
         json_decref(jq);
         if (opt.json && strcmp(opt.json_path, "-") == 0)
             json_dumpf(doc, stdout, JSON_INDENT(2));

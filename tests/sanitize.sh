@@ -53,6 +53,7 @@ else
     tests='test_async|test_budget_submit|test_budget_stream|test_budget_residency'
     tests+='|test_budget_outofcore|test_multi_device|test_isolation|test_submit_all'
     tests+='|test_sim_devices|sim_test_budget_stream|sim_test_multi_device'   # simulated devices' clock
+    tests+='|pair_test_query'   # hybrid queries: a thread a device
     export TSAN_OPTIONS="suppressions=$src/tests/tsan.supp halt_on_error=0 second_deadlock_stack=1 print_suppressions=1 ${TSAN_OPTIONS:-}"
     ctest -R "^($tests)\$" --output-on-failure
 fi

@@ -202,9 +202,10 @@ static double roofline(coproc__device *dev, double bytes, double host_bytes, dou
 {
     const coproc__profile *p = dev->profile;
     double bw = p->mem_read_bytes_per_s > 0 ? p->mem_read_bytes_per_s : 10e9;
-    double ops = p->int_ops_per_s > 0 ? p->int_ops_per_s : 1e10;
+    /* No measured integer rate (a synthetic profile): memory-bound only. */
+    double compute = p->int_ops_per_s > 0 ? rows * work / p->int_ops_per_s : 0;
     double launch = p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6;
-    double t = kernels * launch + fmax(bytes / bw, rows * work / ops);
+    double t = kernels * launch + fmax(bytes / bw, compute);
     if (host_bytes > 0 && !dev->zero_copy) {
         double x = coproc__profile_transfer_now(p, 1, 0, host_bytes);
         t += x > 0 ? x : host_bytes / 5e9;
@@ -243,6 +244,13 @@ double coproc__qestimate(fused *f, coproc__device *dev, int pi)
     double bytes, host, work;
     pipe_bytes(dev, q, &f->prog, &bytes, &host, &work);
     double t = roofline(dev, bytes, host, (double)q->src->rows, work, 2);
+    return t * coproc__query_correction(f->rt, dev->index) + coproc__qestimate_builds(f, dev, pi);
+}
+
+double coproc__qestimate_builds(fused *f, coproc__device *dev, int pi)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    double t = 0;
     for (int i = 0; i < q->nsteps; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE) {
             const coproc__qpipe *b = &f->prog.p[q->steps[i].build];
@@ -282,7 +290,7 @@ static int hybrid_devices(fused *f, int pi, int *devices)
     for (int d = 0; d < f->rt->device_count && n < 16; d++)
         if (coproc__qcan_run(f, pi, &f->rt->devices[d]))
             devices[n++] = d;
-    return n;
+    return coproc__hybrid_choose(f, pi, devices, n);
 }
 
 static coproc_status place(fused *f, int pi, double *est)

@@ -42,6 +42,8 @@ coproc_status coproc__qmake_payloads(coproc__fused *f, coproc__device *dev,
 /* Pipeline pi's estimated seconds on dev (its builds included), times the
  * device's learned correction. */
 double coproc__qestimate(coproc__fused *f, coproc__device *dev, int pi);
+/* The part of it that builds pi's join tables. */
+double coproc__qestimate_builds(coproc__fused *f, coproc__device *dev, int pi);
 /* Whether dev can run pipeline pi and its builds (fp64, device columns). */
 int coproc__qcan_run(coproc__fused *f, int pi, coproc__device *dev);
 /* Run pipeline pi (and what it reads first); device >= 0 forces the device. */

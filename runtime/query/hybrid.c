@@ -17,6 +17,7 @@
  * slow device neither delays the end nor sits idle while it can help. A
  * device that fails gives back every morsel it ran; the others run them
  * again, and its partials are dropped: nothing is lost or counted twice. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,12 @@ static int push(morsel **v, size_t *n, size_t *cap, morsel m)
     }
     (*v)[(*n)++] = m;
     return 0;
+}
+
+/* Whether dev reads host memory in place (else a morsel is copied in). */
+static int in_place(const coproc__device *dev)
+{
+    return dev->zero_copy && dev->info.host_unified_memory;
 }
 
 /* ---------------------------------------------------------------- the split */
@@ -377,7 +384,7 @@ static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
         d->b[i] = (coproc__qbound){.col = c};
         d->nbound = i + 1;
         d->fact[i] = d->k->args[i].table == h->q->src;
-        if (d->fact[i] && !dev->zero_copy && !coproc__residency_has(dev, c)) {
+        if (d->fact[i] && !in_place(dev) && !coproc__residency_has(dev, c)) {
             /* copied in a morsel at a time */
             s = coproc__buffer_new(rt, dev, d->morsel_rows * coproc_type_size(c->type),
                                    &d->stage[i]);
@@ -419,23 +426,52 @@ static void close_device(hybrid *h, hdev *d)
     (void)h;
 }
 
-/* d's morsel rows: long enough that its launch (and copy) latency stays a
- * small share of each, short enough that the table makes MORSELS_PER_DEVICE
- * morsels a device where latency allows. */
-static uint64_t morsel_size(const hybrid *h, const hdev *d)
+/* A device's morsel rows: long enough that its launch (and copy) latency
+ * stays a small share of each, short enough that the table makes
+ * MORSELS_PER_DEVICE morsels a device where latency allows. */
+static uint64_t morsel_size(const coproc__device *dev, double per_row, uint64_t total, int ndev)
 {
-    const coproc__profile *p = d->dev->profile;
-    double lat = (p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6) +
-                 (d->dev->zero_copy ? 0 : 20e-6);
-    double per_row = d->per_row > 0 ? d->per_row : 1e-9;
-    double rows = lat / LAUNCH_SHARE / per_row;
-    double even = (double)h->total / (MORSELS_PER_DEVICE * h->n);
+    const coproc__profile *p = dev->profile;
+    double lat = (p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6) + (in_place(dev) ? 0 : 20e-6);
+    double rows = lat / LAUNCH_SHARE / (per_row > 0 ? per_row : 1e-9);
+    double even = (double)total / (MORSELS_PER_DEVICE * ndev);
     rows = rows < even ? even : rows;
     rows = rows < MORSEL_MIN ? MORSEL_MIN : rows;
     rows = rows > MORSEL_MAX ? MORSEL_MAX : rows;
-    rows = rows > (double)h->total ? (double)h->total : rows;
+    rows = rows > (double)total ? (double)total : rows;
     uint64_t r = ((uint64_t)rows + MORSEL_ALIGN - 1) / MORSEL_ALIGN * MORSEL_ALIGN;
     return r < MORSEL_ALIGN ? MORSEL_ALIGN : r;
+}
+
+/* A device's estimated seconds a row of the pipeline (builds apart). */
+static double estimated_per_row(coproc__fused *f, coproc__device *dev, int pi)
+{
+    uint64_t rows = f->prog.p[pi].src->rows;
+    double t = coproc__qestimate(f, dev, pi) - coproc__qestimate_builds(f, dev, pi);
+    return t / (double)(rows ? rows : 1);
+}
+
+int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
+{
+    if (n < 2)
+        return n;
+    n = n > MAX_DEVICES ? MAX_DEVICES : n;
+    double whole[MAX_DEVICES], best = INFINITY;
+    uint64_t rows = f->prog.p[pi].src->rows;
+    for (int i = 0; i < n; i++) {
+        whole[i] = coproc__qestimate(f, &f->rt->devices[devices[i]], pi);
+        best = whole[i] < best ? whole[i] : best;
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        coproc__device *dev = &f->rt->devices[devices[i]];
+        double per_row = estimated_per_row(f, dev, pi);
+        uint64_t m = morsel_size(dev, per_row, rows, n);
+        m = m < rows ? m : rows;
+        if (coproc__qestimate_builds(f, dev, pi) + per_row * (double)m <= best * (1 + 1e-6))
+            devices[kept++] = devices[i];
+    }
+    return kept;
 }
 
 /* ---------------------------------------------------------------- the whole */
@@ -526,8 +562,8 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
         swap_built(h, &h->d[0]);
     }
     for (int i = 0; i < h->n; i++) {
-        h->d[i].per_row = coproc__qestimate(f, h->d[i].dev, pi) / (double)(h->total ? h->total : 1);
-        h->d[i].morsel_rows = morsel_size(h, &h->d[i]);
+        h->d[i].per_row = estimated_per_row(f, h->d[i].dev, pi);
+        h->d[i].morsel_rows = morsel_size(h->d[i].dev, h->d[i].per_row, h->total, h->n);
     }
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
         swap_built(h, &h->d[i]);

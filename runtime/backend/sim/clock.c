@@ -67,16 +67,17 @@ static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, int a
     return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes), ahead);
 }
 
-/* The profile's roofline, as the fused engine estimates a pipeline. */
+/* The profile's roofline, as the fused engine estimates a pipeline (fused.c). */
 static double sim_pipeline_ran(coproc__device *dev, double bytes, double rows, double work,
                                double measured)
 {
     (void)measured;
     const coproc__profile *p = ((coproc__sim_state *)dev->backend_state)->truth;
     double bw = p->mem_read_bytes_per_s > 0 ? p->mem_read_bytes_per_s : 10e9;
-    double ops = p->int_ops_per_s > 0 ? p->int_ops_per_s : 1e10;
+    /* No integer rate in the profile (a synthetic one): memory-bound only. */
+    double compute = p->int_ops_per_s > 0 ? rows * work / p->int_ops_per_s : 0;
     double launch = p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6;
-    return charge(dev, launch + fmax(bytes / bw, rows * work / ops), 0);
+    return charge(dev, launch + fmax(bytes / bw, compute), 0);
 }
 
 static double sim_now(coproc_runtime *rt)
