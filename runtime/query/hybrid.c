@@ -462,9 +462,20 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
         whole[i] = coproc__qestimate(f, &f->rt->devices[devices[i]], pi);
         best = whole[i] < best ? whole[i] : best;
     }
+    /* CPU devices share the host's cores (PoCL's pthread and basic, llvmpipe):
+     * their throughputs do not add, so only the fastest of them takes part;
+     * COPROC_HYBRID_CPUS=all lets every one (tests: two PoCL devices). */
+    const char *cpus = getenv("COPROC_HYBRID_CPUS");
+    int fastest_cpu = -1;
+    for (int i = 0; i < n; i++)
+        if (f->rt->devices[devices[i]].info.type == COPROC_DEVICE_CPU &&
+            (fastest_cpu < 0 || whole[i] < whole[fastest_cpu]))
+            fastest_cpu = i;
     int kept = 0;
     for (int i = 0; i < n; i++) {
         coproc__device *dev = &f->rt->devices[devices[i]];
+        if (dev->info.type == COPROC_DEVICE_CPU && i != fastest_cpu && !(cpus && !strcmp(cpus, "all")))
+            continue;
         double per_row = estimated_per_row(f, dev, pi);
         uint64_t m = morsel_size(dev, per_row, rows, n);
         m = m < rows ? m : rows;
