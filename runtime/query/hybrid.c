@@ -471,15 +471,24 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
         if (f->rt->devices[devices[i]].info.type == COPROC_DEVICE_CPU &&
             (fastest_cpu < 0 || whole[i] < whole[fastest_cpu]))
             fastest_cpu = i;
+    /* Each one's first morsel: its morsel size, or its share of the rows at
+     * the estimated rates if that is less. */
+    double rate = 0, per_row[MAX_DEVICES];
+    for (int i = 0; i < n; i++) {
+        per_row[i] = estimated_per_row(f, &f->rt->devices[devices[i]], pi);
+        rate += per_row[i] > 0 ? 1 / per_row[i] : 0;
+    }
     int kept = 0;
     for (int i = 0; i < n; i++) {
         coproc__device *dev = &f->rt->devices[devices[i]];
         if (dev->info.type == COPROC_DEVICE_CPU && i != fastest_cpu && !(cpus && !strcmp(cpus, "all")))
             continue;
-        double per_row = estimated_per_row(f, dev, pi);
-        uint64_t m = morsel_size(dev, per_row, rows, n);
+        uint64_t m = morsel_size(dev, per_row[i], rows, n);
+        double share = per_row[i] > 0 && rate > 0 ? (double)rows / per_row[i] / rate : (double)rows;
+        m = (double)m < share ? m : (uint64_t)share;
+        m = m > MORSEL_SHORTEST ? m : MORSEL_SHORTEST;
         m = m < rows ? m : rows;
-        if (coproc__qestimate_builds(f, dev, pi) + per_row * (double)m <= best * (1 + 1e-6))
+        if (coproc__qestimate_builds(f, dev, pi) + per_row[i] * (double)m <= best * (1 + 1e-6))
             devices[kept++] = devices[i];
     }
     return kept;
