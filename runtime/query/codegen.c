@@ -828,6 +828,19 @@ static void agg_update(coproc__strbuf *o, int fn, int fl, const char *dst, const
         coproc__sb_printf(o, "%s = (long)((ulong)%s + (ulong)%s);\n", dst, dst, v);
 }
 
+/* Aggregate a's partial v into dst (formats taking a's number): counts
+ * and sums add, min and max keep theirs. */
+static void partial_combine(coproc__strbuf *o, const coproc__qkernel *k, int a, const char *indent,
+                            const char *dst_fmt, const char *v_fmt)
+{
+    char dst[32], v[32];
+    snprintf(dst, sizeof dst, dst_fmt, a);
+    snprintf(v, sizeof v, v_fmt, a);
+    coproc__sb_printf(o, "%s", indent);
+    agg_update(o, k->agg_fn[a] == COPROC_AGG_COUNT ? COPROC_AGG_SUM : k->agg_fn[a], k->agg_float[a],
+               dst, v);
+}
+
 static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *head, coproc__strbuf *tail,
                      coproc__strbuf *atomic, coproc__strbuf *aparams)
 {
@@ -980,14 +993,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_free(&rowcode);
             if (gb->n == 0) {
                 coproc__sb_printf(o, "    cnt[0] += cnt_r;\n");
-                for (int a = 0; a < gb->naggs; a++) {
-                    char dst[16], v[16];
-                    snprintf(dst, sizeof dst, "a%d[0]", a);
-                    snprintf(v, sizeof v, "a%d_r", a);
-                    coproc__sb_printf(o, "    ");
-                    agg_update(o, k->agg_fn[a] == COPROC_AGG_COUNT ? COPROC_AGG_SUM : k->agg_fn[a],
-                               k->agg_float[a], dst, v);
-                }
+                for (int a = 0; a < gb->naggs; a++)
+                    partial_combine(o, k, a, "    ", "a%d[0]", "a%d_r");
             }
             coproc__sb_printf(o, "}\n\n");
             /* Combine: the partitions' partials, slot by slot. */
@@ -1002,14 +1009,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 coproc__sb_printf(o, "    %s x%d = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    for (ulong p = 0; p < P; p++) {\n        c += pcnt[p * S + s];\n");
-            for (int a = 0; a < gb->naggs; a++) {
-                char dst[16], v[32];
-                snprintf(dst, sizeof dst, "x%d", a);
-                snprintf(v, sizeof v, "pa%d[p * S + s]", a);
-                coproc__sb_printf(o, "        ");
-                agg_update(o, k->agg_fn[a] == COPROC_AGG_COUNT ? COPROC_AGG_SUM : k->agg_fn[a],
-                           k->agg_float[a], dst, v);
-            }
+            for (int a = 0; a < gb->naggs; a++)
+                partial_combine(o, k, a, "        ", "x%d", "pa%d[p * S + s]");
             coproc__sb_printf(o, "    }\n    ocnt[s] = c;\n");
             for (int a = 0; a < gb->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
