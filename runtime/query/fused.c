@@ -3,7 +3,9 @@
  * and moves, times the device's learned correction) is least, its join
  * tables are built there, and its one generated kernel runs over the rows.
  * Intermediate results between breakers (a group-by's groups, a sorted or
- * materialised table) come back as host tables. */
+ * materialised table) come back as host tables. With opts.hybrid a
+ * group-by over a host table may run on several devices at once instead
+ * (hybrid.c); its sink is group_sink.c's either way. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
