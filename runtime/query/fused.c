@@ -45,29 +45,36 @@ void coproc__qunbind(coproc__device *dev, bound *b, int n)
 
 /* The kernel's columns on dev: device columns where they are, host columns
  * through the residency cache. *moved counts the bytes copied in. */
+coproc_status coproc__qbind_column(fused *f, coproc__device *dev, const coproc_column *c,
+                                   const char *name, bound *b, uint64_t *moved)
+{
+    *b = (bound){.col = c};
+    coproc_status s = COPROC_OK;
+    if (c->dev) {
+        if (c->dev != dev)
+            s = coproc__fail(f->rt, COPROC_WRONG_DEVICE, "query: column \"%s\" lives on device %d, "
+                             "the pipeline runs on %d", name, c->dev->index, dev->index);
+        b->mem = c->mem;
+    } else if (c->length == 0) {
+        s = coproc__buffer_new(f->rt, dev, 16, &b->mem);
+        b->owned = s == COPROC_OK;
+    } else {
+        int hit = 0;
+        s = coproc__residency_acquire(f->rt, dev, c, &b->mem, &hit);
+        b->pinned = s == COPROC_OK;
+        if (s == COPROC_OK && !hit && !dev->zero_copy && moved)
+            *moved += c->length * coproc_type_size(c->type);
+    }
+    return s;
+}
+
 coproc_status coproc__qbind(fused *f, coproc__device *dev, const coproc__qkernel *k,
                                   bound *b, uint64_t *moved)
 {
     for (int i = 0; i < k->nargs; i++) {
-        const coproc_column *c = k->args[i].table->cols[k->args[i].col];
-        b[i] = (bound){.col = c};
-        coproc_status s = COPROC_OK;
-        if (c->dev) {
-            if (c->dev != dev)
-                s = coproc__fail(f->rt, COPROC_WRONG_DEVICE, "query: column \"%s\" lives on device %d, "
-                                 "the pipeline runs on %d", k->args[i].table->names[k->args[i].col],
-                                 c->dev->index, dev->index);
-            b[i].mem = c->mem;
-        } else if (c->length == 0) {
-            s = coproc__buffer_new(f->rt, dev, 16, &b[i].mem);
-            b[i].owned = s == COPROC_OK;
-        } else {
-            int hit = 0;
-            s = coproc__residency_acquire(f->rt, dev, c, &b[i].mem, &hit);
-            b[i].pinned = s == COPROC_OK;
-            if (s == COPROC_OK && !hit && !dev->zero_copy)
-                *moved += c->length * coproc_type_size(c->type);
-        }
+        const coproc_table *t = k->args[i].table;
+        coproc_status s = coproc__qbind_column(f, dev, t->cols[k->args[i].col],
+                                               t->names[k->args[i].col], &b[i], moved);
         if (s != COPROC_OK) {
             coproc__qunbind(dev, b, i);
             return s;
@@ -265,16 +272,36 @@ double coproc__qestimate_builds(fused *f, coproc__device *dev, int pi)
     return t * coproc__query_correction(f->rt, dev->index);
 }
 
-int coproc__qcan_run(fused *f, int pi, coproc__device *dev)
+/* The devices (of `want`, or all when it is -1) that can run pipeline pi
+ * and its builds, into devices[] (at most `max`): the needs are worked out
+ * once, for every device. *fp64: some part needs doubles. Returns how many,
+ * or -1 with the run's status in *s. */
+static int able_devices(fused *f, int pi, int want, int *devices, int max, int *fp64,
+                        coproc_status *s)
 {
     const coproc__qpipe *q = &f->prog.p[pi];
-    pipe_needs *nd = malloc(sizeof *nd);
-    int ok = nd && needs_of(f, pi, nd) == COPROC_OK && device_can(dev, nd);
-    for (int i = 0; i < q->nsteps && ok; i++)
+    int n = 0, count = 0;
+    pipe_needs *nd = calloc(1 + COPROC__QP_MAX_STEPS, sizeof *nd);
+    if (!nd) {
+        *s = coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+        return -1;
+    }
+    *s = needs_of(f, pi, &nd[n++]);
+    for (int i = 0; i < q->nsteps && *s == COPROC_OK; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE)
-            ok = needs_of(f, q->steps[i].build, nd) == COPROC_OK && device_can(dev, nd);
+            *s = needs_of(f, q->steps[i].build, &nd[n++]);
+    *fp64 = 0;
+    for (int i = 0; i < n; i++)
+        *fp64 |= nd[i].fp64;
+    for (int d = 0; *s == COPROC_OK && d < f->rt->device_count && count < max; d++) {
+        int ok = !(want >= 0 && d != want);
+        for (int i = 0; i < n && ok; i++)
+            ok = device_can(&f->rt->devices[d], &nd[i]);
+        if (ok)
+            devices[count++] = d;
+    }
     free(nd);
-    return ok;
+    return *s == COPROC_OK ? count : -1;
 }
 
 /* The devices a hybrid run of pipeline pi would use (0 or 1: none): asked
@@ -288,49 +315,37 @@ static int hybrid_devices(fused *f, int pi, int *devices)
     for (int c = 0; c < q->src->n; c++)
         if (q->src->cols[c]->dev)
             return 0;
-    int n = 0;
-    for (int d = 0; d < f->rt->device_count && n < 16; d++)
-        if (coproc__qcan_run(f, pi, &f->rt->devices[d]))
-            devices[n++] = d;
-    return coproc__hybrid_choose(f, pi, devices, n);
+    int fp64;
+    coproc_status s;
+    int n = able_devices(f, pi, -1, devices, COPROC__QMAX_DEVICES, &fp64, &s);
+    return n < 0 ? 0 : coproc__hybrid_choose(f, pi, devices, n); /* an error: place() says it */
 }
 
 static coproc_status place(fused *f, int pi, double *est)
 {
     coproc__qpipe *q = &f->prog.p[pi];
     coproc_runtime *rt = f->rt;
-    int want = f->run->opts.device;
-    int best = -1, fp64 = 0;
-    double best_t = INFINITY;
-    /* The pipeline and its builds run on one device. */
-    int n = 0;
-    pipe_needs *nd = calloc(1 + COPROC__QP_MAX_STEPS, sizeof *nd);
-    if (!nd)
+    int want = f->run->opts.device, fp64;
+    int *able = malloc((rt->device_count ? rt->device_count : 1) * sizeof *able);
+    if (!able)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-    coproc_status s = needs_of(f, pi, &nd[n++]);
-    for (int i = 0; i < q->nsteps && s == COPROC_OK; i++)
-        if (q->steps[i].kind == COPROC__QS_PROBE)
-            s = needs_of(f, q->steps[i].build, &nd[n++]);
-    if (s != COPROC_OK) {
-        free(nd);
+    coproc_status s;
+    int n = able_devices(f, pi, want, able, rt->device_count, &fp64, &s);
+    if (n < 0) {
+        free(able);
         return s;
     }
-    for (int i = 0; i < n; i++)
-        fp64 |= nd[i].fp64;
-    for (int d = 0; d < rt->device_count; d++) {
-        coproc__device *dev = &rt->devices[d];
-        int ok = !(want >= 0 && d != want);
-        for (int i = 0; i < n && ok; i++)
-            ok = device_can(dev, &nd[i]);
-        if (!ok)
-            continue;
-        double t = coproc__qestimate(f, dev, pi);
+    /* The pipeline and its builds run on one device: the least estimate. */
+    int best = -1;
+    double best_t = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double t = coproc__qestimate(f, &rt->devices[able[i]], pi);
         if (t < best_t || best < 0) {
             best_t = t;
-            best = d;
+            best = able[i];
         }
     }
-    free(nd);
+    free(able);
     if (best < 0)
         return coproc__fail(rt, want >= 0 ? COPROC_WRONG_DEVICE : COPROC_UNSUPPORTED,
                             "query: no device can run the pipeline over %s (%s)", q->src_name,
@@ -778,7 +793,7 @@ coproc_status coproc__qrun_pipe(fused *f, int pi, int device)
             }
         }
     coproc_pipeline_info info = {.fused = 1, .estimate_s = -1};
-    int devices[16], ndev = device < 0 ? hybrid_devices(f, pi, devices) : 0;
+    int devices[COPROC__QMAX_DEVICES], ndev = device < 0 ? hybrid_devices(f, pi, devices) : 0;
     if (ndev >= 2) {
         request_ranges(f, pi);
         describe(f, pi, info.what, sizeof info.what);

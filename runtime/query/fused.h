@@ -9,6 +9,9 @@
 #include "query/pipeline.h"
 #include "query/run.h"
 
+/* Devices a hybrid run splits one pipeline across at most. */
+#define COPROC__QMAX_DEVICES 16
+
 typedef struct coproc__fused {
     coproc__qrun *run;
     coproc_runtime *rt;
@@ -24,6 +27,13 @@ typedef struct coproc__qbound {
 } coproc__qbound;
 
 /* fused.c */
+/* Column c (named `name` in messages) on dev: a device column where it is
+ * (COPROC_WRONG_DEVICE elsewhere), a host column through the residency
+ * cache (pinned), a placeholder for none. moved (may be NULL) adds the
+ * bytes copied in. */
+coproc_status coproc__qbind_column(coproc__fused *f, coproc__device *dev, const coproc_column *c,
+                                   const char *name, coproc__qbound *b, uint64_t *moved);
+/* Every column kernel k reads, in argument order; on failure none stays bound. */
 coproc_status coproc__qbind(coproc__fused *f, coproc__device *dev, const coproc__qkernel *k,
                             coproc__qbound *b, uint64_t *moved);
 void coproc__qunbind(coproc__device *dev, coproc__qbound *b, int n);
@@ -44,8 +54,6 @@ coproc_status coproc__qmake_payloads(coproc__fused *f, coproc__device *dev,
 double coproc__qestimate(coproc__fused *f, coproc__device *dev, int pi);
 /* The part of it that builds pi's join tables. */
 double coproc__qestimate_builds(coproc__fused *f, coproc__device *dev, int pi);
-/* Whether dev can run pipeline pi and its builds (fp64, device columns). */
-int coproc__qcan_run(coproc__fused *f, int pi, coproc__device *dev);
 /* Run pipeline pi (and what it reads first); device >= 0 forces the device. */
 coproc_status coproc__qrun_pipe(coproc__fused *f, int pi, int device);
 

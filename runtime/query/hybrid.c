@@ -41,7 +41,6 @@
 #include "query/fused.h"
 #include "query/hybrid.h"
 
-#define MAX_DEVICES 16
 #define MORSEL_ALIGN 4096            /* rows: sub-buffer offsets stay aligned for any type */
 #define MORSEL_MIN (64u << 10)       /* rows */
 #define MORSEL_SHORTEST (16u << 10)  /* rows: a tail piece at least */
@@ -80,7 +79,7 @@ typedef struct hybrid {
     coproc__fused *f;
     int pi;
     const coproc__qpipe *q;
-    hdev d[MAX_DEVICES];
+    hdev d[COPROC__QMAX_DEVICES];
     int n;
     pthread_mutex_t lock;
     uint64_t next, total;
@@ -271,20 +270,25 @@ static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
     return lost ? coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory") : s;
 }
 
-/* Pull morsels until none is left for d. A failure is d's alone: its
- * morsels go back (its error kept for the case that every device fails). */
+/* Run morsel m on d. A failure is d's alone: its morsels go back (its
+ * error kept for the case that every device fails). */
+static void run_or_give_back(hybrid *h, hdev *d, const morsel *m)
+{
+    coproc_status s = run_morsel(h, d, m);
+    if (s != COPROC_OK) {
+        d->s = s;
+        snprintf(d->err, sizeof d->err, "%s", coproc_errmsg(h->f->rt));
+        give_back(h, d, m);
+    }
+}
+
+/* Pull morsels until none is left for d. */
 static void pull(hybrid *h, hdev *d)
 {
     coproc_runtime *rt = h->f->rt;
     morsel m;
-    while (!d->failed && take(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock), &m)) {
-        coproc_status s = run_morsel(h, d, &m);
-        if (s != COPROC_OK) {
-            d->s = s;
-            snprintf(d->err, sizeof d->err, "%s", coproc_errmsg(rt));
-            give_back(h, d, &m);
-        }
-    }
+    while (!d->failed && take(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock), &m))
+        run_or_give_back(h, d, &m);
 }
 
 static void *pull_main(void *arg)
@@ -328,19 +332,13 @@ static void dispatch(hybrid *h)
                 continue;
             }
             morsel m;
-            if (!take(h, next, at, &m))
-                continue;
-            coproc_status s = run_morsel(h, next, &m);
-            if (s != COPROC_OK) {
-                next->s = s;
-                snprintf(next->err, sizeof next->err, "%s", coproc_errmsg(rt));
-                give_back(h, next, &m);
-            }
+            if (take(h, next, at, &m))
+                run_or_give_back(h, next, &m);
         }
     }
-    pthread_t th[MAX_DEVICES];
-    void *args[MAX_DEVICES][2];
-    int started[MAX_DEVICES] = {0};
+    pthread_t th[COPROC__QMAX_DEVICES];
+    void *args[COPROC__QMAX_DEVICES][2];
+    int started[COPROC__QMAX_DEVICES] = {0};
     for (int i = 1; i < h->n; i++) {
         args[i][0] = h;
         args[i][1] = &h->d[i];
@@ -372,8 +370,8 @@ static void swap_built(hybrid *h, hdev *d)
     }
 }
 
-/* d's kernel, columns and group-by, its join tables in the plan meanwhile. */
-static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
+/* d's kernel, columns and payloads, its join tables in the plan meanwhile. */
+static coproc_status open_device(hybrid *h, hdev *d)
 {
     coproc__fused *f = h->f;
     coproc_runtime *rt = f->rt;
@@ -386,30 +384,22 @@ static coproc_status open_device(hybrid *h, hdev *d, const coproc__qslots *sl)
     }
     coproc_status s = COPROC_OK;
     for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
-        const coproc_column *c = d->k->args[i].table->cols[d->k->args[i].col];
-        d->b[i] = (coproc__qbound){.col = c};
+        const coproc_table *t = d->k->args[i].table;
+        const coproc_column *c = t->cols[d->k->args[i].col];
         d->nbound = i + 1;
-        d->fact[i] = d->k->args[i].table == h->q->src;
+        d->fact[i] = t == h->q->src;
         if (d->fact[i] && !in_place(dev) && !coproc__residency_has(dev, c)) {
             /* copied in a morsel at a time */
+            d->b[i] = (coproc__qbound){.col = c};
             s = coproc__buffer_new(rt, dev, d->morsel_rows * coproc_type_size(c->type),
                                    &d->stage[i]);
             d->b[i].mem = d->stage[i];
-        } else if (c->length == 0) {
-            s = coproc__buffer_new(rt, dev, 16, &d->b[i].mem);
-            d->b[i].owned = s == COPROC_OK;
         } else {
-            int hit = 0;
-            s = coproc__residency_acquire(rt, dev, c, &d->b[i].mem, &hit);
-            d->b[i].pinned = s == COPROC_OK;
+            s = coproc__qbind_column(f, dev, c, t->names[d->k->args[i].col], &d->b[i], NULL);
         }
     }
     if (s == COPROC_OK)
         s = coproc__qmake_payloads(f, dev, d->k, d->b);
-    if (s == COPROC_OK) {
-        s = coproc__qgroup_open(&d->g, f, dev, h->pi, d->k, d->b, sl, d->morsel_rows);
-        d->opened = 1;
-    }
     return s;
 }
 
@@ -461,8 +451,8 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
 {
     if (n < 2)
         return n;
-    n = n > MAX_DEVICES ? MAX_DEVICES : n;
-    double whole[MAX_DEVICES], best = INFINITY;
+    n = n > COPROC__QMAX_DEVICES ? COPROC__QMAX_DEVICES : n;
+    double whole[COPROC__QMAX_DEVICES], best = INFINITY;
     uint64_t rows = f->prog.p[pi].src->rows;
     for (int i = 0; i < n; i++) {
         whole[i] = coproc__qestimate(f, &f->rt->devices[devices[i]], pi);
@@ -479,7 +469,7 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
             fastest_cpu = i;
     /* Each one's first morsel: its morsel size, or its share of the rows at
      * the estimated rates if that is less. */
-    double rate = 0, per_row[MAX_DEVICES];
+    double rate = 0, per_row[COPROC__QMAX_DEVICES];
     for (int i = 0; i < n; i++) {
         per_row[i] = estimated_per_row(f, &f->rt->devices[devices[i]], pi);
         rate += per_row[i] > 0 ? 1 / per_row[i] : 0;
@@ -537,7 +527,7 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
     h->f = f;
     h->pi = pi;
     h->q = q;
-    h->n = ndev < MAX_DEVICES ? ndev : MAX_DEVICES;
+    h->n = ndev < COPROC__QMAX_DEVICES ? ndev : COPROC__QMAX_DEVICES;
     h->total = q->src->rows;
     h->work = 2 + 4.0 * q->nsteps;
     h->fault_device = -1;
@@ -565,36 +555,29 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
             s = coproc__qrun_pipe(f, h->builds[j], devices[i]);
         swap_built(h, d);
     }
-    coproc__qslots sl = {0};
     if (s == COPROC_OK) {
         swap_built(h, &h->d[0]);
         coproc__order_probes(&f->prog, pi);
-        coproc__qkernel *k = calloc(1, sizeof *k);
-        if (!k)
-            s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-        else if (coproc__codegen(&f->prog, pi, 0, k) != 0) {
-            coproc__qkernel_free(k); /* a float64 computed: the keys are the same with doubles */
-            if (coproc__codegen(&f->prog, pi, 1, k) != 0) {
-                snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
-                s = COPROC_UNSUPPORTED;
-            }
-        }
-        if (s == COPROC_OK)
-            s = coproc__qslots_of(f, pi, k, &sl);
-        if (k) {
-            coproc__qkernel_free(k);
-            free(k);
-        }
         swap_built(h, &h->d[0]);
     }
     for (int i = 0; i < h->n; i++) {
         h->d[i].per_row = estimated_per_row(f, h->d[i].dev, pi);
         h->d[i].morsel_rows = morsel_size(h->d[i].dev, h->d[i].per_row, h->total, h->n);
     }
+    /* Each device's kernel, columns and group-by; the slots' layout (the
+     * same on every device) from the first one's kernel. */
+    coproc__qslots sl = {0};
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
-        swap_built(h, &h->d[i]);
-        s = open_device(h, &h->d[i], &sl);
-        swap_built(h, &h->d[i]);
+        hdev *d = &h->d[i];
+        swap_built(h, d);
+        s = open_device(h, d);
+        if (s == COPROC_OK && i == 0)
+            s = coproc__qslots_of(f, pi, d->k, &sl);
+        if (s == COPROC_OK) {
+            s = coproc__qgroup_open(&d->g, f, d->dev, pi, d->k, d->b, &sl, d->morsel_rows);
+            d->opened = 1;
+        }
+        swap_built(h, d);
     }
     if (s == COPROC_OK)
         dispatch(h);
