@@ -77,8 +77,12 @@ void coproc__staging_release(coproc__device *dev, coproc__staging *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-/* Create the two pinned buffers on first use; 0 when staging is unavailable. */
-static int staging_ready(coproc__device *dev, coproc__staging *s)
+/* Create the two pinned buffers on first use; 0 when staging is unavailable.
+ * They are mapped on q, the queue of the thread that copies: a thread
+ * enqueueing on another thread's queue deadlocks PoCL's `basic` device, which
+ * runs commands inside the enqueueing call (issue 18: the prefetcher mapped on
+ * the device's compute queue while the worker read an event of it). */
+static int staging_ready(coproc__device *dev, coproc__staging *s, cl_command_queue q)
 {
     if (s->ready)
         return s->ready > 0;
@@ -89,7 +93,7 @@ static int staging_ready(coproc__device *dev, coproc__staging *s)
                                    COPROC__STAGING_BYTES, NULL, &err);
         if (!s->mem[i])
             return 0;
-        s->ptr[i] = coproc__map_now(dev->queue, s->mem[i], CL_MAP_READ | CL_MAP_WRITE, 0,
+        s->ptr[i] = coproc__map_now(q, s->mem[i], CL_MAP_READ | CL_MAP_WRITE, 0,
                                     COPROC__STAGING_BYTES, &err);
         if (!s->ptr[i])
             return 0;
@@ -109,12 +113,13 @@ static int use_staging(coproc__device *dev, size_t bytes, int pinned)
 
 /* dev's staging buffers, locked and ready, when this copy should use them;
  * NULL to copy directly (also when another copy holds them right now). */
-static coproc__staging *staging_take(coproc__device *dev, size_t bytes, int pinned)
+static coproc__staging *staging_take(coproc__device *dev, cl_command_queue q, size_t bytes,
+                                     int pinned)
 {
     coproc__staging *s = dev->staging;
     if (!use_staging(dev, bytes, pinned) || pthread_mutex_trylock(&s->lock) != 0)
         return NULL;
-    if (staging_ready(dev, s))
+    if (staging_ready(dev, s, q))
         return s;
     pthread_mutex_unlock(&s->lock);
     return NULL;
@@ -235,7 +240,7 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     int ahead = q && q == dev->copy_queue; /* the prefetcher's (residency.h) */
     if (!q)
         q = dev->queue;
-    coproc__staging *s = staging_take(dev, bytes, src_pinned);
+    coproc__staging *s = staging_take(dev, q, bytes, src_pinned);
     cl_event ev = NULL;
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
@@ -255,7 +260,7 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
         return COPROC_OK;
     if (!q)
         q = dev->queue;
-    coproc__staging *s = staging_take(dev, bytes, dst_pinned);
+    coproc__staging *s = staging_take(dev, q, bytes, dst_pinned);
     cl_event ev = NULL;
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
