@@ -58,7 +58,8 @@ COPROC_API const char *coproc_version_string(void);
     XX(IO_ERROR, "a file could not be read or written")                                \
     XX(CORRUPT_PROFILE, "a profile or cache file is corrupt or foreign")               \
     XX(WRONG_DEVICE, "columns of one operator live on different devices")              \
-    XX(INTERNAL, "internal error (a bug in coproc)")
+    XX(INTERNAL, "internal error (a bug in coproc)")                                   \
+    XX(TIMEOUT, "the wait ended before the work finished")
 
 typedef enum coproc_status {
 #define COPROC__STATUS_ENUM(name, msg) COPROC_##name,
@@ -143,6 +144,15 @@ typedef struct coproc_options {
     /* Bound of each device's ready queue: a submit that finds it full waits
      * (back-pressure; no work is dropped). 0: 100. */
     int queue_depth;
+    /* The watchdog over submitted operators: one that runs on a device for
+     * longer than max(watchdog_seconds, 20 x its estimated time) marks that
+     * device lost (a driver that deadlocks or a device that stops). The
+     * device takes no more work; the operator it was running and those
+     * queued on it run again on another device that can run them, or end
+     * with COPROC_DEVICE_LOST (an operator bound to that device: op.device,
+     * or device columns there). 0: 10 s; negative: no watchdog.
+     * COPROC_WATCHDOG overrides it: seconds (a decimal number) or "off". */
+    double watchdog_seconds;
 } coproc_options;
 
 /* The smallest nonzero coproc_options.device_budget_bytes (128 KiB). */
@@ -279,6 +289,10 @@ typedef struct coproc_device_stats {
      * then [0] pageable, [1] pinned host memory. */
     double transfer_level[2][2];
     uint64_t transfers_timed;    /* copies that taught it, all four kinds together */
+    /* 1: the watchdog marked the device lost (coproc_options.watchdog_seconds);
+     * it takes no more submitted work */
+    int lost;
+    uint64_t tasks_moved;        /* operators moved from it to another device when it was lost */
 } coproc_device_stats;
 
 COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,
@@ -734,6 +748,11 @@ COPROC_API int coproc_task_done(const coproc_task *t);
 /* Wait for t, move its result into *out (may be NULL to discard it) and free t.
  * Returns the operator's status; on error *out holds no columns. */
 COPROC_API coproc_status coproc_wait(coproc_task *t, coproc_result *out);
+
+/* coproc_wait for at most `seconds` (negative: no limit). COPROC_TIMEOUT when
+ * t has not finished by then: t stays the caller's, to wait on again; *out is
+ * untouched. Any other status: as coproc_wait (t is freed). */
+COPROC_API coproc_status coproc_wait_timeout(coproc_task *t, double seconds, coproc_result *out);
 
 /* Free the columns of a result. NULL is a no-op. */
 COPROC_API void coproc_result_free(coproc_result *r);

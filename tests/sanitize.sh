@@ -57,6 +57,7 @@ else
     tests+='|test_budget_outofcore|test_multi_device|test_isolation|test_submit_all'
     tests+='|test_sim_devices|sim_test_budget_stream|sim_test_multi_device'   # simulated devices' clock
     tests+='|pair_test_query'   # hybrid queries: a thread a device
+    tests+='|test_watchdog|pair_test_watchdog'   # moving a stalled device's work
     export TSAN_OPTIONS="suppressions=$src/tests/tsan.supp halt_on_error=0 second_deadlock_stack=1 print_suppressions=1 ${TSAN_OPTIONS:-}"
     ctest -R "^($tests)\$" --output-on-failure
 fi

@@ -76,3 +76,37 @@ int coproc__parse_int(const char *s, long long lo, long long hi, long long *out,
     *out = x;
     return 0;
 }
+
+int coproc__parse_seconds(const char *s, double *out, const char **why)
+{
+    const char *dummy;
+    if (!why)
+        why = &dummy;
+    if (!s || !*s)
+        return *why = "empty", -1;
+    double v = 0, scale = 1;
+    int seen = 0, point = 0;
+    for (; *s; s++) {
+        if (*s == '.' && !point) {
+            point = 1;
+            continue;
+        }
+        if (*s < '0' || *s > '9')
+            break;
+        seen = 1;
+        if (point)
+            v += (scale /= 10) * (*s - '0');
+        else
+            v = v * 10 + (*s - '0');
+    }
+    if (!seen)
+        return *why = "not a number", -1;
+    if (*s)
+        return *why = "trailing characters", -1;
+    if (v <= 0)
+        return *why = "zero", -1;
+    if (v > 1e9)
+        return *why = "too large", -1;
+    *out = v;
+    return 0;
+}

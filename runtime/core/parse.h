@@ -25,4 +25,11 @@ int coproc__parse_bytes(const char *s, uint64_t *out, const char **why);
 int coproc__parse_int(const char *s, long long lo, long long hi, long long *out,
                       const char **why);
 
+/*
+ * Seconds as a plain decimal number, "10", "0.5", ".25" -> *out (> 0). No
+ * sign, exponent, blank or unit. Returns 0, or -1 with *why ("empty", "not a
+ * number", "zero", "too large", "trailing characters") and *out untouched.
+ */
+int coproc__parse_seconds(const char *s, double *out, const char **why);
+
 #endif

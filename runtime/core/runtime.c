@@ -202,6 +202,23 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
         rt->fixed_device = 0;
     }
     rt->queue_depth = o->queue_depth > 0 ? o->queue_depth : 100;
+    rt->watchdog_s = o->watchdog_seconds < 0   ? 0
+                     : o->watchdog_seconds > 0 ? o->watchdog_seconds
+                                               : 10;
+    env = getenv("COPROC_WATCHDOG");
+    if (env && *env) {
+        double w = 0;
+        const char *why = NULL;
+        if (strcmp(env, "off") == 0)
+            rt->watchdog_s = 0;
+        else if (coproc__parse_seconds(env, &w, &why) != 0)
+            coproc__log(rt, COPROC_LOG_WARN,
+                        "COPROC_WATCHDOG=%s ignored: %s (seconds, e.g. "
+                        "10 or 0.5, or off); the watchdog stays %s",
+                        env, why, rt->watchdog_s > 0 ? "on" : "off");
+        else
+            rt->watchdog_s = w;
+    }
     env = getenv("COPROC_POLICY");
     if (env && *env) {
         static const char *const usage = "wtar, srt, rr, tbo, pbo, static, fixed or fixed:N";
@@ -285,6 +302,9 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
             return refuse(&o, "policy %d (0 to %d)", o.policy, COPROC_POLICY_FIXED);
         if (o.queue_depth < 0)
             return refuse(&o, "queue_depth %d (0: the default, else positive)", o.queue_depth);
+        if (o.watchdog_seconds != o.watchdog_seconds || o.watchdog_seconds > 1e9)
+            return refuse(&o, "watchdog_seconds %g (0: the default 10 s, negative: none)",
+                          o.watchdog_seconds);
         if (o.device_budget_bytes && o.device_budget_bytes < COPROC__MIN_BUDGET)
             return refuse(&o, "device_budget_bytes %llu is below the minimum of %llu bytes "
                           "(128 KiB) that streaming needs (0: 70 %% of each device's memory)",
@@ -333,7 +353,13 @@ void coproc_close(coproc_runtime *rt)
 {
     if (!rt)
         return;
-    coproc__tasks_stop(rt);
+    if (coproc__tasks_stop(rt)) {
+        /* Freeing would pull memory from under a thread that may yet come back. */
+        coproc__log(rt, COPROC_LOG_ERROR,
+                    "coproc_close: a lost device's thread is still inside "
+                    "its driver; the runtime is left allocated (leaked), not freed under it");
+        return;
+    }
     coproc__query_state_free(rt->query);
     for (int i = 0; i < rt->device_count; i++)
         rt->devices[i].backend->release_device(&rt->devices[i]);

@@ -46,6 +46,7 @@ struct coproc_runtime {
     int policy;                /* coproc_policy, after COPROC_POLICY */
     int fixed_device;
     int queue_depth;
+    double watchdog_s;           /* a running task's least bound; <= 0: no watchdog (task.c) */
     struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
     coproc__op_seen seen;      /* output sizes so far, for estimates (ops/table.h) */
     pthread_mutex_t tasks_lock;  /* guards creating `tasks` */

@@ -3,6 +3,7 @@
  * One scheduler (scheduler.h) per runtime places every task, so its picture of
  * each device's queued and running work is complete. */
 #include "sched/task.h"
+#include "sched/tasks_internal.h"
 
 #include <sched.h>
 
@@ -23,49 +24,7 @@
 /* How long coproc_wait looks at a task its worker runs before sleeping. */
 #define WAIT_SPIN_S 30e-6
 
-struct coproc_task {
-    coproc_runtime *rt;
-    coproc_op op;
-    coproc__sched_ticket ticket;
-    coproc__task_clock clock;  /* on the runtime's clock (backend.h) */
-    int tried;                 /* devices that ran out of memory on it (bits) */
-    int queued_on;             /* the device whose ready queue took it */
-    pthread_mutex_t lock;
-    pthread_cond_t done_cond;
-    int done;
-    atomic_int finished;       /* done, readable without the lock (coproc_wait's spin) */
-    coproc_status status;
-    char errmsg[512];
-    coproc_result result;
-};
-
-typedef struct worker {
-    coproc_runtime *rt;
-    struct coproc__tasks *ts;  /* its owner */
-    int device;
-    pthread_t thread;
-    int started;
-    pthread_mutex_t lock;
-    pthread_cond_t not_empty, not_full;
-    coproc_task **ring;        /* bounded ready queue */
-    int head, count;
-    int busy;                  /* one of its tasks runs (in the worker or in a waiter) */
-    int stop;
-    atomic_uint_fast64_t tasks_run, tasks_streamed;
-    /* The prefetcher: copies the next task's inputs on the copy queue while
-     * this task computes. `pending` waits for it, `active` is being copied. */
-    pthread_t prefetcher;
-    int prefetcher_started;
-    pthread_cond_t prefetch_cond;
-    coproc_task *pending, *active;
-} worker;
-
-typedef struct coproc__tasks {
-    coproc__sched sched;
-    double t0;                 /* clock origin */
-    int depth;
-    worker *w;
-} coproc__tasks;
+typedef coproc__worker worker;
 
 /* The scheduler's clock: the runtime's (the backend's: wall or simulated) from t0. */
 static double clock_now(coproc_runtime *rt, const coproc__tasks *ts)
@@ -73,51 +32,136 @@ static double clock_now(coproc_runtime *rt, const coproc__tasks *ts)
     return rt->backend->now(rt) - ts->t0;
 }
 
-static void finish(coproc_task *t, coproc_status s)
+static void task_free(coproc_task *t)
+{
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->done_cond);
+    free(t);
+}
+
+/* Drop one reference (t->lock held; released here); the last frees t. */
+static void task_unref_locked(coproc_task *t)
+{
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&t->lock);
+    if (last)
+        task_free(t);
+}
+
+void coproc__task_unref(coproc_task *t)
 {
     pthread_mutex_lock(&t->lock);
-    t->status = s;
-    if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
-        coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
+    task_unref_locked(t);
+}
+
+/* t->lock held. */
+static void mark_done(coproc_task *t)
+{
     t->done = 1;
     atomic_store_explicit(&t->finished, 1, memory_order_release);
     pthread_cond_broadcast(&t->done_cond);
+}
+
+void coproc__task_end(coproc_task *t, coproc_status s, const char *msg)
+{
+    pthread_mutex_lock(&t->lock);
+    if (!t->done) {
+        t->attempt++; /* a run still in flight is stale now */
+        t->status = s;
+        snprintf(t->errmsg, sizeof t->errmsg, "%s", msg);
+        mark_done(t);
+    }
     pthread_mutex_unlock(&t->lock);
+}
+
+/* The end of run `attempt` of t: its result becomes t's, unless the watchdog
+ * moved t meanwhile (the run is stale: its result is dropped). Drops the
+ * run's reference. */
+static void commit(coproc_task *t, int attempt, coproc_status s, coproc_result *r,
+                   const coproc__task_clock *clock)
+{
+    pthread_mutex_lock(&t->lock);
+    if (t->done || t->attempt != attempt) {
+        task_unref_locked(t);
+        coproc_result_free(r);
+        return;
+    }
+    t->status = s;
+    if (s != COPROC_OK) /* best effort: another thread's error may have replaced it */
+        coproc__errmsg_copy(t->rt, t->errmsg, sizeof t->errmsg);
+    t->result = *r;
+    t->clock = *clock;
+    mark_done(t);
+    task_unref_locked(t);
+}
+
+/* What the watchdog sees of w: run `attempt` of t on device d from now on
+ * (t NULL: nothing runs). */
+static void watch(worker *w, coproc_task *t, int attempt, int d, double estimate)
+{
+    pthread_mutex_lock(&w->lock);
+    w->running = t;
+    w->running_attempt = attempt;
+    w->running_device = d;
+    if (t) {
+        w->running_since = coproc__now();
+        w->running_bound = coproc__watchdog_bound(w->rt, estimate);
+    }
+    pthread_mutex_unlock(&w->lock);
 }
 
 /* Run one task on its device. A device out of memory (after its own evict,
  * retry and streaming) hands the task to the next device that can run it,
- * here in this thread, so no queue can fill up in a cycle. */
+ * here in this thread, so no queue can fill up in a cycle. The run is one
+ * attempt: if the watchdog gives its device up meanwhile and runs the task
+ * elsewhere, this run's result is dropped when it ends. */
 static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
 {
     coproc_runtime *rt = w->rt;
     int d = w->device;
+    pthread_mutex_lock(&t->lock);
+    int attempt = t->attempt;
+    coproc__sched_ticket ticket = t->ticket;
+    coproc__task_clock clock = t->clock;
+    int tried = t->tried;
+    t->refs++;
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_lock(&w->lock);
+    unsigned n = ++w->runs_started;
+    pthread_mutex_unlock(&w->lock);
+    coproc_result r;
+    memset(&r, 0, sizeof r);
     coproc_status s;
     for (;;) {
         coproc__device *dev = &rt->devices[d];
-        dev->backend->task_begin(rt, dev, &t->clock);
-        coproc__sched_start(&ts->sched, &t->ticket, t->clock.start - ts->t0);
-        s = coproc__op_run(rt, dev, &t->op, &t->result);
-        dev->backend->task_end(rt, dev, &t->clock);
-        double seconds = t->clock.seconds;
-        coproc__sched_finish(&ts->sched, &t->ticket, t->clock.end - ts->t0,
+        watch(w, t, attempt, d, ticket.estimate);
+        dev->backend->task_begin(rt, dev, &clock);
+        coproc__sched_start(&ts->sched, &ticket, clock.start - ts->t0);
+        if (coproc__watchdog_stall(ts, w, n))
+            s = coproc__fail(rt, COPROC_DEVICE_LOST, "device %d stalled (COPROC_FAULT_STALL)", d);
+        else
+            s = coproc__op_run(rt, dev, &t->op, &r);
+        dev->backend->task_end(rt, dev, &clock);
+        double seconds = clock.seconds;
+        coproc__sched_finish(&ts->sched, &ticket, clock.end - ts->t0,
                              s == COPROC_OK ? seconds : -1);
         if (s == COPROC_OK) {
             atomic_fetch_add(&ts->w[d].tasks_run, 1);
-            atomic_fetch_add(&ts->w[d].tasks_streamed, t->result.streamed != 0);
-            t->result.seconds = seconds;
-            t->result.estimate_s = t->ticket.estimate;
+            atomic_fetch_add(&ts->w[d].tasks_streamed, r.streamed != 0);
+            r.seconds = seconds;
+            r.estimate_s = ticket.estimate;
             break;
         }
-        coproc_result_free(&t->result);
-        memset(&t->result, 0, sizeof t->result);
-        t->tried |= 1u << d;
+        coproc_result_free(&r);
+        memset(&r, 0, sizeof r);
+        tried |= 1u << d;
         if (s != COPROC_DEVICE_OUT_OF_MEMORY || t->op.device >= 0 ||
             coproc__op_home_device(&t->op) >= 0)
             break;
         int next = -1;
         for (int i = 0; i < rt->device_count && next < 0; i++)
-            if (!(t->tried & (1u << i)) && coproc__op_runs_on(&t->op, &rt->devices[i]))
+            if (!(tried & (1u << i)) && !atomic_load(&ts->w[i].lost) &&
+                coproc__op_runs_on(&t->op, &rt->devices[i]))
                 next = i;
         if (next < 0)
             break;
@@ -129,11 +173,12 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
         st.forced = next;
         for (int i = 0; i < COPROC__SCHED_MAX_DEVICES; i++)
             st.cost[i] = st.transfer[i] = -1;
-        coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &t->ticket);
-        t->clock.submitted = t->clock.end; /* handed on when the first device gave up */
+        coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &ticket);
+        clock.submitted = clock.end; /* handed on when the first device gave up */
         d = next;
     }
-    finish(t, s);
+    watch(w, NULL, 0, -1, 0);
+    commit(t, attempt, s, &r, &clock);
 }
 
 static void *prefetcher_main(void *arg)
@@ -146,10 +191,14 @@ static void *prefetcher_main(void *arg)
             pthread_cond_wait(&w->prefetch_cond, &w->lock);
         if (!w->pending)
             break;
-        w->active = w->pending;
+        coproc_task *t = w->active = w->pending;
         w->pending = NULL;
+        pthread_mutex_lock(&t->lock); /* the watchdog may move t and its waiter free it */
+        t->refs++;
+        pthread_mutex_unlock(&t->lock);
         pthread_mutex_unlock(&w->lock);
-        coproc__op_prefetch(w->rt, &w->rt->devices[w->device], &w->active->op);
+        coproc__op_prefetch(w->rt, &w->rt->devices[w->device], &t->op);
+        coproc__task_unref(t);
         pthread_mutex_lock(&w->lock);
         w->active = NULL;
         pthread_cond_broadcast(&w->prefetch_cond);
@@ -188,6 +237,7 @@ static void *worker_main(void *arg)
         while (w->busy || (w->count == 0 && !w->stop))
             pthread_cond_wait(&w->not_empty, &w->lock);
         if (w->count == 0) {
+            w->exited = 1;
             pthread_mutex_unlock(&w->lock);
             return NULL;
         }
@@ -209,7 +259,7 @@ static void *worker_main(void *arg)
 static int run_if_queued(coproc_task *t)
 {
     coproc__tasks *ts = t->rt->tasks;
-    worker *w = &ts->w[t->queued_on];
+    worker *w = &ts->w[atomic_load(&t->queued_on)];
     pthread_mutex_lock(&w->lock);
     int mine = !w->busy && w->count > 0 && w->ring[w->head] == t;
     if (mine) {
@@ -227,17 +277,88 @@ static int run_if_queued(coproc_task *t)
     return 1;
 }
 
-/* Put t on device d's ready queue, waiting while it is full (back-pressure). */
-static void enqueue(coproc__tasks *ts, int d, coproc_task *t)
+/* Put t on device d's ready queue, waiting while it is full (back-pressure).
+ * -1 when the device is lost (the watchdog) or its worker has stopped: t is
+ * not queued. */
+static int enqueue(coproc__tasks *ts, int d, coproc_task *t)
 {
     worker *w = &ts->w[d];
     pthread_mutex_lock(&w->lock);
-    while (w->count == ts->depth)
+    while (w->count == ts->depth && !atomic_load(&w->lost) && !w->exited)
         pthread_cond_wait(&w->not_full, &w->lock);
+    if (atomic_load(&w->lost) || w->exited) {
+        pthread_mutex_unlock(&w->lock);
+        return -1;
+    }
+    atomic_store(&t->queued_on, d);
     w->ring[(w->head + w->count) % ts->depth] = t;
     w->count++;
     pthread_cond_signal(&w->not_empty);
     pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+/* Place t with the scheduler on a device that can run it, is not lost and
+ * not in `avoid` (bits): its ticket set, the device returned; -1 if none. */
+static int place(coproc__tasks *ts, coproc_task *t, int avoid)
+{
+    coproc_runtime *rt = t->rt;
+    const coproc_op *op = &t->op;
+    coproc__sched_task st;
+    memset(&st, 0, sizeof st);
+    st.kind = (int)op->kind;
+    int home = coproc__op_home_device(op);
+    st.forced = home >= 0 ? home : op->device;
+    st.input_bytes = coproc__op_input_bytes(op);
+    for (int d = 0; d < rt->device_count; d++) {
+        st.cost[d] = st.transfer[d] = -1;
+        coproc__device *dev = &rt->devices[d];
+        if ((avoid >> d & 1) || atomic_load(&ts->w[d].lost) || !coproc__op_runs_on(op, dev))
+            continue;
+        st.allowed |= 1u << d;
+        st.cost[d] = coproc__op_estimate(dev, op, &st.transfer[d]);
+    }
+    if (!st.allowed || (st.forced >= 0 && !(st.allowed >> st.forced & 1)))
+        return -1;
+    coproc__sched_ticket ticket;
+    int d = coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &ticket);
+    if (d < 0 || d >= rt->device_count || !(st.allowed >> d & 1)) {
+        /* The policy named a device it may not have (the fixed one, lost):
+         * the quickest of those left. */
+        st.forced = -1;
+        for (int i = 0; i < rt->device_count; i++)
+            if ((st.allowed >> i & 1) && (st.forced < 0 || st.cost[i] < st.cost[st.forced]))
+                st.forced = i;
+        d = coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &ticket);
+        if (d != st.forced)
+            return -1;
+    }
+    pthread_mutex_lock(&t->lock);
+    t->ticket = ticket;
+    pthread_mutex_unlock(&t->lock);
+    return d;
+}
+
+/* Place and queue t, trying the next device while the chosen one turns out
+ * lost; -1 when no device is left. */
+static int place_and_queue(coproc__tasks *ts, coproc_task *t, int avoid)
+{
+    for (;;) {
+        int d = place(ts, t, avoid);
+        if (d < 0)
+            return -1;
+        if (enqueue(ts, d, t) == 0)
+            return 0;
+        avoid |= 1 << d;
+    }
+}
+
+int coproc__task_requeue(coproc__tasks *ts, coproc_task *t, int avoid)
+{
+    pthread_mutex_lock(&t->lock);
+    avoid |= t->tried;
+    pthread_mutex_unlock(&t->lock);
+    return place_and_queue(ts, t, avoid);
 }
 
 static coproc__sched_config sched_config(coproc_runtime *rt)
@@ -266,7 +387,7 @@ static coproc__sched_config sched_config(coproc_runtime *rt)
 }
 
 /* Start the scheduler and one worker per device, on first use. */
-static void tasks_free(coproc_runtime *rt, coproc__tasks *ts);
+static int tasks_free(coproc_runtime *rt, coproc__tasks *ts);
 
 /* The runtime's scheduler and workers, started on first use; published in
  * rt->tasks only once every worker runs. */
@@ -293,6 +414,7 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
     }
     ts->t0 = rt->backend->now(rt);
     ts->depth = rt->queue_depth;
+    coproc__watchdog_init(ts);
     for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
         worker *w = &ts->w[d];
         w->rt = rt;
@@ -318,6 +440,8 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
         }
     }
     if (s == COPROC_OK)
+        coproc__watchdog_start(rt, ts);
+    if (s == COPROC_OK)
         rt->tasks = *out = ts;
     else
         tasks_free(rt, ts);
@@ -325,16 +449,47 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
     return s;
 }
 
-void coproc__tasks_stop(coproc_runtime *rt)
+int coproc__tasks_stop(coproc_runtime *rt)
 {
+    int stuck = 0;
     if (rt->tasks)
-        tasks_free(rt, rt->tasks);
+        stuck = tasks_free(rt, rt->tasks);
     rt->tasks = NULL;
+    return stuck;
 }
 
-/* Stop the workers (they run what is queued first) and free everything. */
-static void tasks_free(coproc_runtime *rt, coproc__tasks *ts)
+/* Join thread th; a lost device's thread still inside its driver after the
+ * watchdog's bound is let go (detached) instead. 1 if let go. */
+static int join_or_let_go(coproc_runtime *rt, worker *w, pthread_t th)
 {
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_timedjoin_np(th, NULL, &ts) == 0)
+            return 0;
+        pthread_mutex_lock(&w->lock);
+        int lost = atomic_load(&w->lost);
+        double since = w->lost_at;
+        pthread_mutex_unlock(&w->lock);
+        if (lost && coproc__now() - since > rt->watchdog_s) {
+            pthread_detach(th);
+            return 1;
+        }
+    }
+}
+
+/* Stop the workers (they run what is queued first), then the watchdog, and
+ * free everything. A lost device's thread that never comes back from its
+ * driver is let go: then nothing is freed (it still points at it) and 1 is
+ * returned. */
+static int tasks_free(coproc_runtime *rt, coproc__tasks *ts)
+{
+    coproc__watchdog_closing(ts);
     for (int d = 0; d < rt->device_count; d++) {
         worker *w = &ts->w[d];
         if (!w->ring && !w->started)
@@ -345,12 +500,19 @@ static void tasks_free(coproc_runtime *rt, coproc__tasks *ts)
         pthread_cond_broadcast(&w->prefetch_cond);
         pthread_mutex_unlock(&w->lock);
     }
+    int stuck = 0;
     for (int d = 0; d < rt->device_count; d++) {
         worker *w = &ts->w[d];
         if (w->started)
-            pthread_join(w->thread, NULL);
+            stuck |= join_or_let_go(rt, w, w->thread);
         if (w->prefetcher_started)
-            pthread_join(w->prefetcher, NULL);
+            stuck |= join_or_let_go(rt, w, w->prefetcher);
+    }
+    coproc__watchdog_stop(ts);
+    if (stuck)
+        return 1;
+    for (int d = 0; d < rt->device_count; d++) {
+        worker *w = &ts->w[d];
         if (w->ring || w->started) {
             pthread_mutex_destroy(&w->lock);
             pthread_cond_destroy(&w->not_empty);
@@ -359,9 +521,11 @@ static void tasks_free(coproc_runtime *rt, coproc__tasks *ts)
         }
         free(w->ring);
     }
+    coproc__watchdog_destroy(ts);
     coproc__sched_destroy(&ts->sched);
     free(ts->w);
     free(ts);
+    return 0;
 }
 
 void coproc_op_init(coproc_op *op, coproc_op_kind kind)
@@ -393,44 +557,36 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
     if ((s = tasks_start(rt, &ts)) != COPROC_OK)
         return s;
 
+    int able = 0;
+    for (int d = 0; d < rt->device_count; d++)
+        able |= coproc__op_runs_on(op, &rt->devices[d]) << d;
+    int home = coproc__op_home_device(op);
+    int forced = home >= 0 ? home : op->device;
+    if (!able || (forced >= 0 && forced < rt->device_count && !(able >> forced & 1)))
+        return coproc__fail(rt, COPROC_UNSUPPORTED,
+                            "coproc_submit: no device can run it "
+                            "(float64 needs fp64)");
+
     coproc_task *t = calloc(1, sizeof *t);
     if (!t)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     t->rt = rt;
     t->op = *op;
+    t->refs = 1; /* the caller's */
     pthread_mutex_init(&t->lock, NULL);
-    pthread_cond_init(&t->done_cond, NULL);
-
-    coproc__sched_task st;
-    memset(&st, 0, sizeof st);
-    st.kind = (int)op->kind;
-    int home = coproc__op_home_device(op);
-    st.forced = home >= 0 ? home : op->device;
-    st.input_bytes = coproc__op_input_bytes(op);
-    for (int d = 0; d < rt->device_count; d++) {
-        coproc__device *dev = &rt->devices[d];
-        if (!coproc__op_runs_on(op, dev))
-            continue;
-        st.allowed |= 1u << d;
-        st.cost[d] = coproc__op_estimate(dev, op, &st.transfer[d]);
-    }
-    if (!st.allowed) {
-        pthread_mutex_destroy(&t->lock);
-        pthread_cond_destroy(&t->done_cond);
-        free(t);
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_submit: no device can run it "
-                            "(float64 needs fp64)");
-    }
+    coproc__cond_init_monotonic(&t->done_cond);
     t->clock.submitted = rt->backend->now(rt);
-    int d = coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &t->ticket);
-    if (d < 0 || d >= rt->device_count) { /* cannot happen with a device allowed; be safe */
-        pthread_mutex_destroy(&t->lock);
-        pthread_cond_destroy(&t->done_cond);
-        free(t);
-        return coproc__fail(rt, COPROC_INTERNAL, "coproc_submit: no device chosen");
+    if (place_and_queue(ts, t, 0) != 0) {
+        task_free(t);
+        if (forced >= 0)
+            return coproc__fail(rt, COPROC_DEVICE_LOST,
+                                "coproc_submit: device %d, which the "
+                                "operator is bound to, was lost (the watchdog)",
+                                forced);
+        return coproc__fail(rt, COPROC_DEVICE_LOST,
+                            "coproc_submit: every device that can run "
+                            "it was lost (the watchdog)");
     }
-    t->queued_on = d;
-    enqueue(ts, d, t);
     *out = t;
     return COPROC_OK;
 }
@@ -444,6 +600,25 @@ int coproc_task_done(const coproc_task *ct)
     int done = t->done;
     pthread_mutex_unlock(&t->lock);
     return done;
+}
+
+/* t is done: hand its result to the caller and drop the caller's reference. */
+static coproc_status collect(coproc_task *t, coproc_result *out)
+{
+    pthread_mutex_lock(&t->lock);
+    coproc_status s = t->status;
+    if (s != COPROC_OK)
+        coproc__fail(t->rt, s, "%s", t->errmsg);
+    t->rt->backend->task_waited(t->rt, &t->clock);
+    if (out)
+        *out = t->result;
+    else
+        coproc_result_free(&t->result);
+    if (out && s != COPROC_OK)
+        memset(out, 0, sizeof *out);
+    memset(&t->result, 0, sizeof t->result);
+    task_unref_locked(t);
+    return s;
 }
 
 coproc_status coproc_wait(coproc_task *t, coproc_result *out)
@@ -462,20 +637,30 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
     while (!t->done)
         pthread_cond_wait(&t->done_cond, &t->lock);
     pthread_mutex_unlock(&t->lock);
-    coproc_status s = t->status;
-    if (s != COPROC_OK)
-        coproc__fail(t->rt, s, "%s", t->errmsg);
-    t->rt->backend->task_waited(t->rt, &t->clock);
-    if (out)
-        *out = t->result;
-    else
-        coproc_result_free(&t->result);
-    if (out && s != COPROC_OK)
-        memset(out, 0, sizeof *out);
-    pthread_mutex_destroy(&t->lock);
-    pthread_cond_destroy(&t->done_cond);
-    free(t);
-    return s;
+    return collect(t, out);
+}
+
+coproc_status coproc_wait_timeout(coproc_task *t, double seconds, coproc_result *out)
+{
+    if (!t)
+        return COPROC_NULL_POINTER;
+    if (seconds < 0)
+        return coproc_wait(t, out);
+    if (seconds != seconds)
+        return coproc__fail(t->rt, COPROC_INVALID_ARGUMENT, "coproc_wait_timeout: seconds is NaN");
+    /* Not run here (run_if_queued): the caller asked to be back in time. */
+    double until = coproc__now() + (seconds > 1e9 ? 1e9 : seconds);
+    pthread_mutex_lock(&t->lock);
+    while (!t->done && coproc__cond_wait_until(&t->done_cond, &t->lock, until) == 0)
+        ;
+    int done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    if (!done)
+        return coproc__fail(t->rt, COPROC_TIMEOUT,
+                            "coproc_wait_timeout: the %s has not finished "
+                            "after %g s (the task is still yours: wait on it again)",
+                            coproc_op_kind_name(t->op.kind), seconds);
+    return collect(t, out);
 }
 
 void coproc_result_free(coproc_result *r)
@@ -540,6 +725,8 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
         s.tasks_streamed = atomic_load(&w->tasks_streamed);
         s.queued = w->count;
         pthread_mutex_unlock(&w->lock);
+        s.lost = atomic_load(&w->lost);
+        s.tasks_moved = atomic_load(&w->tasks_moved);
     }
     pthread_mutex_unlock(&rt->tasks_lock);
     memcpy(out, &s, out->struct_size);

@@ -6,7 +6,9 @@
 
 #include "coproc.h"
 
-/* Stop the workers (after the queued tasks ran) and free them; no-op if none started. */
-void coproc__tasks_stop(coproc_runtime *rt);
+/* Stop the workers (after the queued tasks ran) and free them; no-op if none
+ * started. 1 when a lost device's thread never came back from its driver:
+ * then the runtime must not be freed (that thread still points into it). */
+int coproc__tasks_stop(coproc_runtime *rt);
 
 #endif

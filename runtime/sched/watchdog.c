@@ -1,0 +1,227 @@
+/* watchdog.c - a device that stops making progress (a driver that deadlocks,
+ * a device that hangs) must not hang the runtime. A thread looks at every
+ * worker's run in progress a few times a second; one that has run longer
+ * than its bound - max(the floor, 20 x its estimate) - marks its device
+ * lost: the device takes no more work, the tasks queued on it and the one it
+ * was running are queued on other devices (the stuck run's result, should it
+ * ever come, is dropped as stale), or end with DEVICE_LOST when bound to it.
+ * COPROC_FAULT_STALL=D:N[:S] makes device D's N-th run block S seconds (as a
+ * driver would that never returns) to test all this. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/parse.h"
+#include "core/runtime.h"
+#include "cost/bandwidth.h"
+#include "sched/tasks_internal.h"
+
+/* A run may take this many times its estimate before the device is given up. */
+#define WATCHDOG_ESTIMATE_FACTOR 20.0
+
+void coproc__cond_init_monotonic(pthread_cond_t *cond)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &a);
+    pthread_condattr_destroy(&a);
+}
+
+int coproc__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, double until)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)until;
+    ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    return pthread_cond_timedwait(cond, lock, &ts);
+}
+
+double coproc__watchdog_bound(const coproc_runtime *rt, double estimate)
+{
+    double b = WATCHDOG_ESTIMATE_FACTOR * (estimate > 0 ? estimate : 0);
+    return b > rt->watchdog_s ? b : rt->watchdog_s;
+}
+
+/* COPROC_FAULT_STALL=D:N[:S] into ts; anything else is refused with a warning. */
+static void parse_stall(coproc_runtime *rt, coproc__tasks *ts)
+{
+    const char *env = getenv("COPROC_FAULT_STALL");
+    if (!env || !*env)
+        return;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", env);
+    char *n = strchr(buf, ':');
+    char *sec = n ? strchr(n + 1, ':') : NULL;
+    if (n)
+        *n++ = '\0';
+    if (sec)
+        *sec++ = '\0';
+    long long d = 0, nth = 0;
+    double s = 3600;
+    const char *why = "expected D:N[:SECONDS]";
+    if (!n || coproc__parse_int(buf, 0, rt->device_count - 1, &d, &why) != 0 ||
+        coproc__parse_int(n, 1, 1000000000, &nth, &why) != 0 ||
+        (sec && coproc__parse_seconds(sec, &s, &why) != 0)) {
+        coproc__log(rt, COPROC_LOG_WARN, "COPROC_FAULT_STALL=%s ignored: %s", env, why);
+        return;
+    }
+    ts->stall_device = (int)d;
+    ts->stall_nth = (unsigned)nth;
+    ts->stall_s = s;
+}
+
+int coproc__watchdog_stall(coproc__tasks *ts, coproc__worker *w, unsigned n)
+{
+    if (w->device != ts->stall_device || n != ts->stall_nth)
+        return 0;
+    coproc__log(w->rt, COPROC_LOG_WARN, "device %d: run %u stalls for %g s (COPROC_FAULT_STALL)",
+                w->device, n, ts->stall_s);
+    double until = coproc__now() + ts->stall_s;
+    pthread_mutex_lock(&ts->wd_lock);
+    while (!ts->closing && coproc__now() < until)
+        coproc__cond_wait_until(&ts->wd_cond, &ts->wd_lock, until);
+    pthread_mutex_unlock(&ts->wd_lock);
+    return 1;
+}
+
+/* Give device d up: nothing more goes to it; its queued tasks, and run
+ * `attempt` of t that it was running, go to other devices. */
+static void device_lost(coproc_runtime *rt, coproc__tasks *ts, int d, coproc_task *t, int attempt,
+                        double ran, double bound)
+{
+    coproc__worker *w = &ts->w[d];
+    coproc__log(rt, COPROC_LOG_ERROR,
+                "device %d (%s) made no progress: a %s has run %.2f s "
+                "(bound %.2f s); the device is marked lost and its work moves to other devices",
+                d, rt->devices[d].info.name, coproc_op_kind_name(t->op.kind), ran, bound);
+    coproc_task **moved = NULL;
+    int n = 0;
+    pthread_mutex_lock(&w->lock);
+    w->lost_at = coproc__now();
+    atomic_store(&w->lost, 1);
+    if (w->count > 0 && (moved = malloc((size_t)w->count * sizeof *moved))) {
+        for (; w->count > 0; w->count--) {
+            moved[n++] = w->ring[w->head];
+            w->head = (w->head + 1) % ts->depth;
+        }
+        w->pending = NULL;
+    }
+    pthread_cond_broadcast(&w->not_full); /* submitters waiting for room go elsewhere */
+    pthread_mutex_unlock(&w->lock);
+
+    /* The running task: a new attempt elsewhere; the stuck one is stale. */
+    pthread_mutex_lock(&t->lock);
+    int current = !t->done && t->attempt == attempt;
+    if (current) {
+        t->attempt++;
+        t->tried |= 1 << d;
+    }
+    pthread_mutex_unlock(&t->lock);
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "device %d was lost (no progress within %.2f s) and no other "
+             "device can run this %s",
+             d, bound, coproc_op_kind_name(t->op.kind));
+    if (current) {
+        atomic_fetch_add(&w->tasks_moved, 1);
+        if (coproc__task_requeue(ts, t, 1 << d) != 0)
+            coproc__task_end(t, COPROC_DEVICE_LOST, msg);
+    }
+    for (int i = 0; i < n; i++) {
+        atomic_fetch_add(&w->tasks_moved, 1);
+        if (coproc__task_requeue(ts, moved[i], 1 << d) != 0)
+            coproc__task_end(moved[i], COPROC_DEVICE_LOST, msg);
+    }
+    free(moved);
+}
+
+/* One look at every worker. */
+static void scan(coproc_runtime *rt, coproc__tasks *ts)
+{
+    double now = coproc__now();
+    for (int i = 0; i < rt->device_count; i++) {
+        coproc__worker *w = &ts->w[i];
+        pthread_mutex_lock(&w->lock);
+        coproc_task *t = w->running;
+        int attempt = w->running_attempt, d = w->running_device;
+        double ran = now - w->running_since, bound = w->running_bound;
+        int late = t && ran > bound && d >= 0 && !atomic_load(&ts->w[d].lost);
+        if (late) { /* the task stays alive while we look at it */
+            pthread_mutex_lock(&t->lock);
+            t->refs++;
+            pthread_mutex_unlock(&t->lock);
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!late)
+            continue;
+        device_lost(rt, ts, d, t, attempt, ran, bound);
+        coproc__task_unref(t);
+    }
+}
+
+static void *watchdog_main(void *arg)
+{
+    coproc__tasks *ts = arg;
+    coproc_runtime *rt = ts->w[0].rt;
+    /* A few looks within the least bound; at most 4 a second. */
+    double period = rt->watchdog_s / 4 > 0.25 ? 0.25 : rt->watchdog_s / 4;
+    pthread_mutex_lock(&ts->wd_lock);
+    while (!ts->wd_stop) {
+        coproc__cond_wait_until(&ts->wd_cond, &ts->wd_lock, coproc__now() + period);
+        if (ts->wd_stop)
+            break;
+        pthread_mutex_unlock(&ts->wd_lock);
+        scan(rt, ts);
+        pthread_mutex_lock(&ts->wd_lock);
+    }
+    pthread_mutex_unlock(&ts->wd_lock);
+    return NULL;
+}
+
+void coproc__watchdog_init(coproc__tasks *ts)
+{
+    pthread_mutex_init(&ts->wd_lock, NULL);
+    coproc__cond_init_monotonic(&ts->wd_cond);
+    ts->stall_device = -1;
+}
+
+void coproc__watchdog_closing(coproc__tasks *ts)
+{
+    pthread_mutex_lock(&ts->wd_lock);
+    ts->closing = 1;
+    pthread_cond_broadcast(&ts->wd_cond);
+    pthread_mutex_unlock(&ts->wd_lock);
+}
+
+void coproc__watchdog_start(coproc_runtime *rt, coproc__tasks *ts)
+{
+    parse_stall(rt, ts);
+    if (rt->watchdog_s > 0 && rt->device_count > 0)
+        ts->watchdog_started = pthread_create(&ts->watchdog, NULL, watchdog_main, ts) == 0;
+    if (rt->watchdog_s > 0 && !ts->watchdog_started)
+        coproc__log(rt, COPROC_LOG_WARN,
+                    "cannot start the watchdog thread: a device that stops "
+                    "responding will not be detected");
+}
+
+void coproc__watchdog_stop(coproc__tasks *ts)
+{
+    pthread_mutex_lock(&ts->wd_lock);
+    ts->wd_stop = 1;
+    pthread_cond_broadcast(&ts->wd_cond);
+    pthread_mutex_unlock(&ts->wd_lock);
+    if (ts->watchdog_started)
+        pthread_join(ts->watchdog, NULL);
+    ts->watchdog_started = 0;
+}
+
+void coproc__watchdog_destroy(coproc__tasks *ts)
+{
+    pthread_mutex_destroy(&ts->wd_lock);
+    pthread_cond_destroy(&ts->wd_cond);
+}
