@@ -45,6 +45,10 @@ if [ "$mode" = test ]; then
     need libcmocka-dev pkg-config --exists cmocka
     need libsqlite3-dev pkg-config --exists sqlite3
     need clang-14 command -v clang-14
+    # tests/fuzz.sh (CI): clang and its libFuzzer and sanitizer runtimes (only recommended
+    # by clang-14, so not installed with it here).
+    need clang command -v clang
+    need libclang-rt-14-dev have_file '/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
     need python3 command -v python3 # test_profiles.sh reads the profiles with it
     # Two more OpenCL implementations the suite runs on (docs/portability.md):
     # Mesa's rusticl (RUSTICL_ENABLE=llvmpipe) and the Oclgrind simulator.

@@ -63,7 +63,9 @@ COPROC_API void coproc_plan_free(coproc_plan *p);
 COPROC_API coproc_status coproc_plan_status(const coproc_plan *p);
 COPROC_API const char *coproc_plan_errmsg(const coproc_plan *p);
 
-/* Expressions. A column is named as it appears in the node's input. */
+/* Expressions. A column is named as it appears in the node's input. A tree of
+ * more than 4096 nodes (an operand given twice, as in x * x, counts twice) is
+ * refused: the builder records INVALID_ARGUMENT. */
 COPROC_API coproc_expr *coproc_expr_column(coproc_plan *p, const char *name);
 COPROC_API coproc_expr *coproc_expr_int(coproc_plan *p, int64_t v);
 COPROC_API coproc_expr *coproc_expr_float(coproc_plan *p, double v);

@@ -383,8 +383,8 @@ double coproc__profile_transfer_time(const coproc__profile *p, int to_device, in
         double x0 = f->bytes[i], x1 = f->bytes[i + 1], t0 = f->seconds[i], t1 = f->seconds[i + 1];
         if (bytes > x1)
             continue;
-        if (!(x1 > x0) || !(t0 > 0) || !(t1 > 0))
-            break;
+        if (!(x0 > 0) || !(x1 > x0) || !(t0 > 0) || !(t1 > 0))
+            break; /* no log-log line (a point at 0 bytes: log 0): the fitted line */
         double u = log(bytes / x0) / log(x1 / x0);
         return exp(log(t0) + u * log(t1 / t0));
     }

@@ -10,6 +10,10 @@
 #include "query/plan.h"
 
 #define MAX_KEYS 8
+/* The most nodes an expression's tree may have. An operand may be given twice
+ * (x * x), so a plan of a few calls can name a tree of 2^calls nodes, which
+ * checking and code generation walk in full: such a plan is refused. */
+#define MAX_EXPR_NODES 4096
 
 coproc_status coproc_plan_create(coproc_runtime *rt, coproc_plan **out)
 {
@@ -222,6 +226,7 @@ static coproc_expr *expr_new(coproc_plan *p, coproc__qe_kind kind)
     if (!e)
         return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
     e->kind = kind;
+    e->size = 1;
     e->next_alloc = p->exprs;
     p->exprs = e;
     return e;
@@ -255,6 +260,22 @@ coproc_expr *coproc_expr_float(coproc_plan *p, double v)
     return e;
 }
 
+/* e, its operands set, if its tree is small enough (MAX_EXPR_NODES); else NULL. */
+static coproc_expr *sized(coproc_plan *p, const char *what, coproc_expr *e)
+{
+    if (!e)
+        return NULL;
+    uint64_t n = 1 + (uint64_t)e->n + (e->a ? e->a->size : 0) + (e->b ? e->b->size : 0) +
+                 (e->c ? e->c->size : 0);
+    if (n > MAX_EXPR_NODES)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT,
+                         "%s: an expression of more than %d nodes "
+                         "(operands given more than once count each time)",
+                         what, MAX_EXPR_NODES);
+    e->size = (uint32_t)n;
+    return e;
+}
+
 /* NULL operands mean an error was recorded already, unless none was: then the
  * caller passed NULL itself. */
 static int operands_ok(coproc_plan *p, const char *what, int n, coproc_expr *a, coproc_expr *b,
@@ -278,7 +299,7 @@ coproc_expr *coproc_expr_arith(coproc_plan *p, coproc_arith op, coproc_expr *a, 
     coproc_expr *e = expr_new(p, COPROC__QE_ARITH);
     if (e)
         e->arith = op, e->a = a, e->b = b;
-    return e;
+    return sized(p, "coproc_expr_arith", e);
 }
 
 coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a, coproc_expr *b)
@@ -292,7 +313,7 @@ coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a, 
     coproc_expr *e = expr_new(p, COPROC__QE_CMP);
     if (e)
         e->cmp = op, e->a = a, e->b = b;
-    return e;
+    return sized(p, "coproc_expr_compare", e);
 }
 
 coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *x, coproc_expr *lo, coproc_expr *hi)
@@ -302,7 +323,7 @@ coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *x, coproc_expr *lo
     coproc_expr *e = expr_new(p, COPROC__QE_BETWEEN);
     if (e)
         e->a = x, e->b = lo, e->c = hi;
-    return e;
+    return sized(p, "coproc_expr_between", e);
 }
 
 coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *x, int n, coproc_expr *const *list)
@@ -323,7 +344,7 @@ coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *x, int n, coproc_expr *
     memcpy(e->list, list, n * sizeof *e->list);
     e->n = n;
     e->a = x;
-    return e;
+    return sized(p, "coproc_expr_in", e);
 }
 
 static coproc_expr *logic(coproc_plan *p, coproc__qe_kind k, const char *what, coproc_expr *a,
@@ -334,7 +355,7 @@ static coproc_expr *logic(coproc_plan *p, coproc__qe_kind k, const char *what, c
     coproc_expr *e = expr_new(p, k);
     if (e)
         e->a = a, e->b = b;
-    return e;
+    return sized(p, what, e);
 }
 
 coproc_expr *coproc_expr_and(coproc_plan *p, coproc_expr *a, coproc_expr *b)

@@ -49,6 +49,7 @@ struct coproc_expr {
     coproc_expr *a, *b, *c;
     int n;               /* IN */
     coproc_expr **list;
+    uint32_t size;           /* nodes in its tree, shared operands counted each time */
     coproc_expr *next_alloc; /* the plan's list of everything it owns */
 };
 

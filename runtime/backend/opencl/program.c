@@ -39,6 +39,24 @@ static void cache_path(coproc_runtime *rt, const char *name, uint64_t key, char 
     snprintf(out, size, "%s/kernels/%s-%016" PRIx64 ".bin", rt->cache_dir, name, key);
 }
 
+/* The binary a cache file of len bytes holds for key: 1 with *bin, *binlen
+ * inside data when the header is whole, of key, and its hash matches; else 0.
+ * Not static: fuzz/fuzz_kernel_cache.c feeds it directly. */
+int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
+                                const unsigned char **bin, size_t *binlen);
+int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
+                                const unsigned char **bin, size_t *binlen)
+{
+    if (len <= BINARY_HEADER_LEN || memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) != 0)
+        return 0;
+    uint64_t stored, sum;
+    memcpy(&stored, data + BINARY_MAGIC_LEN, 8);
+    memcpy(&sum, data + BINARY_MAGIC_LEN + 8, 8);
+    *bin = data + BINARY_HEADER_LEN;
+    *binlen = len - BINARY_HEADER_LEN;
+    return stored == key && sum == coproc__hash(COPROC__FNV_SEED, *bin, *binlen);
+}
+
 /* Try the binary cache; 1 and *out on a hit, 0 on a miss (absent, foreign or stale). */
 static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path, uint64_t key,
                        const char *options, cl_program *out)
@@ -48,23 +66,18 @@ static int load_cached(coproc_runtime *rt, coproc__device *dev, const char *path
     if (coproc__read_cache_file(rt, "kernel binary", path, &data, &len) != 0)
         return 0;
     int hit = 0;
-    if (len > BINARY_HEADER_LEN && memcmp(data, BINARY_MAGIC, BINARY_MAGIC_LEN) == 0) {
-        uint64_t stored, sum;
-        memcpy(&stored, data + BINARY_MAGIC_LEN, 8);
-        memcpy(&sum, data + BINARY_MAGIC_LEN + 8, 8);
-        const unsigned char *bin = data + BINARY_HEADER_LEN;
-        size_t binlen = len - BINARY_HEADER_LEN;
-        if (stored == key && sum == coproc__hash(COPROC__FNV_SEED, bin, binlen)) {
-            cl_int status = CL_SUCCESS, err;
-            cl_program p = clCreateProgramWithBinary(dev->context, 1, &dev->id, &binlen, &bin,
-                                                     &status, &err);
-            if (p && err == CL_SUCCESS && status == CL_SUCCESS &&
-                clBuildProgram(p, 1, &dev->id, options, NULL, NULL) == CL_SUCCESS) {
-                *out = p;
-                hit = 1;
-            } else if (p) {
-                clReleaseProgram(p);
-            }
+    const unsigned char *bin;
+    size_t binlen;
+    if (coproc__program_cache_parse(data, len, key, &bin, &binlen)) {
+        cl_int status = CL_SUCCESS, err;
+        cl_program p =
+            clCreateProgramWithBinary(dev->context, 1, &dev->id, &binlen, &bin, &status, &err);
+        if (p && err == CL_SUCCESS && status == CL_SUCCESS &&
+            clBuildProgram(p, 1, &dev->id, options, NULL, NULL) == CL_SUCCESS) {
+            *out = p;
+            hit = 1;
+        } else if (p) {
+            clReleaseProgram(p);
         }
     }
     if (!hit)
