@@ -184,9 +184,12 @@ COPROC_API void coproc_options_init(coproc_options *opts);
  */
 COPROC_API coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out);
 
-/* Release everything the runtime owns. Columns must have been freed and every
- * submitted task waited on first (queued tasks still run before the workers
- * stop). NULL is a no-op. */
+/* Release everything the runtime owns. Columns must have been freed first.
+ * Submitted tasks not yet waited on are let finish (queued ones still run),
+ * then freed with their results: their handles are invalid after. Their
+ * input columns are read until then, so a caller shutting down with work in
+ * flight calls coproc_drain, frees its columns, then closes. NULL is a
+ * no-op. */
 COPROC_API void coproc_close(coproc_runtime *rt);
 
 /*
@@ -748,6 +751,11 @@ COPROC_API int coproc_task_done(const coproc_task *t);
 /* Wait for t, move its result into *out (may be NULL to discard it) and free t.
  * Returns the operator's status; on error *out holds no columns. */
 COPROC_API coproc_status coproc_wait(coproc_task *t, coproc_result *out);
+
+/* Return once every operator submitted before the call has finished (the
+ * tasks stay the callers', to wait on as usual; their waits do not block).
+ * Safe beside other threads' calls; NULL is a no-op. */
+COPROC_API void coproc_drain(coproc_runtime *rt);
 
 /* coproc_wait for at most `seconds` (negative: no limit). COPROC_TIMEOUT when
  * t has not finished by then: t stays the caller's, to wait on again; *out is

@@ -414,6 +414,7 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
     }
     ts->t0 = rt->backend->now(rt);
     ts->depth = rt->queue_depth;
+    pthread_mutex_init(&ts->live_lock, NULL);
     coproc__watchdog_init(ts);
     for (int d = 0; d < rt->device_count && s == COPROC_OK; d++) {
         worker *w = &ts->w[d];
@@ -521,6 +522,14 @@ static int tasks_free(coproc_runtime *rt, coproc__tasks *ts)
         }
         free(w->ring);
     }
+    /* Submitted and never waited on: their results go with them. */
+    for (coproc_task *t = ts->live, *next; t; t = next) {
+        next = t->next;
+        pthread_mutex_lock(&t->lock);
+        coproc_result_free(&t->result);
+        task_unref_locked(t);
+    }
+    pthread_mutex_destroy(&ts->live_lock);
     coproc__watchdog_destroy(ts);
     coproc__sched_destroy(&ts->sched);
     free(ts->w);
@@ -587,6 +596,12 @@ coproc_status coproc_submit(coproc_runtime *rt, const coproc_op *op, coproc_task
                             "coproc_submit: every device that can run "
                             "it was lost (the watchdog)");
     }
+    pthread_mutex_lock(&ts->live_lock);
+    t->next = ts->live;
+    if (ts->live)
+        ts->live->prev = t;
+    ts->live = t;
+    pthread_mutex_unlock(&ts->live_lock);
     *out = t;
     return COPROC_OK;
 }
@@ -605,6 +620,15 @@ int coproc_task_done(const coproc_task *ct)
 /* t is done: hand its result to the caller and drop the caller's reference. */
 static coproc_status collect(coproc_task *t, coproc_result *out)
 {
+    coproc__tasks *ts = t->rt->tasks;
+    pthread_mutex_lock(&ts->live_lock);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        ts->live = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&ts->live_lock);
     pthread_mutex_lock(&t->lock);
     coproc_status s = t->status;
     if (s != COPROC_OK)
@@ -638,6 +662,38 @@ coproc_status coproc_wait(coproc_task *t, coproc_result *out)
         pthread_cond_wait(&t->done_cond, &t->lock);
     pthread_mutex_unlock(&t->lock);
     return collect(t, out);
+}
+
+void coproc_drain(coproc_runtime *rt)
+{
+    if (!rt)
+        return;
+    pthread_mutex_lock(&rt->tasks_lock);
+    coproc__tasks *ts = rt->tasks;
+    pthread_mutex_unlock(&rt->tasks_lock);
+    if (!ts)
+        return;
+    /* Wait for each task not yet done, holding a reference so that its
+     * waiter may collect and free it meanwhile; start over after each wait
+     * (the list changes while unlocked). */
+    for (;;) {
+        pthread_mutex_lock(&ts->live_lock);
+        coproc_task *t = ts->live;
+        while (t && atomic_load_explicit(&t->finished, memory_order_acquire))
+            t = t->next;
+        if (t) {
+            pthread_mutex_lock(&t->lock);
+            t->refs++;
+            pthread_mutex_unlock(&t->lock);
+        }
+        pthread_mutex_unlock(&ts->live_lock);
+        if (!t)
+            return;
+        pthread_mutex_lock(&t->lock);
+        while (!t->done)
+            pthread_cond_wait(&t->done_cond, &t->lock);
+        task_unref_locked(t);
+    }
 }
 
 coproc_status coproc_wait_timeout(coproc_task *t, double seconds, coproc_result *out)

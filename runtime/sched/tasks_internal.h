@@ -28,6 +28,7 @@ struct coproc_task {
     coproc_status status;
     char errmsg[512];
     coproc_result result;
+    struct coproc_task *prev, *next; /* the runtime's tasks not yet waited on (live_lock) */
     atomic_int queued_on; /* the device whose ready queue took it last */
     atomic_int finished;  /* done, readable without the lock (coproc_wait's spin) */
 };
@@ -69,6 +70,9 @@ typedef struct coproc__tasks {
     double t0; /* clock origin */
     int depth;
     coproc__worker *w;
+    /* Tasks submitted and not yet waited on: coproc_close frees them. */
+    pthread_mutex_t live_lock;
+    coproc_task *live;
     /* The watchdog (watchdog.c): its thread, woken to stop; injected stalls
      * wait on the same condition, so closing ends them. */
     pthread_t watchdog;
