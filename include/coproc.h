@@ -264,6 +264,7 @@ typedef struct coproc_stats {
     uint64_t programs_built;          /* kernel programs compiled from source */
     uint64_t programs_from_cache;     /* kernel programs loaded from the on-disk binary cache */
     uint64_t program_cache_writes;    /* binaries written to the cache */
+    uint64_t faults_injected;         /* OpenCL calls failed on purpose (COPROC_FAULT, tests) */
 } coproc_stats;
 
 /* Snapshot the runtime's counters. out->struct_size must be set by the caller. */

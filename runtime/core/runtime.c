@@ -345,6 +345,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
         coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",
                     env_cal);
     load_profiles(rt, o.calibration);
+    coproc__faults_read(rt);
     rt->errmsg[0] = '\0';
     return COPROC_OK;
 }
@@ -408,6 +409,7 @@ coproc_status coproc_stats_get(const coproc_runtime *rt, coproc_stats *out)
     s.programs_built = atomic_load(&((coproc_runtime *)rt)->programs_built);
     s.programs_from_cache = atomic_load(&((coproc_runtime *)rt)->programs_from_cache);
     s.program_cache_writes = atomic_load(&((coproc_runtime *)rt)->program_cache_writes);
+    s.faults_injected = atomic_load(&((coproc_runtime *)rt)->faults.injected);
     memcpy(out, &s, out->struct_size);
     return COPROC_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "coproc.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "backend/opencl/device.h"
 #include "ops/table.h"
 
@@ -46,6 +47,7 @@ struct coproc_runtime {
     int policy;                /* coproc_policy, after COPROC_POLICY */
     int fixed_device;
     int queue_depth;
+    coproc__faults faults;       /* COPROC_FAULT (core/fault.h) */
     double watchdog_s;           /* a running task's least bound; <= 0: no watchdog (task.c) */
     struct coproc__tasks *tasks; /* workers and the scheduler (task.h); NULL until first submit */
     coproc__op_seen seen;      /* output sizes so far, for estimates (ops/table.h) */

@@ -20,6 +20,11 @@ coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
                             "%zu bytes exceed device %d's largest allocation (%llu bytes)", bytes,
                             dev->index, (unsigned long long)dev->info.max_alloc_bytes);
+    int injected = coproc__fault(rt, dev->index, COPROC__FAULT_ALLOC);
+    if (injected)
+        return coproc__fail_cl(rt, injected,
+                               "clCreateBuffer of %zu bytes on device %d (COPROC_FAULT)", bytes,
+                               dev->index);
     if (coproc__pool_round(bytes) <= dev->info.max_alloc_bytes)
         bytes = coproc__pool_round(bytes);
     if ((*out = coproc__pool_take(&dev->pool, bytes)))

@@ -110,9 +110,42 @@ static void watch(worker *w, coproc_task *t, int attempt, int d, double estimate
     pthread_mutex_unlock(&w->lock);
 }
 
+/* Failures a run may be tried again for, on another device or once more. */
+static int retriable(coproc_status s)
+{
+    return s == COPROC_DEVICE_OUT_OF_MEMORY || s == COPROC_DEVICE_LOST ||
+           s == COPROC_DRIVER_ERROR || s == COPROC_BUILD_FAILED;
+}
+
+/* The watchdog or a failure moved t on: run `attempt` need not go on. */
+static int stale(coproc_task *t, int attempt)
+{
+    pthread_mutex_lock(&t->lock);
+    int st = t->done || t->attempt != attempt;
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* How device d's run ended, for its health: a device that reports itself
+ * lost, or fails with driver errors three runs in a row, is given up. */
+#define DRIVER_ERRORS_TO_GIVE_UP 3
+static void note_failure(coproc__tasks *ts, int d, coproc_status s)
+{
+    worker *w = &ts->w[d];
+    pthread_mutex_lock(&w->lock);
+    w->failures = s == COPROC_DRIVER_ERROR ? w->failures + 1 : 0;
+    int give_up = w->failures >= DRIVER_ERRORS_TO_GIVE_UP;
+    pthread_mutex_unlock(&w->lock);
+    if (s == COPROC_DEVICE_LOST)
+        coproc__device_give_up(ts, d, "it reported itself lost");
+    else if (give_up)
+        coproc__device_give_up(ts, d, "three runs in a row failed with driver errors");
+}
+
 /* Run one task on its device. A device out of memory (after its own evict,
- * retry and streaming) hands the task to the next device that can run it,
- * here in this thread, so no queue can fill up in a cycle. The run is one
+ * retry and streaming), lost, or failing in its driver hands the task to the
+ * next device that can run it, here in this thread, so no queue can fill up
+ * in a cycle; with no other device it runs once more here. The run is one
  * attempt: if the watchdog gives its device up meanwhile and runs the task
  * elsewhere, this run's result is dropped when it ends. */
 static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
@@ -132,6 +165,7 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
     coproc_result r;
     memset(&r, 0, sizeof r);
     coproc_status s;
+    int again = 0; /* ran once more on the same device */
     for (;;) {
         coproc__device *dev = &rt->devices[d];
         watch(w, t, attempt, d, ticket.estimate);
@@ -146,6 +180,7 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
         coproc__sched_finish(&ts->sched, &ticket, clock.end - ts->t0,
                              s == COPROC_OK ? seconds : -1);
         if (s == COPROC_OK) {
+            note_failure(ts, d, s);
             atomic_fetch_add(&ts->w[d].tasks_run, 1);
             atomic_fetch_add(&ts->w[d].tasks_streamed, r.streamed != 0);
             r.seconds = seconds;
@@ -155,18 +190,25 @@ static void run_task(coproc__tasks *ts, worker *w, coproc_task *t)
         coproc_result_free(&r);
         memset(&r, 0, sizeof r);
         tried |= 1u << d;
-        if (s != COPROC_DEVICE_OUT_OF_MEMORY || t->op.device >= 0 ||
-            coproc__op_home_device(&t->op) >= 0)
+        note_failure(ts, d, s);
+        if (!retriable(s) || stale(t, attempt))
             break;
+        /* Elsewhere when it may move; else once more here (a fault may be
+         * passing), unless the device is gone. */
         int next = -1;
-        for (int i = 0; i < rt->device_count && next < 0; i++)
-            if (!(tried & (1u << i)) && !atomic_load(&ts->w[i].lost) &&
-                coproc__op_runs_on(&t->op, &rt->devices[i]))
-                next = i;
+        if (t->op.device < 0 && coproc__op_home_device(&t->op) < 0)
+            for (int i = 0; i < rt->device_count && next < 0; i++)
+                if (!(tried & (1u << i)) && !atomic_load(&ts->w[i].lost) &&
+                    coproc__op_runs_on(&t->op, &rt->devices[i]))
+                    next = i;
+        if (next < 0 && !again && !atomic_load(&ts->w[d].lost)) {
+            next = d;
+            again = 1;
+        }
         if (next < 0)
             break;
-        coproc__log(rt, COPROC_LOG_INFO, "device %d out of memory; running the %s on device %d",
-                    d, coproc_op_kind_name(t->op.kind), next);
+        coproc__log(rt, COPROC_LOG_INFO, "device %d: the %s failed (%s); running it on device %d",
+                    d, coproc_op_kind_name(t->op.kind), coproc_status_name(s), next);
         coproc__sched_task st;
         memset(&st, 0, sizeof st);
         st.kind = (int)t->op.kind;

@@ -60,6 +60,7 @@ typedef struct coproc__worker {
     int running_attempt, running_device;
     double running_since, running_bound;
     unsigned runs_started; /* runs begun here (COPROC_FAULT_STALL counts them) */
+    int failures;          /* runs in a row that failed with a driver error (lock) */
     atomic_int lost;       /* the watchdog gave the device up: no work goes to it */
     double lost_at;        /* coproc__now when it did */
     atomic_uint_fast64_t tasks_moved;
@@ -103,6 +104,9 @@ void coproc__watchdog_start(coproc_runtime *rt, coproc__tasks *ts);
 void coproc__watchdog_closing(coproc__tasks *ts);
 void coproc__watchdog_stop(coproc__tasks *ts);
 void coproc__watchdog_destroy(coproc__tasks *ts);
+/* Mark device d lost (why: for the log): it takes no more work and its
+ * queued tasks go to other devices (or end with DEVICE_LOST). Idempotent. */
+void coproc__device_give_up(coproc__tasks *ts, int d, const char *why);
 /* How long one run estimated at `estimate` seconds may take (rt->watchdog_s). */
 double coproc__watchdog_bound(const coproc_runtime *rt, double estimate);
 /* An injected stall (COPROC_FAULT_STALL) for w's run number n: blocks as a

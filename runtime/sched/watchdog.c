@@ -89,19 +89,29 @@ int coproc__watchdog_stall(coproc__tasks *ts, coproc__worker *w, unsigned n)
     return 1;
 }
 
-/* Give device d up: nothing more goes to it; its queued tasks, and run
- * `attempt` of t that it was running, go to other devices. */
-static void device_lost(coproc_runtime *rt, coproc__tasks *ts, int d, coproc_task *t, int attempt,
-                        double ran, double bound)
+/* Requeue t away from device d, or end it with DEVICE_LOST and why. */
+static void move_or_end(coproc__tasks *ts, coproc_task *t, int d, const char *why)
+{
+    atomic_fetch_add(&ts->w[d].tasks_moved, 1);
+    if (coproc__task_requeue(ts, t, 1 << d) == 0)
+        return;
+    char msg[400];
+    snprintf(msg, sizeof msg, "device %d was lost (%s) and no other device can run this %s", d, why,
+             coproc_op_kind_name(t->op.kind));
+    coproc__task_end(t, COPROC_DEVICE_LOST, msg);
+}
+
+void coproc__device_give_up(coproc__tasks *ts, int d, const char *why)
 {
     coproc__worker *w = &ts->w[d];
-    coproc__log(rt, COPROC_LOG_ERROR,
-                "device %d (%s) made no progress: a %s has run %.2f s "
-                "(bound %.2f s); the device is marked lost and its work moves to other devices",
-                d, rt->devices[d].info.name, coproc_op_kind_name(t->op.kind), ran, bound);
+    coproc_runtime *rt = w->rt;
     coproc_task **moved = NULL;
     int n = 0;
     pthread_mutex_lock(&w->lock);
+    if (atomic_load(&w->lost)) {
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
     w->lost_at = coproc__now();
     atomic_store(&w->lost, 1);
     if (w->count > 0 && (moved = malloc((size_t)w->count * sizeof *moved))) {
@@ -113,8 +123,24 @@ static void device_lost(coproc_runtime *rt, coproc__tasks *ts, int d, coproc_tas
     }
     pthread_cond_broadcast(&w->not_full); /* submitters waiting for room go elsewhere */
     pthread_mutex_unlock(&w->lock);
+    coproc__log(rt, COPROC_LOG_ERROR,
+                "device %d (%s) is marked lost: %s; its %d queued "
+                "operator%s and all new work go to other devices",
+                d, rt->devices[d].info.name, why, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++)
+        move_or_end(ts, moved[i], d, why);
+    free(moved);
+}
 
-    /* The running task: a new attempt elsewhere; the stuck one is stale. */
+/* The watchdog found run `attempt` of t on device d running past its bound:
+ * give the device up; t runs again elsewhere (the stuck run is stale). */
+static void device_stuck(coproc__tasks *ts, int d, coproc_task *t, int attempt, double ran,
+                         double bound)
+{
+    char why[200];
+    snprintf(why, sizeof why, "no progress: a %s has run %.2f s, its bound %.2f s",
+             coproc_op_kind_name(t->op.kind), ran, bound);
+    coproc__device_give_up(ts, d, why);
     pthread_mutex_lock(&t->lock);
     int current = !t->done && t->attempt == attempt;
     if (current) {
@@ -122,22 +148,8 @@ static void device_lost(coproc_runtime *rt, coproc__tasks *ts, int d, coproc_tas
         t->tried |= 1 << d;
     }
     pthread_mutex_unlock(&t->lock);
-    char msg[256];
-    snprintf(msg, sizeof msg,
-             "device %d was lost (no progress within %.2f s) and no other "
-             "device can run this %s",
-             d, bound, coproc_op_kind_name(t->op.kind));
-    if (current) {
-        atomic_fetch_add(&w->tasks_moved, 1);
-        if (coproc__task_requeue(ts, t, 1 << d) != 0)
-            coproc__task_end(t, COPROC_DEVICE_LOST, msg);
-    }
-    for (int i = 0; i < n; i++) {
-        atomic_fetch_add(&w->tasks_moved, 1);
-        if (coproc__task_requeue(ts, moved[i], 1 << d) != 0)
-            coproc__task_end(moved[i], COPROC_DEVICE_LOST, msg);
-    }
-    free(moved);
+    if (current)
+        move_or_end(ts, t, d, why);
 }
 
 /* One look at every worker. */
@@ -159,7 +171,7 @@ static void scan(coproc_runtime *rt, coproc__tasks *ts)
         pthread_mutex_unlock(&w->lock);
         if (!late)
             continue;
-        device_lost(rt, ts, d, t, attempt, ran, bound);
+        device_stuck(ts, d, t, attempt, ran, bound);
         coproc__task_unref(t);
     }
 }

@@ -1,4 +1,5 @@
 /* launch.c - launch geometry and kernel enqueue with error mapping. */
+#include "core/fault.h"
 #include "backend/opencl/launch.h"
 
 #include <stdlib.h>
@@ -48,8 +49,10 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
 {
     if (a->err != CL_SUCCESS)
         return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
-    cl_int err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0,
-                                        NULL, NULL);
+    cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
+                                     NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clEnqueueNDRangeKernel on device %d (%s)", what,
                                dev->index, dev->info.name);

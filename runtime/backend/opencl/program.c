@@ -117,6 +117,12 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
                                     const char *source, size_t length, cl_program *out)
 {
     *out = NULL;
+    int injected = coproc__fault(rt, dev->index, COPROC__FAULT_BUILD);
+    if (injected)
+        return coproc__fail(rt, COPROC_BUILD_FAILED,
+                            "kernel program '%s' failed to build on "
+                            "device %d (%s): COPROC_FAULT",
+                            name, dev->index, dev->info.name);
     const coproc__cl_source *prelude = find_source(COPROC__PRELUDE_NAME);
     const char *parts[2] = {prelude ? prelude->source : "", source};
     size_t lens[2] = {prelude ? prelude->length : 0, length};

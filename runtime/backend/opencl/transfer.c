@@ -1,5 +1,6 @@
 /* transfer.c - host<->device copies, counted per device, pageable memory
  * staged through pinned buffers. */
+#include "core/fault.h"
 #include "backend/opencl/transfer.h"
 
 #include <string.h>
@@ -237,6 +238,10 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
 {
     if (bytes == 0)
         return COPROC_OK;
+    int injected = coproc__fault(rt, dev->index, COPROC__FAULT_H2D);
+    if (injected)
+        return coproc__fail_cl(rt, injected, "copy of %zu bytes to device %d (COPROC_FAULT)", bytes,
+                               dev->index);
     int ahead = q && q == dev->copy_queue; /* the prefetcher's (residency.h) */
     if (!q)
         q = dev->queue;
@@ -258,6 +263,10 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
 {
     if (bytes == 0)
         return COPROC_OK;
+    int injected = coproc__fault(rt, dev->index, COPROC__FAULT_D2H);
+    if (injected)
+        return coproc__fail_cl(rt, injected, "copy of %zu bytes from device %d (COPROC_FAULT)",
+                               bytes, dev->index);
     if (!q)
         q = dev->queue;
     coproc__staging *s = staging_take(dev, q, bytes, dst_pinned);

@@ -1,0 +1,108 @@
+/* fault.c - fault injection (fault.h). */
+#include "core/fault.h"
+
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/parse.h"
+#include "core/runtime.h"
+
+static const char *const site_names[COPROC__FAULT_SITES] = {"alloc",  "h2d",   "d2h",
+                                                            "launch", "build", "lost"};
+
+static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FAILURE,
+                                                     CL_OUT_OF_RESOURCES,
+                                                     CL_OUT_OF_RESOURCES,
+                                                     CL_OUT_OF_RESOURCES,
+                                                     CL_BUILD_PROGRAM_FAILURE,
+                                                     CL_DEVICE_NOT_AVAILABLE};
+
+/* One SITE:DEVICE:NTH (or SITE:DEVICE:every:K) into f; NULL or the reason. */
+static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
+{
+    char *dev = strchr(s, ':');
+    char *nth = dev ? strchr(dev + 1, ':') : NULL;
+    if (!nth)
+        return "expected SITE:DEVICE:NTH";
+    *dev++ = '\0';
+    *nth++ = '\0';
+    int site = -1;
+    for (int i = 0; i < COPROC__FAULT_SITES; i++)
+        if (strcmp(s, site_names[i]) == 0)
+            site = i;
+    if (site < 0)
+        return "unknown site (alloc, h2d, d2h, launch, build or lost)";
+    long long d = 0, k = 0;
+    const char *why = NULL;
+    int max = rt->device_count < 16 ? rt->device_count : 16;
+    if (coproc__parse_int(dev, 0, max - 1, &d, &why) != 0)
+        return "device out of range";
+    int every = strncmp(nth, "every:", 6) == 0;
+    if (coproc__parse_int(every ? nth + 6 : nth, 1, INT64_MAX, &k, &why) != 0)
+        return "NTH is not a positive number";
+    if (f->n == COPROC__FAULT_MAX)
+        return "too many faults (8 at most)";
+    f->spec[f->n].site = (coproc__fault_site)site;
+    f->spec[f->n].device = (int)d;
+    f->spec[f->n].nth = every ? 0 : (uint64_t)k;
+    f->spec[f->n].every = every ? (uint64_t)k : 0;
+    f->n++;
+    return NULL;
+}
+
+void coproc__faults_read(coproc_runtime *rt)
+{
+    const char *env = getenv("COPROC_FAULT");
+    if (!env || !*env)
+        return;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "%s", s);
+        const char *why = parse_spec(rt, s, &rt->faults);
+        if (why)
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_FAULT: \"%s\" ignored: %s", spec, why);
+    }
+}
+
+static int inject(coproc_runtime *rt, int device, coproc__fault_site site, uint64_t n)
+{
+    atomic_fetch_add(&rt->faults.injected, 1);
+    coproc__log(rt, COPROC_LOG_INFO, "COPROC_FAULT: device %d's %s call %llu fails", device,
+                site_names[site], (unsigned long long)n);
+    return site_errors[site];
+}
+
+int coproc__fault(coproc_runtime *rt, int device, coproc__fault_site site)
+{
+    coproc__faults *f = &rt->faults;
+    if (f->n == 0 || device < 0 || device >= 16)
+        return 0;
+    if (atomic_load(&f->gone[device]) && site != COPROC__FAULT_BUILD)
+        return inject(rt, device, COPROC__FAULT_LOST, 0);
+    /* A launch also counts toward `lost`. */
+    uint64_t n = atomic_fetch_add(&f->calls[device][site], 1) + 1;
+    uint64_t nl = site == COPROC__FAULT_LAUNCH
+                      ? atomic_fetch_add(&f->calls[device][COPROC__FAULT_LOST], 1) + 1
+                      : 0;
+    for (int i = 0; i < f->n; i++) {
+        if (f->spec[i].device != device)
+            continue;
+        coproc__fault_site s = f->spec[i].site;
+        uint64_t c = s == COPROC__FAULT_LOST ? nl : s == site ? n : 0;
+        if (!c)
+            continue;
+        if (f->spec[i].nth ? c != f->spec[i].nth : c % f->spec[i].every != 0)
+            continue;
+        if (s == COPROC__FAULT_LOST) {
+            atomic_store(&f->gone[device], 1);
+            coproc__log(rt, COPROC_LOG_WARN, "COPROC_FAULT: device %d disappears", device);
+        }
+        return inject(rt, device, s, c);
+    }
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* fault.h - fault injection (issue 18): COPROC_FAULT makes chosen OpenCL calls
+ * of chosen devices fail, on real and simulated devices alike (both go
+ * through the OpenCL backend's calls), so that the runtime's handling of a
+ * failed allocation, copy, kernel launch or build, and of a device that
+ * disappears, is tested without a broken driver.
+ *
+ *   COPROC_FAULT=SPEC[,SPEC...]   SPEC = SITE:DEVICE:NTH
+ *     SITE   alloc (CL_MEM_OBJECT_ALLOCATION_FAILURE), h2d, d2h, launch
+ *            (CL_OUT_OF_RESOURCES), build (CL_BUILD_PROGRAM_FAILURE), or
+ *            lost (CL_DEVICE_NOT_AVAILABLE from the NTH launch on, for every
+ *            alloc, copy and launch of the device: it disappeared)
+ *     NTH    the call's number on that device and site, from 1; "every:K"
+ *            fails every K-th
+ *
+ * The specification is read once, at coproc_open, into the runtime (no
+ * process-wide state); a SPEC that does not parse is refused with a warning
+ * naming it. Counters are atomic: any thread may ask. */
+#ifndef COPROC_FAULT_H
+#define COPROC_FAULT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef enum coproc__fault_site {
+    COPROC__FAULT_ALLOC = 0,
+    COPROC__FAULT_H2D,
+    COPROC__FAULT_D2H,
+    COPROC__FAULT_LAUNCH,
+    COPROC__FAULT_BUILD,
+    COPROC__FAULT_LOST,
+    COPROC__FAULT_SITES
+} coproc__fault_site;
+
+#define COPROC__FAULT_MAX 8
+
+typedef struct coproc__faults {
+    int n;
+    struct {
+        coproc__fault_site site;
+        int device;
+        uint64_t nth;   /* the call that fails (every: 0) */
+        uint64_t every; /* every K-th fails (0: only nth) */
+    } spec[COPROC__FAULT_MAX];
+    /* calls so far, per device (up to 16) and site */
+    atomic_uint_fast64_t calls[16][COPROC__FAULT_SITES];
+    atomic_int gone[16];           /* `lost` has struck: every call fails */
+    atomic_uint_fast64_t injected; /* faults injected so far */
+} coproc__faults;
+
+struct coproc_runtime;
+
+/* Parse $COPROC_FAULT into rt->faults (warnings name what is refused). */
+void coproc__faults_read(struct coproc_runtime *rt);
+
+/* 0 when the call may go on; else the OpenCL error it fails with (logged). */
+int coproc__fault(struct coproc_runtime *rt, int device, coproc__fault_site site);
+
+#endif
