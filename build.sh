@@ -3,7 +3,9 @@
 # already has the dependencies:
 #   ./build.sh demo   install what is missing, build, list devices, calibrate, run the
 #                     Star Schema Benchmark (coproc-ssb) and draw its timeline
-#   ./build.sh test   install what is missing, build, run the test suite (CTest)
+#   ./build.sh test   install what is missing, build, run the test suite (CTest), then
+#                     the suite under ASan+UBSan and ThreadSanitizer and each fuzz target
+#                     for 60 s (SANITIZE=0: the suite only; FUZZ_SECONDS)
 # Environment: BUILD_DIR (default build), JOBS (default: number of cores),
 # CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined),
 # SSB_SF (the demo's scale factor).
@@ -98,7 +100,16 @@ demo)
     echo "== where and when each pipeline ran: $BUILD_DIR/ssb-timeline.svg (open it in a browser)"
     ;;
 test)
-    cd "$BUILD_DIR"
-    ctest --output-on-failure -j "$JOBS"
+    (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS")
+    # Then the sanitizers (CTest labels asan, tsan) and the fuzz targets, each
+    # in its own build directory; SANITIZE=0 skips them (a quick run).
+    if [ "${SANITIZE:-1}" != 0 ]; then
+        echo "== AddressSanitizer + UndefinedBehaviorSanitizer (tests/sanitize.sh address)"
+        JOBS=$JOBS tests/sanitize.sh address
+        echo "== ThreadSanitizer (tests/sanitize.sh thread)"
+        JOBS=$JOBS tests/sanitize.sh thread
+        echo "== fuzzing, ${FUZZ_SECONDS:-60} s a target (tests/fuzz.sh)"
+        JOBS=$JOBS tests/fuzz.sh "${FUZZ_SECONDS:-60}"
+    fi
     ;;
 esac

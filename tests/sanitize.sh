@@ -44,20 +44,13 @@ cd "$build"
 if [ "$mode" = address ]; then
     export ASAN_OPTIONS="detect_leaks=1 abort_on_error=0 ${ASAN_OPTIONS:-}"
     export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
-    # Left out: the long load runs (test_submit_all, the SSB tests: covered
-    # at smaller sizes by test_query), the offline compile (no runtime code),
-    # and test_install (it links a program without the sanitizer runtime).
-    skip='test_submit_all|test_ssb_queries|test_ssb_reference|test_kernels_offline|test_install'
-    # A test run again once if it fails: LeakSanitizer's own tracer has crashed
+    # The tests labelled asan (tests/CMakeLists.txt says which and why). A
+    # test run again once if it fails: LeakSanitizer's own tracer has crashed
     # at exit while PoCL's threads went down ("Tracer caught signal 11", once,
     # on test_select after all its tests passed); a real error fails twice.
-    ctest -L pocl -E "^($skip)\$" -j"$jobs" --output-on-failure --repeat until-pass:2
+    ctest -L asan -j"$jobs" --output-on-failure --repeat until-pass:2
 else
-    tests='test_async|test_budget_submit|test_budget_stream|test_budget_residency'
-    tests+='|test_budget_outofcore|test_multi_device|test_isolation|test_submit_all'
-    tests+='|test_sim_devices|sim_test_budget_stream|sim_test_multi_device'   # simulated devices' clock
-    tests+='|pair_test_query'   # hybrid queries: a thread a device
-    tests+='|test_watchdog|pair_test_watchdog'   # moving a stalled device's work
-    export TSAN_OPTIONS="suppressions=$src/tests/tsan.supp halt_on_error=0 second_deadlock_stack=1 print_suppressions=1 ${TSAN_OPTIONS:-}"
-    ctest -R "^($tests)\$" --output-on-failure
+    # The tests labelled tsan (tests/CMakeLists.txt).
+    export TSAN_OPTIONS="suppressions=$src/tests/tsan.supp halt_on_error=0 second_deadlock_stack=1 print_suppressions=1 exitcode=66 ${TSAN_OPTIONS:-}"
+    ctest -L tsan --output-on-failure
 fi

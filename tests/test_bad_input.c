@@ -11,6 +11,7 @@
  *     COPROC_BAD_INPUT_TABLE=../docs/reliability-table.md ./tests/test_bad_input
  * Public API only. */
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,10 +238,13 @@ static void open_rows(const char *fifo)
         const char *what;
         void (*set)(coproc_options *);
     } bad[] = {
-        {"options.log_level 17", NULL}, {"options.calibration 9", NULL},
-        {"options.policy -1", NULL},    {"options.queue_depth -1", NULL},
+        {"options.log_level 17", NULL},
+        {"options.calibration 9", NULL},
+        {"options.policy -1", NULL},
+        {"options.queue_depth -1", NULL},
         {"options.device_budget_bytes 1000 (below 128 KiB)", NULL},
         {"options.device_budget_bytes 65536 (64 KiB)", NULL},
+        {"options.watchdog_seconds NaN", NULL},
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         coproc_options_init(&o);
@@ -250,7 +254,12 @@ static void open_rows(const char *fifo)
         case 2: o.policy = -1; break;
         case 3: o.queue_depth = -1; break;
         case 4: o.device_budget_bytes = 1000; break;
-        default: o.device_budget_bytes = 65536; break;
+        case 5:
+            o.device_budget_bytes = 65536;
+            break;
+        default:
+            o.watchdog_seconds = NAN;
+            break;
         }
         o.log = catch_log;
         r = (coproc_runtime *)1;
@@ -318,6 +327,20 @@ static void open_rows(const char *fifo)
     coproc_options_init(&o);
     check_warned("coproc_open", "COPROC_CALIBRATE=sometimes", COPROC_OK, 1,
                  open_once(&o, "COPROC_CALIBRATE", "sometimes", msg, sizeof msg), msg);
+    static const char *const watchdogs[] = {"-3", "0", "ten", "1e3", "5s"};
+    for (size_t i = 0; i < sizeof watchdogs / sizeof watchdogs[0]; i++) {
+        coproc_options_init(&o);
+        snprintf(in, sizeof in, "COPROC_WATCHDOG=%s", watchdogs[i]);
+        check_warned("coproc_open", in, COPROC_OK, 1,
+                     open_once(&o, "COPROC_WATCHDOG", watchdogs[i], msg, sizeof msg), msg);
+    }
+    static const char *const faults[] = {"nonsense:0:1", "launch:99:1", "alloc:0:0", "h2d:0"};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        coproc_options_init(&o);
+        snprintf(in, sizeof in, "COPROC_FAULT=%s", faults[i]);
+        check_warned("coproc_open", in, COPROC_OK, 1,
+                     open_once(&o, "COPROC_FAULT", faults[i], msg, sizeof msg), msg);
+    }
     /* Restore the suite's setting (open_once unset it). */
     setenv("COPROC_CALIBRATE", "off", 1);
     coproc_options_init(&o);
@@ -659,6 +682,10 @@ static void submit_rows(void)
 
     msg_rt = NULL;
     check("coproc_wait", "task NULL", COPROC_NULL_POINTER, coproc_wait(NULL, NULL));
+    check("coproc_wait_timeout", "task NULL", COPROC_NULL_POINTER,
+          coproc_wait_timeout(NULL, 1, NULL));
+    coproc_drain(NULL);
+    check("coproc_drain", "NULL (a no-op)", COPROC_OK, COPROC_OK);
     check("coproc_task_done", "task NULL (0)", COPROC_OK,
           coproc_task_done(NULL) == 0 ? COPROC_OK : COPROC_INTERNAL);
     coproc_result_free(NULL);
