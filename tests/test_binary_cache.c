@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -146,8 +147,69 @@ static void test_second_open_hits_cache(void **state)
     free(dir);
 }
 
+/* Several processes share one cache directory and build the same programs
+ * at the same moment (each writes its binary: a temporary file renamed into
+ * place): every process gets the right sum, and the cache they leave is whole
+ * - the next runtime builds nothing. The children are this program again,
+ * started with COPROC_TEST_CACHE_CHILD=DIR (a fork of a process that has run
+ * OpenCL would not have the driver's threads). */
+enum { WRITERS = 4 };
+
+static void test_concurrent_writers(void **state)
+{
+    (void)state;
+    char *dir = test_temp_dir("cache-writers");
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    pid_t pid[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        pid[i] = fork();
+        assert_true(pid[i] >= 0);
+        if (pid[i] == 0) {
+            setenv("COPROC_TEST_CACHE_CHILD", dir, 1);
+            execl(self, self, (char *)NULL);
+            _exit(127);
+        }
+    }
+    for (int i = 0; i < WRITERS; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == TEST_SKIP)
+            skip();
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    coproc_runtime *rt = open_cache(dir, 0);
+    run_sum(rt);
+    coproc_stats s = stats(rt);
+    assert_int_equal(s.programs_built, 0);
+    assert_true(s.programs_from_cache >= 1);
+    coproc_close(rt);
+    for_each_cache_file(dir, remove_file);
+    char kdir[600];
+    snprintf(kdir, sizeof kdir, "%s/kernels", dir);
+    rmdir(kdir);
+    rmdir(dir);
+    free(dir);
+}
+
+/* A child of test_concurrent_writers: one sum through the shared cache. */
+static int cache_child(const char *dir)
+{
+    coproc_runtime *rt = open_cache(dir, 0);
+    run_sum(rt);
+    coproc_close(rt);
+    return 0;
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_second_open_hits_cache)};
+    const char *child = getenv("COPROC_TEST_CACHE_CHILD");
+    if (child)
+        return cache_child(child);
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_second_open_hits_cache),
+                                       cmocka_unit_test(test_concurrent_writers)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
