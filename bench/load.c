@@ -90,8 +90,8 @@ typedef struct counters {
     /* submitted: coproc_submit returned OK; waited: coproc_wait returned for
      * it (completed right, wrong, failed or device_lost); failed and
      * device_lost count refused submits and queries too */
-    atomic_uint_fast64_t submitted, waited, completed, wrong, failed, device_lost, timeouts,
-        queries, query_kernels_built, polls, regenerated, by_kind[COPROC_OP_KIND_COUNT];
+    atomic_uint_fast64_t submitted, waited, completed, wrong, failed, device_lost, faulted,
+        timeouts, queries, query_kernels_built, polls, regenerated, by_kind[COPROC_OP_KIND_COUNT];
     atomic_int in_flight, max_in_flight;
     atomic_int reported;
 } counters;
@@ -123,7 +123,7 @@ typedef struct worker {
 typedef struct shared {
     config cfg;
     coproc_runtime *rt;
-    int ndev, fp64, fault;
+    int ndev, fp64, fault, injecting; /* COPROC_FAULT_STALL or COPROC_FAULT set; COPROC_FAULT */
     double deadline;
     counters c;
     atomic_int done;
@@ -811,6 +811,24 @@ static void make_op(worker *w, dataset *d, pending *p)
 }
 
 /* Wait on p (sometimes in a loop of short timed waits), check and count it. */
+
+/* With a fault injected an operator may end with the fault's clear status:
+ * DEVICE_LOST (device_lost), or under COPROC_FAULT an allocation, driver or
+ * build failure that struck its run and its retry (faulted). 1 if counted. */
+static int count_fault(shared *sh, coproc_status s)
+{
+    if (sh->fault && s == COPROC_DEVICE_LOST) {
+        atomic_fetch_add(&sh->c.device_lost, 1);
+        return 1;
+    }
+    if (sh->injecting && (s == COPROC_DEVICE_OUT_OF_MEMORY || s == COPROC_DRIVER_ERROR ||
+                          s == COPROC_BUILD_FAILED)) {
+        atomic_fetch_add(&sh->c.faulted, 1);
+        return 1;
+    }
+    return 0;
+}
+
 static void finish(worker *w, pending *p)
 {
     shared *sh = w->sh;
@@ -847,8 +865,7 @@ static void finish(worker *w, pending *p)
                  coproc_type_name(p->ds->type), r.device);
         }
         coproc_result_free(&r);
-    } else if (s == COPROC_DEVICE_LOST && sh->fault) {
-        atomic_fetch_add(&sh->c.device_lost, 1);
+    } else if (count_fault(sh, s)) {
     } else {
         atomic_fetch_add(&sh->c.failed, 1);
         note(sh, "FAILED: %s over %zu %s rows: %s (%s)", coproc_op_kind_name(p->op.kind), p->ds->n,
@@ -874,9 +891,7 @@ static int submit_one(worker *w)
     make_op(w, d, p);
     coproc_status s = coproc_submit(sh->rt, &p->op, &p->t);
     if (s != COPROC_OK) {
-        if (s == COPROC_DEVICE_LOST && sh->fault) {
-            atomic_fetch_add(&sh->c.device_lost, 1);
-        } else {
+        if (!count_fault(sh, s)) {
             atomic_fetch_add(&sh->c.failed, 1);
             note(sh, "submit %s: %s (%s)", coproc_op_kind_name(p->op.kind), coproc_status_name(s),
                  coproc_errmsg(sh->rt));
@@ -1072,8 +1087,7 @@ static void query_finish(worker *w)
                  q->v64 ? "int64" : "int32", q->groups, q->threshold, why, where, r.note);
         }
         coproc_query_result_free(&r);
-    } else if (s == COPROC_DEVICE_LOST && sh->fault) {
-        atomic_fetch_add(&sh->c.device_lost, 1);
+    } else if (count_fault(sh, s)) {
     } else {
         atomic_fetch_add(&sh->c.failed, 1);
         note(sh, "FAILED: query: %s (%s)", coproc_status_name(s), coproc_errmsg(sh->rt));
@@ -1351,7 +1365,9 @@ int main(int argc, char **argv)
         goto bad_quiet;
     }
     const char *stall = getenv("COPROC_FAULT_STALL");
-    sh->fault = stall && *stall;
+    const char *inject = getenv("COPROC_FAULT");
+    sh->injecting = inject && *inject;
+    sh->fault = (stall && *stall) || sh->injecting;
     FILE *rep = cfg->json && strcmp(cfg->json, "-") == 0 ? stderr : stdout;
 
     signal(SIGALRM, on_alarm);
@@ -1462,6 +1478,10 @@ int main(int argc, char **argv)
         query_data_free(w[i].qd);
         w[i].qd = NULL;
     }
+    coproc_stats rs;
+    memset(&rs, 0, sizeof rs);
+    rs.struct_size = sizeof rs;
+    uint64_t faults_injected = coproc_stats_get(rt, &rs) == COPROC_OK ? rs.faults_injected : 0;
     coproc_close(rt);
     double drain_close_s = now_s() - t_drain;
     alarm(0);
@@ -1473,7 +1493,7 @@ int main(int argc, char **argv)
 
     counters *k = &sh->c;
     uint64_t submitted = k->submitted, completed = k->completed, wrong = k->wrong,
-             failed = k->failed, dlost = k->device_lost, waited = k->waited;
+             failed = k->failed, dlost = k->device_lost, waited = k->waited, faulted = k->faulted;
     /* Every submitted task must have ended: waited on (right, wrong, failed
      * or device lost), or left un-waited and found done after the drain (then
      * freed by close). Lost is the rest; a task not done after the drain
@@ -1494,6 +1514,11 @@ int main(int argc, char **argv)
             "  submitted %" PRIu64 ", completed %" PRIu64 " (%.0f ops/s), wrong %" PRIu64
             ", failed %" PRIu64 ", device_lost %" PRIu64 ", lost %" PRIu64 "\n",
             submitted, completed, ops_s, wrong, failed, dlost, lost);
+    if (sh->injecting)
+        fprintf(rep,
+                "  COPROC_FAULT=%s: %" PRIu64 " OpenCL calls failed on purpose; %" PRIu64
+                " operators ended with the fault's status (run and retry struck)\n",
+                getenv("COPROC_FAULT"), faults_injected, faulted);
     fprintf(rep,
             "  queries %" PRIu64 " (kernels built for them %" PRIu64 "), timeouts seen %" PRIu64
             ", max in flight %d\n",
@@ -1542,6 +1567,8 @@ int main(int argc, char **argv)
         json_object_set_new(doc, "wrong", json_integer((json_int_t)wrong));
         json_object_set_new(doc, "failed", json_integer((json_int_t)failed));
         json_object_set_new(doc, "device_lost", json_integer((json_int_t)dlost));
+        json_object_set_new(doc, "faulted", json_integer((json_int_t)faulted));
+        json_object_set_new(doc, "faults_injected", json_integer((json_int_t)faults_injected));
         json_object_set_new(doc, "lost", json_integer((json_int_t)lost));
         json_object_set_new(doc, "ops_per_second", json_real(ops_s));
         json_object_set_new(doc, "submitted_by_kind", jkind);

@@ -6,8 +6,9 @@
 #            ended DEVICE_LOST (no device left), wrong, other, faults injected
 #   stalls   test_watchdog on the same three: a device's run that hangs is
 #            caught and its work moved (pass/fail)
-#   load     coproc-load for 20 s, 8 threads, on one device and on two with a
-#            stall (submitted, completed, wrong, lost, peak RSS)
+#   load     coproc-load for 20 s, 8 threads, on one device, on two with a
+#            stall, on two with 0.5 % of OpenCL calls failing at random, on one
+#            with queries and 2 % (submitted, completed, wrong, lost, peak RSS)
 # BUILD_DIR (default build) must be built. Fuzzing has its own command,
 # tests/fuzz.sh SECONDS (a clang build). Exit 1 if anything failed.
 set -u -o pipefail
@@ -49,6 +50,11 @@ if [ -x "$load" ]; then
     echo "### two PoCL devices, device 1 stalls at its 3rd run (watchdog 2 s)"
     POCL_DEVICES="pthread pthread" COPROC_FAULT_STALL=1:3:60 COPROC_WATCHDOG=2 \
         "$load" --seconds 20 --threads 8 2>&1 | tail -12 || bad=1
+    echo "### two PoCL devices, 0.5 % of OpenCL calls failing at random"
+    POCL_DEVICES="pthread pthread" COPROC_FAULT=random:5:3 \
+        "$load" --seconds 20 --threads 8 2>&1 | tail -12 || bad=1
+    echo "### one PoCL device with queries, 2 % of OpenCL calls failing at random"
+    COPROC_FAULT=random:20:5 "$load" --seconds 20 --threads 8 --queries 2>&1 | tail -12 || bad=1
 else
     echo "(no $load: build the bench programs)"
 fi

@@ -10,19 +10,39 @@
 #include "core/parse.h"
 #include "core/runtime.h"
 
-static const char *const site_names[COPROC__FAULT_SITES] = {"alloc",  "h2d",   "d2h",
-                                                            "launch", "build", "lost"};
+static const char *const site_names[COPROC__FAULT_SITES] = {"alloc", "h2d", "d2h", "launch",
+                                                            "build", "map", "lost"};
 
 static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                                      CL_OUT_OF_RESOURCES,
                                                      CL_OUT_OF_RESOURCES,
                                                      CL_OUT_OF_RESOURCES,
                                                      CL_BUILD_PROGRAM_FAILURE,
+                                                     CL_OUT_OF_RESOURCES,
                                                      CL_DEVICE_NOT_AVAILABLE};
+
+/* random:PERMILLE[:SEED] into f; NULL or the reason. */
+static const char *parse_random(char *s, coproc__faults *f)
+{
+    char *seed = strchr(s, ':');
+    if (seed)
+        *seed++ = '\0';
+    long long p = 0, sd = 1;
+    const char *why = NULL;
+    if (coproc__parse_int(s, 1, 1000, &p, &why) != 0)
+        return "PERMILLE is not 1 to 1000";
+    if (seed && coproc__parse_int(seed, 0, INT64_MAX, &sd, &why) != 0)
+        return "SEED is not a number";
+    f->random_permille = (unsigned)p;
+    f->random_seed = (uint64_t)sd;
+    return NULL;
+}
 
 /* One SITE:DEVICE:NTH (or SITE:DEVICE:every:K) into f; NULL or the reason. */
 static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
 {
+    if (strncmp(s, "random:", 7) == 0)
+        return parse_random(s + 7, f);
     char *dev = strchr(s, ':');
     char *nth = dev ? strchr(dev + 1, ':') : NULL;
     if (!nth)
@@ -34,7 +54,7 @@ static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
         if (strcmp(s, site_names[i]) == 0)
             site = i;
     if (site < 0)
-        return "unknown site (alloc, h2d, d2h, launch, build or lost)";
+        return "unknown site (alloc, h2d, d2h, launch, map, build, lost or random)";
     long long d = 0, k = 0;
     const char *why = NULL;
     int max = rt->device_count < 16 ? rt->device_count : 16;
@@ -77,11 +97,24 @@ static int inject(coproc_runtime *rt, int device, coproc__fault_site site, uint6
     return site_errors[site];
 }
 
+/* The next draw of the random mode: 1 with probability permille / 1000. */
+static int random_hit(coproc__faults *f)
+{
+    uint64_t x =
+        f->random_seed + 0x9E3779B97F4A7C15ULL * (atomic_fetch_add(&f->random_draws, 1) + 1);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL; /* splitmix64's finaliser */
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x % 1000 < f->random_permille;
+}
+
 int coproc__fault(coproc_runtime *rt, int device, coproc__fault_site site)
 {
     coproc__faults *f = &rt->faults;
-    if (f->n == 0 || device < 0 || device >= 16)
+    if ((f->n == 0 && !f->random_permille) || device < 0 || device >= 16)
         return 0;
+    if (f->random_permille && site != COPROC__FAULT_BUILD && random_hit(f))
+        return inject(rt, device, site, atomic_load(&f->calls[device][site]) + 1);
     if (atomic_load(&f->gone[device]) && site != COPROC__FAULT_BUILD)
         return inject(rt, device, COPROC__FAULT_LOST, 0);
     /* A launch also counts toward `lost`. */

@@ -5,12 +5,17 @@
  * disappears, is tested without a broken driver.
  *
  *   COPROC_FAULT=SPEC[,SPEC...]   SPEC = SITE:DEVICE:NTH
- *     SITE   alloc (CL_MEM_OBJECT_ALLOCATION_FAILURE), h2d, d2h, launch
- *            (CL_OUT_OF_RESOURCES), build (CL_BUILD_PROGRAM_FAILURE), or
- *            lost (CL_DEVICE_NOT_AVAILABLE from the NTH launch on, for every
- *            alloc, copy and launch of the device: it disappeared)
+ *     SITE   alloc (CL_MEM_OBJECT_ALLOCATION_FAILURE), h2d, d2h, launch,
+ *            map (a result mapped on a zero-copy device) (CL_OUT_OF_RESOURCES),
+ *            build (CL_BUILD_PROGRAM_FAILURE), or lost (CL_DEVICE_NOT_AVAILABLE
+ *            from the NTH launch on, for every call of the device: it
+ *            disappeared)
  *     NTH    the call's number on that device and site, from 1; "every:K"
  *            fails every K-th
+ *   COPROC_FAULT=random:PERMILLE[:SEED]
+ *            every alloc, copy, launch and map of every device fails with
+ *            probability PERMILLE / 1000 (a deterministic sequence per seed,
+ *            drawn in call order)
  *
  * The specification is read once, at coproc_open, into the runtime (no
  * process-wide state); a SPEC that does not parse is refused with a warning
@@ -27,6 +32,7 @@ typedef enum coproc__fault_site {
     COPROC__FAULT_D2H,
     COPROC__FAULT_LAUNCH,
     COPROC__FAULT_BUILD,
+    COPROC__FAULT_MAP,
     COPROC__FAULT_LOST,
     COPROC__FAULT_SITES
 } coproc__fault_site;
@@ -44,6 +50,9 @@ typedef struct coproc__faults {
     /* calls so far, per device (up to 16) and site */
     atomic_uint_fast64_t calls[16][COPROC__FAULT_SITES];
     atomic_int gone[16];           /* `lost` has struck: every call fails */
+    unsigned random_permille;      /* random: the chance of each call, 0 none */
+    uint64_t random_seed;
+    atomic_uint_fast64_t random_draws;
     atomic_uint_fast64_t injected; /* faults injected so far */
 } coproc__faults;
 
