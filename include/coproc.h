@@ -150,7 +150,9 @@ typedef struct coproc_options {
      * device takes no more work; the operator it was running and those
      * queued on it run again on another device that can run them, or end
      * with COPROC_DEVICE_LOST (an operator bound to that device: op.device,
-     * or device columns there). 0: 10 s; negative: no watchdog.
+     * or device columns there). 0: 60 s (a slow first run, a kernel compiled
+     * by the driver at its first launch on a busy machine, must not look like
+     * a hang); negative: no watchdog.
      * COPROC_WATCHDOG overrides it: seconds (a decimal number) or "off". */
     double watchdog_seconds;
 } coproc_options;

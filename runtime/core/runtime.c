@@ -204,7 +204,7 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
     rt->queue_depth = o->queue_depth > 0 ? o->queue_depth : 100;
     rt->watchdog_s = o->watchdog_seconds < 0   ? 0
                      : o->watchdog_seconds > 0 ? o->watchdog_seconds
-                                               : 10;
+                                               : 60;
     env = getenv("COPROC_WATCHDOG");
     if (env && *env) {
         double w = 0;
@@ -303,7 +303,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
         if (o.queue_depth < 0)
             return refuse(&o, "queue_depth %d (0: the default, else positive)", o.queue_depth);
         if (o.watchdog_seconds != o.watchdog_seconds || o.watchdog_seconds > 1e9)
-            return refuse(&o, "watchdog_seconds %g (0: the default 10 s, negative: none)",
+            return refuse(&o, "watchdog_seconds %g (0: the default 60 s, negative: none)",
                           o.watchdog_seconds);
         if (o.device_budget_bytes && o.device_budget_bytes < COPROC__MIN_BUDGET)
             return refuse(&o, "device_budget_bytes %llu is below the minimum of %llu bytes "

@@ -54,6 +54,16 @@ void coproc__task_unref(coproc_task *t)
     task_unref_locked(t);
 }
 
+/* t->lock held: let a run the watchdog gave up come back before t is done
+ * (it may be slow, not dead, and still read t's inputs, which the caller
+ * frees once t is done), for as long as the watchdog's least bound. */
+static void await_stale_runs(coproc_task *t)
+{
+    double until = coproc__now() + t->rt->watchdog_s;
+    while (t->stale_runs > 0 && coproc__cond_wait_until(&t->done_cond, &t->lock, until) == 0)
+        ;
+}
+
 /* t->lock held. */
 static void mark_done(coproc_task *t)
 {
@@ -67,6 +77,7 @@ void coproc__task_end(coproc_task *t, coproc_status s, const char *msg)
     pthread_mutex_lock(&t->lock);
     if (!t->done) {
         t->attempt++; /* a run still in flight is stale now */
+        await_stale_runs(t);
         t->status = s;
         snprintf(t->errmsg, sizeof t->errmsg, "%s", msg);
         mark_done(t);
@@ -82,6 +93,14 @@ static void commit(coproc_task *t, int attempt, coproc_status s, coproc_result *
 {
     pthread_mutex_lock(&t->lock);
     if (t->done || t->attempt != attempt) {
+        if (t->stale_runs > 0 && --t->stale_runs == 0)
+            pthread_cond_broadcast(&t->done_cond); /* a commit waits for it */
+        task_unref_locked(t);
+        coproc_result_free(r);
+        return;
+    }
+    await_stale_runs(t);
+    if (t->done) { /* ended meanwhile */
         task_unref_locked(t);
         coproc_result_free(r);
         return;

@@ -24,6 +24,9 @@ struct coproc_task {
                                   * its result dropped (the watchdog moved the task) */
     int refs;                    /* the caller's until coproc_wait, one per run in flight, one
                                   * while the prefetcher reads its op; the last frees it */
+    int stale_runs;              /* runs the watchdog gave up that have not come back: the
+                                  * task is not done before they do (or a grace ends), so
+                                  * its caller does not free inputs a slow run still reads */
     int done;
     coproc_status status;
     char errmsg[512];

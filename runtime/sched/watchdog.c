@@ -146,6 +146,7 @@ static void device_stuck(coproc__tasks *ts, int d, coproc_task *t, int attempt, 
     if (current) {
         t->attempt++;
         t->tried |= 1 << d;
+        t->stale_runs++; /* its run is still in flight */
     }
     pthread_mutex_unlock(&t->lock);
     if (current)
@@ -161,8 +162,17 @@ static void scan(coproc_runtime *rt, coproc__tasks *ts)
         pthread_mutex_lock(&w->lock);
         coproc_task *t = w->running;
         int attempt = w->running_attempt, d = w->running_device;
-        double ran = now - w->running_since, bound = w->running_bound;
-        int late = t && ran > bound && d >= 0 && !atomic_load(&ts->w[d].lost);
+        double since = w->running_since, bound = w->running_bound;
+        int late = 0;
+        if (t && d >= 0 && !atomic_load(&ts->w[d].lost)) {
+            /* Compiling a program is not a device that stopped: the run's
+             * time counts from the device's last build on. */
+            const coproc__device *dev = &rt->devices[d];
+            double built = (double)atomic_load(&dev->build_end_ns) * 1e-9;
+            since = built > since ? built : since;
+            late = !atomic_load(&dev->building) && now - since > bound;
+        }
+        double ran = now - since;
         if (late) { /* the task stays alive while we look at it */
             pthread_mutex_lock(&t->lock);
             t->refs++;

@@ -44,6 +44,11 @@ typedef struct coproc__device {
                                                  a list guarded by program_lock */
     atomic_uint_fast64_t programs_made; /* built or loaded: an operator's run that made one
                                            is not a sample of its cost (cost.c) */
+    /* Programs being built or loaded for it now, and when the last one ended
+     * (coproc__now, in ns): the watchdog does not count compiling as a run
+     * that makes no progress (sched/watchdog.c). */
+    atomic_int building;
+    atomic_uint_fast64_t build_end_ns;
 
     coproc__pool pool;            /* freed large buffers for reuse */
 

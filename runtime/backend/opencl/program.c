@@ -9,6 +9,7 @@
 #include "core/cache.h"
 #include "backend/opencl/cl_error.h"
 #include "core/runtime.h"
+#include "cost/bandwidth.h"
 
 /* Cache file: magic, key (what it was built from), hash of the binary, binary.
  * The hash is checked before the driver sees the bytes: some drivers abort on
@@ -113,8 +114,21 @@ static void store_cached(coproc_runtime *rt, coproc__device *dev, cl_program p, 
     free(buf);
 }
 
+static coproc_status program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                   const char *source, size_t length, cl_program *out);
+
 coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
                                     const char *source, size_t length, cl_program *out)
+{
+    atomic_fetch_add(&dev->building, 1);
+    coproc_status s = program_build(rt, dev, name, source, length, out);
+    atomic_store(&dev->build_end_ns, (uint64_t)(coproc__now() * 1e9));
+    atomic_fetch_sub(&dev->building, 1);
+    return s;
+}
+
+static coproc_status program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
+                                   const char *source, size_t length, cl_program *out)
 {
     *out = NULL;
     int injected = coproc__fault(rt, dev->index, COPROC__FAULT_BUILD);
