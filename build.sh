@@ -5,7 +5,7 @@
 #                     Star Schema Benchmark (coproc-ssb) and draw its timeline
 #   ./build.sh test   install what is missing, build, run the test suite (CTest), then
 #                     the suite under ASan+UBSan and ThreadSanitizer and each fuzz target
-#                     for 60 s (SANITIZE=0: the suite only; FUZZ_SECONDS)
+#                     for 30 s (SANITIZE=0: the suite only; FUZZ_SECONDS)
 # Environment: BUILD_DIR (default build), JOBS (default: number of cores),
 # CMAKE_ARGS (extra arguments for cmake, e.g. -DCOPROC_SANITIZE=address,undefined),
 # SSB_SF (the demo's scale factor).
@@ -108,8 +108,8 @@ test)
         JOBS=$JOBS tests/sanitize.sh address
         echo "== ThreadSanitizer (tests/sanitize.sh thread)"
         JOBS=$JOBS tests/sanitize.sh thread
-        echo "== fuzzing, ${FUZZ_SECONDS:-60} s a target (tests/fuzz.sh)"
-        JOBS=$JOBS tests/fuzz.sh "${FUZZ_SECONDS:-60}"
+        echo "== fuzzing, ${FUZZ_SECONDS:-30} s a target (tests/fuzz.sh)"
+        JOBS=$JOBS tests/fuzz.sh "${FUZZ_SECONDS:-30}"
     fi
     ;;
 esac
