@@ -34,7 +34,9 @@ for i in 0 1 2; do
     if out=$(env "${envs[$i]}" "$build/tests/test_watchdog" 2>&1); then
         run=$(echo "$out" | grep -c '^\[ RUN')
         ok=$(echo "$out" | grep -c '^\[       OK')
-        echo "- ${names[$i]}: $ok of $run passed, $((run - ok)) skipped (one device)"
+        skipped=""
+        [ "$ok" -lt "$run" ] && skipped=", $((run - ok)) skipped (the two-device case)"
+        echo "- ${names[$i]}: $ok of $run passed$skipped"
     else
         bad=1
         echo "- ${names[$i]}: FAILED"
