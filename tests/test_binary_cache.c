@@ -93,6 +93,17 @@ static void garble(const char *path)
 static void truncate_file(const char *path) { assert_int_equal(truncate(path, 5), 0); }
 static void remove_file(const char *path) { unlink(path); }
 
+/* Remove a test's cache directory (its kernels/ files) and free its name. */
+static void remove_cache_dir(char *dir)
+{
+    for_each_cache_file(dir, remove_file);
+    char kdir[600];
+    snprintf(kdir, sizeof kdir, "%s/kernels", dir);
+    rmdir(kdir);
+    rmdir(dir);
+    free(dir);
+}
+
 static void test_second_open_hits_cache(void **state)
 {
     (void)state;
@@ -139,12 +150,7 @@ static void test_second_open_hits_cache(void **state)
     assert_int_equal(s.programs_from_cache + s.program_cache_writes, 0);
     coproc_close(rt);
 
-    for_each_cache_file(dir, remove_file);
-    char kdir[600];
-    snprintf(kdir, sizeof kdir, "%s/kernels", dir);
-    rmdir(kdir);
-    rmdir(dir);
-    free(dir);
+    remove_cache_dir(dir);
 }
 
 /* Several processes share one cache directory and build the same programs
@@ -187,12 +193,7 @@ static void test_concurrent_writers(void **state)
     assert_int_equal(s.programs_built, 0);
     assert_true(s.programs_from_cache >= 1);
     coproc_close(rt);
-    for_each_cache_file(dir, remove_file);
-    char kdir[600];
-    snprintf(kdir, sizeof kdir, "%s/kernels", dir);
-    rmdir(kdir);
-    rmdir(dir);
-    free(dir);
+    remove_cache_dir(dir);
 }
 
 /* A child of test_concurrent_writers: one sum through the shared cache. */
