@@ -16,11 +16,8 @@
 
 #include "fuzz.h"
 
+#include "backend/opencl/program.h"
 #include "core/cache.h"
-
-/* runtime/backend/opencl/program.c: internal, declared there only. */
-int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
-                                const unsigned char **bin, size_t *binlen);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

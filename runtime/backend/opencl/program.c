@@ -40,11 +40,6 @@ static void cache_path(coproc_runtime *rt, const char *name, uint64_t key, char 
     snprintf(out, size, "%s/kernels/%s-%016" PRIx64 ".bin", rt->cache_dir, name, key);
 }
 
-/* The binary a cache file of len bytes holds for key: 1 with *bin, *binlen
- * inside data when the header is whole, of key, and its hash matches; else 0.
- * Not static: fuzz/fuzz_kernel_cache.c feeds it directly. */
-int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
-                                const unsigned char **bin, size_t *binlen);
 int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
                                 const unsigned char **bin, size_t *binlen)
 {

@@ -98,4 +98,11 @@ void coproc__kernel_return(coproc__device *dev, coproc__kernel_lease *l);
  * none may be out). */
 void coproc__kernel_pool_release(coproc__device *dev);
 
+/* The binary a cache file of len bytes holds for key: 1 with *bin, *binlen
+ * inside data when the header is whole, of key, and its hash matches; else 0
+ * (load_cached's check before a driver sees the bytes; fuzz/fuzz_kernel_cache.c
+ * feeds it directly). */
+int coproc__program_cache_parse(const unsigned char *data, size_t len, uint64_t key,
+                                const unsigned char **bin, size_t *binlen);
+
 #endif
