@@ -31,14 +31,7 @@ CC=${CC:-clang} cmake -S "$src" -B "$build" -DCOPROC_FUZZ=ON -DCOPROC_BUILD_TEST
     -DCOPROC_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target coproc_fuzzers -j"$jobs"
 
-vendors=$(mktemp -d)
-trap 'rm -rf "$vendors"' EXIT
-pocl=$(ls /etc/OpenCL/vendors/*pocl*.icd 2>/dev/null | head -1)
-if [ -n "$pocl" ]; then
-    cp "$pocl" "$vendors/"
-    export OCL_ICD_VENDORS=$vendors
-fi
-unset COPROC_DEVICES RUSTICL_ENABLE
+. "$src/tests/pocl_only.sh"
 export COPROC_CALIBRATE=off
 export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$src/fuzz/lsan.supp print_suppressions=0 ${LSAN_OPTIONS:-}"

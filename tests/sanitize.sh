@@ -32,14 +32,7 @@ jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 cmake -S "$src" -B "$build" -DCOPROC_SANITIZE=$flags -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j"$jobs"
 
-vendors=$(mktemp -d)
-trap 'rm -rf "$vendors"' EXIT
-pocl=$(ls /etc/OpenCL/vendors/*pocl*.icd 2>/dev/null | head -1)
-if [ -n "$pocl" ]; then
-    cp "$pocl" "$vendors/"
-    export OCL_ICD_VENDORS=$vendors
-fi
-unset COPROC_DEVICES RUSTICL_ENABLE
+. "$src/tests/pocl_only.sh"
 cd "$build"
 if [ "$mode" = address ]; then
     export ASAN_OPTIONS="detect_leaks=1 abort_on_error=0 ${ASAN_OPTIONS:-}"

@@ -151,10 +151,12 @@ static int stale(coproc_task *t, int attempt)
 static void note_failure(coproc__tasks *ts, int d, coproc_status s)
 {
     worker *w = &ts->w[d];
-    pthread_mutex_lock(&w->lock);
-    w->failures = s == COPROC_DRIVER_ERROR ? w->failures + 1 : 0;
-    int give_up = w->failures >= DRIVER_ERRORS_TO_GIVE_UP;
-    pthread_mutex_unlock(&w->lock);
+    int in_a_row = 0; /* an atomic, not the worker's lock: every run passes here */
+    if (s == COPROC_DRIVER_ERROR)
+        in_a_row = atomic_fetch_add(&w->failures, 1) + 1;
+    else
+        atomic_store(&w->failures, 0);
+    int give_up = in_a_row >= DRIVER_ERRORS_TO_GIVE_UP;
     if (s == COPROC_DEVICE_LOST)
         coproc__device_give_up(ts, d, "it reported itself lost");
     else if (give_up)

@@ -63,7 +63,7 @@ typedef struct coproc__worker {
     int running_attempt, running_device;
     double running_since, running_bound;
     unsigned runs_started; /* runs begun here (COPROC_FAULT_STALL counts them) */
-    int failures;          /* runs in a row that failed with a driver error (lock) */
+    atomic_int failures;   /* runs in a row that failed with a driver error */
     atomic_int lost;       /* the watchdog gave the device up: no work goes to it */
     double lost_at;        /* coproc__now when it did */
     atomic_uint_fast64_t tasks_moved;

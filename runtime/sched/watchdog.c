@@ -7,7 +7,6 @@
  * ever come, is dropped as stale), or end with DEVICE_LOST when bound to it.
  * COPROC_FAULT_STALL=D:N[:S] makes device D's N-th run block S seconds (as a
  * driver would that never returns) to test all this. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,12 +88,14 @@ int coproc__watchdog_stall(coproc__tasks *ts, coproc__worker *w, unsigned n)
     return 1;
 }
 
-/* Requeue t away from device d, or end it with DEVICE_LOST and why. */
+/* Requeue t away from device d (counted as moved), or end it with
+ * DEVICE_LOST and why. */
 static void move_or_end(coproc__tasks *ts, coproc_task *t, int d, const char *why)
 {
-    atomic_fetch_add(&ts->w[d].tasks_moved, 1);
-    if (coproc__task_requeue(ts, t, 1 << d) == 0)
+    if (coproc__task_requeue(ts, t, 1 << d) == 0) {
+        atomic_fetch_add(&ts->w[d].tasks_moved, 1);
         return;
+    }
     char msg[400];
     snprintf(msg, sizeof msg, "device %d was lost (%s) and no other device can run this %s", d, why,
              coproc_op_kind_name(t->op.kind));
