@@ -150,19 +150,19 @@ COMPACT_KERNEL(compact_b64, ulong)
  * (one kernel per type keeps the program small; the work is memory-bound),
  * one partial of each per work-group, finished on the host as cl/reduce.cl's.
  * A warp's 32 rows share one bitmap word, so the word loads are broadcasts. */
-#define REDUCE_WHERE_KERNEL(NAME, T, S, MININIT, MAXINIT, MINOP, MAXOP)                  \
+#define REDUCE_WHERE_KERNEL(NAME, T, S, SZERO, SADDV, SADD, MININIT, MAXINIT, MINOP, MAXOP) \
     __kernel void NAME(__global const T *in, ulong n, __global const uint *bitmap,       \
                        __global S *psum, __global T *pmin, __global T *pmax,             \
                        __global uint *counts, __local S *ssum, __local T *smin,          \
                        __local T *smax, __local uint *scount)                            \
     {                                                                                    \
-        S sum = 0;                                                                       \
+        S sum = SZERO;                                                                   \
         T mn = MININIT, mx = MAXINIT;                                                    \
         uint c = 0;                                                                      \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             if ((bitmap[i >> 5] >> (uint)(i & 31)) & 1u) {                               \
                 T v = in[i];                                                             \
-                sum += (S)v;                                                             \
+                sum = SADDV(sum, v);                                                     \
                 mn = MINOP(mn, v);                                                       \
                 mx = MAXOP(mx, v);                                                       \
                 c++;                                                                     \
@@ -173,7 +173,7 @@ COMPACT_KERNEL(compact_b64, ulong)
         smin[lid] = mn;                                                                  \
         smax[lid] = mx;                                                                  \
         scount[lid] = c;                                                                 \
-        COPROC_LOCAL_REDUCE(ssum, GA_ADD);                                               \
+        COPROC_LOCAL_REDUCE(ssum, SADD);                                                 \
         COPROC_LOCAL_REDUCE(smin, MINOP);                                                \
         COPROC_LOCAL_REDUCE(smax, MAXOP);                                                \
         COPROC_LOCAL_REDUCE(scount, GA_ADD);                                             \
@@ -188,14 +188,17 @@ COMPACT_KERNEL(compact_b64, ulong)
 
 /* Integer sums widen to 64 bits and wrap; float min/max start from NaN, which
  * fmin/fmax skip (NaN only when every selected row is NaN). */
-REDUCE_WHERE_KERNEL(reduce_where_i32, int, long, INT_MAX, INT_MIN, min, max)
-REDUCE_WHERE_KERNEL(reduce_where_i64, long, long, LONG_MAX, LONG_MIN, min, max)
-REDUCE_WHERE_KERNEL(reduce_where_u32, uint, ulong, UINT_MAX, 0, min, max)
-REDUCE_WHERE_KERNEL(reduce_where_u64, ulong, ulong, ULONG_MAX, 0, min, max)
+#define RW_ADDV(s, v) ((s) + (v))
+REDUCE_WHERE_KERNEL(reduce_where_i32, int, long, 0, RW_ADDV, GA_ADD, INT_MAX, INT_MIN, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_i64, long, long, 0, RW_ADDV, GA_ADD, LONG_MAX, LONG_MIN, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_u32, uint, ulong, 0, RW_ADDV, GA_ADD, UINT_MAX, 0, min, max)
+REDUCE_WHERE_KERNEL(reduce_where_u64, ulong, ulong, 0, RW_ADDV, GA_ADD, ULONG_MAX, 0, min, max)
 #ifdef COPROC_FP64
-REDUCE_WHERE_KERNEL(reduce_where_f32, float, double, NAN, NAN, fmin, fmax)
-REDUCE_WHERE_KERNEL(reduce_where_f64, double, double, (double)NAN, (double)NAN, fmin, fmax)
+REDUCE_WHERE_KERNEL(reduce_where_f32, float, double, 0, RW_ADDV, GA_ADD, NAN, NAN, fmin, fmax)
+REDUCE_WHERE_KERNEL(reduce_where_f64, double, double, 0, RW_ADDV, GA_ADD, (double)NAN,
+                    (double)NAN, fmin, fmax)
 #else
-/* Without fp64 float sums accumulate in float; the host adds partials in double. */
-REDUCE_WHERE_KERNEL(reduce_where_f32, float, float, NAN, NAN, fmin, fmax)
+/* Without fp64: compensated float pairs and exact subnormals (prelude.cl). */
+REDUCE_WHERE_KERNEL(reduce_where_f32, float, coproc_fsum, coproc_fsum_zero(), coproc_fsum_addf,
+                    coproc_fsum_add, NAN, NAN, fmin, fmax)
 #endif

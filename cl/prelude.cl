@@ -36,3 +36,47 @@
         }                                                                                \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
     } while (0)
+
+#ifndef COPROC_FP64
+/* Float sums on a device without fp64 (the API sums floats "into double"):
+ * each work-item keeps a float pair hi + lo with Neumaier's compensation, so
+ * the sum is good to about 2^-44 of the sum of magnitudes, as a double
+ * accumulator would be for float input. Devices without fp64 may flush
+ * subnormal floats to zero (llvmpipe does), so a subnormal (or zero) input is
+ * not added as a float: its mantissa, an exact count of 2^-149, goes into sub.
+ * The host adds hi + lo + sub * 2^-149 in double. An infinite or NaN row
+ * makes hi infinite or NaN; the host then takes hi alone (lo is NaN). */
+typedef struct {
+    float hi, lo;
+    long sub;
+} coproc_fsum;
+
+static inline coproc_fsum coproc_fsum_zero(void)
+{
+    coproc_fsum z = {0.0f, 0.0f, 0};
+    return z;
+}
+
+static inline coproc_fsum coproc_fsum_addf(coproc_fsum a, float x)
+{
+    uint b = as_uint(x);
+    int tiny = (b & 0x7f800000u) == 0;
+    long m = (long)(b & 0x007fffffu);
+    a.sub += tiny ? ((b >> 31) ? -m : m) : 0;
+    float y = tiny ? 0.0f : x;
+    float t = a.hi + y;
+    a.lo += fabs(a.hi) >= fabs(y) ? (a.hi - t) + y : (y - t) + a.hi;
+    a.hi = t;
+    return a;
+}
+
+static inline coproc_fsum coproc_fsum_add(coproc_fsum a, coproc_fsum b)
+{
+    float t = a.hi + b.hi;
+    float e = fabs(a.hi) >= fabs(b.hi) ? (a.hi - t) + b.hi : (b.hi - t) + a.hi;
+    a.lo = (a.lo + b.lo) + e;
+    a.hi = t;
+    a.sub += b.sub;
+    return a;
+}
+#endif

@@ -40,7 +40,16 @@ REDUCE_KERNEL(reduce_sum_f64, double, double, 0.0, ADD)
 REDUCE_KERNEL(reduce_min_f64, double, double, (double)NAN, fmin)
 REDUCE_KERNEL(reduce_max_f64, double, double, (double)NAN, fmax)
 #else
-/* Without fp64 float sums accumulate in float per work-item; the host adds
- * the partials in double. */
-REDUCE_KERNEL(reduce_sum_f32, float, float, 0.0f, ADD)
+/* Without fp64: compensated float pairs and exact subnormals (prelude.cl's
+ * coproc_fsum), finished on the host in double. */
+__kernel void reduce_sum_f32(__global const float *in, ulong n, __global coproc_fsum *partials,
+                             __local coproc_fsum *scratch)
+{
+    coproc_fsum acc = coproc_fsum_zero();
+    COPROC_FOR_EACH_ROW(i, n) { acc = coproc_fsum_addf(acc, in[i]); }
+    scratch[get_local_id(0)] = acc;
+    COPROC_LOCAL_REDUCE(scratch, coproc_fsum_add);
+    if (get_local_id(0) == 0)
+        partials[get_group_id(0)] = scratch[0];
+}
 #endif

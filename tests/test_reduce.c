@@ -167,6 +167,72 @@ static void test_reduce_matches_reference(void **state)
     test_each_device_path(run_device, NULL);
 }
 
+/* Float32 sums are as good as a double accumulator on every device, also
+ * without fp64 (compensated float pairs) and where subnormals are flushed
+ * (they are summed exactly as integers): cancellation a float accumulator
+ * loses, subnormals alone, and the two mixed, through coproc_reduce and
+ * coproc_reduce_where (every row selected). */
+static void run_float_sums(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    enum { CASES = 4 };
+    static const size_t sizes[] = {1, 257, 5000, 100003};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        float *x = malloc(n * sizeof *x);
+        uint32_t *bits = malloc((n + 31) / 32 * 4);
+        for (size_t w = 0; w < (n + 31) / 32; w++)
+            bits[w] = w + 1 < (n + 31) / 32 || n % 32 == 0 ? 0xffffffffu : (1u << (n % 32)) - 1;
+        for (int c = 0; c < CASES; c++) {
+            double want = 0, mag = 0;
+            for (size_t i = 0; i < n; i++) {
+                float v;
+                switch (c) {
+                case 0: /* 2^24 + ones - 2^24: a float accumulator drops every one */
+                    v = i == 0 ? 16777216.0f : i == n - 1 && n > 1 ? -16777216.0f : 1.0f;
+                    break;
+                case 1: /* subnormals only, of both signs */
+                    v = (float)((double)FLT_TRUE_MIN * (double)((i * 7919) % 1000 + 1)) *
+                        (i % 3 == 0 ? -1.0f : 1.0f);
+                    break;
+                case 2: /* subnormals beside normal numbers */
+                    v = i % 2 ? FLT_TRUE_MIN * 3 : 1e-30f * (float)(i % 5);
+                    break;
+                default: /* many small terms after one large one */
+                    v = i == 0 ? 1e8f : 0.1f + (float)(i % 10) * 1e-3f;
+                    break;
+                }
+                x[i] = v;
+                want += v; /* exact in double here: few significant bits */
+                mag += fabs((double)v);
+            }
+            coproc_column *col = NULL, *cbits = NULL;
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_FLOAT32, x, n, &col));
+            assert_ok(rt,
+                      coproc_column_upload(rt, dev, COPROC_UINT32, bits, (n + 31) / 32, &cbits));
+            coproc_scalar got, where;
+            assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, col, &got));
+            assert_ok(rt, coproc_reduce_where(rt, COPROC_REDUCE_SUM, col, cbits, &where));
+            /* A double accumulator's bound (n * 2^-53 * sum|x|) with room: a
+             * float accumulator misses it by orders of magnitude. */
+            double tol = (double)n * 0x1p-50 * mag + 1e-300;
+            if (fabs(got.v.f64 - want) > tol || fabs(where.v.f64 - want) > tol)
+                fail_msg("%s case %d n=%zu: reduce %.17g, reduce_where %.17g, want %.17g", path, c,
+                         n, got.v.f64, where.v.f64, want);
+            coproc_column_free(col);
+            coproc_column_free(cbits);
+        }
+        free(x);
+        free(bits);
+    }
+}
+
+static void test_reduce_float_sums(void **state)
+{
+    (void)state;
+    test_each_device_path(run_float_sums, NULL);
+}
+
 static void test_reduce_bad_input(void **state)
 {
     (void)state;
@@ -210,6 +276,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_matches_reference),
+        cmocka_unit_test(test_reduce_float_sums),
         cmocka_unit_test(test_reduce_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,8 @@ static int is_signed(coproc_type t) { return t == COPROC_INT32 || t == COPROC_IN
 /* Size of one partial as the kernel writes it (see cl/reduce.cl). */
 size_t coproc__reduce_partial_size(const coproc__device *dev, coproc_reduce_op op, coproc_type t)
 {
-    if (op == COPROC_REDUCE_SUM)
-        return t == COPROC_FLOAT32 && !dev->info.has_fp64 ? 4 : 8;
+    if (op == COPROC_REDUCE_SUM) /* without fp64: prelude.cl's coproc_fsum */
+        return t == COPROC_FLOAT32 && !dev->info.has_fp64 ? 16 : 8;
     return coproc_type_size(t);
 }
 
@@ -37,6 +37,21 @@ void coproc__reduce_identity(coproc_reduce_op op, coproc_type t, coproc_scalar *
     }
 }
 
+/* A float sum partial of a device without fp64 (cl/prelude.cl's coproc_fsum:
+ * float hi, float lo, int64 count of 2^-149), as a double. When hi is not
+ * finite (an infinite or NaN row), lo is NaN and hi alone is the answer. */
+static double fsum_value(const unsigned char *p)
+{
+    float hi, lo;
+    int64_t sub;
+    memcpy(&hi, p, 4);
+    memcpy(&lo, p + 4, 4);
+    memcpy(&sub, p + 8, 8);
+    if (!isfinite(hi))
+        return hi;
+    return (double)hi + (double)lo + ldexp((double)sub, -149);
+}
+
 /* Fold partial k (raw bytes as the kernel wrote them) into r. */
 void coproc__reduce_fold(coproc_reduce_op op, coproc_type t, size_t psize, const unsigned char *p,
                  coproc_scalar *r, int first)
@@ -44,7 +59,11 @@ void coproc__reduce_fold(coproc_reduce_op op, coproc_type t, size_t psize, const
     if (op == COPROC_REDUCE_SUM) {
         if (is_float(t)) {
             double v;
-            if (psize == 4) { float f; memcpy(&f, p, 4); v = f; } else memcpy(&v, p, 8);
+            if (psize == 16) {
+                v = fsum_value(p);
+            } else {
+                memcpy(&v, p, 8);
+            }
             r->v.f64 += v;
         } else {
             uint64_t v;

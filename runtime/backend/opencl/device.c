@@ -315,6 +315,8 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
     dev->info.max_rows_per_item = dev->quirks.max_rows_per_item;
     dev->info.quirk_max_work_group = dev->quirks.max_work_group;
+    if (dev->quirks.no_fp64)
+        dev->info.has_fp64 = 0;
     /* COPROC_KERNEL_PATH=cpu|gpu forces the kernel path on every device (the
      * Oclgrind checks run the CPU path on its simulated GPU so). */
     const char *path = getenv("COPROC_KERNEL_PATH");

@@ -99,6 +99,9 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         } else if (sscanf(p, "max_work_group=%llu%n", &v, &used) == 1 && used) {
             tighten_group(out, (size_t)v);
             add_name(out, "forced-work-group");
+        } else if (strncmp(p, "no_fp64", 7) == 0 && (p[7] == ',' || p[7] == '\0')) {
+            out->no_fp64 = 1;
+            add_name(out, "forced-no-fp64");
         }
         p = strchr(p, ',');
         if (p)

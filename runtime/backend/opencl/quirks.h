@@ -20,13 +20,17 @@ typedef struct coproc__quirks {
      * check does not see what a fill writes and reports every later read of
      * it. The kernels it checks are the same either way. */
     int fill_by_write;
+    /* Treat the device as having no fp64 (only forced, COPROC_QUIRKS=no_fp64):
+     * runs the paths of devices without doubles (Mesa llvmpipe, many GPUs) on
+     * any device, so the tests check them on PoCL too. */
+    int no_fp64;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 
 /*
  * The quirks of a device, from the table in quirks.c, then $COPROC_QUIRKS:
- * comma-separated "max_rows_per_item=N" and "max_work_group=N", which tighten
- * (never loosen) what the table gives; tests force them on PoCL so.
+ * comma-separated "max_rows_per_item=N", "max_work_group=N" and "no_fp64", which
+ * tighten (never loosen) what the table gives; tests force them on PoCL so.
  */
 void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out);
 
