@@ -49,6 +49,11 @@ typedef struct coproc__device {
      * that makes no progress (sched/watchdog.c). */
     atomic_int building;
     atomic_uint_fast64_t build_end_ns;
+    /* The smallest CL_KERNEL_WORK_GROUP_SIZE of the kernels built for it so
+     * far (0: none yet): the launch geometry keeps work-groups within it
+     * (launch.c), as a kernel using many registers may allow fewer work-items
+     * than the device's maximum (program.c). */
+    atomic_size_t kernel_group_limit;
 
     coproc__pool pool;            /* freed large buffers for reuse */
 

@@ -28,6 +28,9 @@ coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_
             g.local = dev->info.max_work_group_size;
         if (dev->quirks.max_work_group && g.local > dev->quirks.max_work_group)
             g.local = dev->quirks.max_work_group;
+        size_t klimit = atomic_load(&dev->kernel_group_limit);
+        if (klimit && g.local > klimit)
+            g.local = klimit;
         size_t groups = units * GPU_GROUPS_PER_UNIT;
         size_t by_size = (n + g.local - 1) / g.local;
         g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;
@@ -50,6 +53,19 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
     if (a->err != CL_SUCCESS)
         return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
+    /* A kernel that allows fewer work-items a group than this launch has (its
+     * geometry was made before its program was first built): a clear status,
+     * not the driver's CL_INVALID_WORK_GROUP_SIZE; the device's limit knows it
+     * now (program.c), so every later launch fits. */
+    size_t kwg = 0;
+    if (err == CL_SUCCESS && g->local > 1 &&
+        clGetKernelWorkGroupInfo(a->kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
+                                 NULL) == CL_SUCCESS &&
+        kwg > 0 && g->local > kwg)
+        return coproc__fail(rt, COPROC_UNSUPPORTED,
+                            "%s: the kernel allows %zu work-items a group on device %d (%s), "
+                            "launched with %zu",
+                            what, kwg, dev->index, dev->info.name, g->local);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);

@@ -112,11 +112,41 @@ static void store_cached(coproc_runtime *rt, coproc__device *dev, cl_program p, 
 static coproc_status program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
                                    const char *source, size_t length, cl_program *out);
 
+/* Lower the device's work-group limit to the smallest its new kernels allow
+ * (device.h kernel_group_limit); a driver that cannot say leaves it. */
+static void learn_group_limit(coproc__device *dev, cl_program p)
+{
+    cl_uint nk = 0;
+    if (clCreateKernelsInProgram(p, 0, NULL, &nk) != CL_SUCCESS || nk == 0)
+        return;
+    cl_kernel *ks = calloc(nk, sizeof *ks);
+    if (!ks)
+        return;
+    if (clCreateKernelsInProgram(p, nk, ks, NULL) == CL_SUCCESS) {
+        for (cl_uint i = 0; i < nk; i++) {
+            size_t wg = 0;
+            if (clGetKernelWorkGroupInfo(ks[i], dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                                         NULL) == CL_SUCCESS &&
+                wg > 0) {
+                size_t cur = atomic_load(&dev->kernel_group_limit);
+                while ((cur == 0 || wg < cur) &&
+                       !atomic_compare_exchange_weak(&dev->kernel_group_limit, &cur, wg))
+                    ;
+            }
+            clReleaseKernel(ks[i]);
+        }
+    }
+    free(ks);
+}
+
 coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, const char *name,
                                     const char *source, size_t length, cl_program *out)
 {
     atomic_fetch_add(&dev->building, 1);
     coproc_status s = program_build(rt, dev, name, source, length, out);
+    /* Only the GPU path launches groups of more than one work-item. */
+    if (s == COPROC_OK && !dev->cpu_path)
+        learn_group_limit(dev, *out);
     atomic_store(&dev->build_end_ns, (uint64_t)(coproc__now() * 1e9));
     atomic_fetch_sub(&dev->building, 1);
     return s;
