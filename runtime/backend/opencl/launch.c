@@ -53,19 +53,6 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
     if (a->err != CL_SUCCESS)
         return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
-    /* A kernel that allows fewer work-items a group than this launch has (its
-     * geometry was made before its program was first built): a clear status,
-     * not the driver's CL_INVALID_WORK_GROUP_SIZE; the device's limit knows it
-     * now (program.c), so every later launch fits. */
-    size_t kwg = 0;
-    if (err == CL_SUCCESS && g->local > 1 &&
-        clGetKernelWorkGroupInfo(a->kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg,
-                                 NULL) == CL_SUCCESS &&
-        kwg > 0 && g->local > kwg)
-        return coproc__fail(rt, COPROC_UNSUPPORTED,
-                            "%s: the kernel allows %zu work-items a group on device %d (%s), "
-                            "launched with %zu",
-                            what, kwg, dev->index, dev->info.name, g->local);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);
