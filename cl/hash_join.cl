@@ -261,7 +261,8 @@ __kernel void hj_dup_start(__global const uint *dups, ulong n, __global uint *ne
                                                                                          \
     /* Task t: pairs [task_begin[t], task_begin[t + 1]) of work-item task_item[t] of    \
      * `items` (its pairs start at item_start[]); task_done[t]: how many it wrote.     \
-     * Its rows before the range are counted, not written; it stops at the end. */    \
+     * Its rows before the range are counted, not written; it stops at the end.       \
+     * (No a > o ? a - o : 0: clang makes it llvm.usub.sat, which Oclgrind lacks.) */ \
     __kernel void hj_task_pairs_##S(__global const KT *probe, ulong n,                   \
                                     __global const uint *table, uint shift, uint mask,   \
                                     __global const uint *dups,                           \
@@ -275,18 +276,24 @@ __kernel void hj_dup_start(__global const uint *dups, ulong n, __global uint *ne
     {                                                                                    \
         uint t = get_global_id(0);                                                       \
         if (t < tasks) {                                                                 \
-            ulong j = task_item[t];                                                      \
+            ulong j = task_item[t], i = HJ_ITEM_FIRST(n, j, items),                      \
+                  end = HJ_ITEM_END(n, j, items);                                        \
             uint a = task_begin[t], b = task_begin[t + 1], o = item_start[j], done = 0;  \
-            for (ulong i = HJ_ITEM_FIRST(n, j, items), end = HJ_ITEM_END(n, j, items);   \
-                 i < end && o < b; i += HJ_ITEM_STEP(items)) {                           \
+            uint c = 0;                                                                  \
+            while (i < end &&                                                            \
+                   o + (c = hj_count_row(dups, hj_find_##S(table, probe[i], shift,       \
+                                                           mask))) <= a) {               \
+                o += c;                                                                  \
+                i += HJ_ITEM_STEP(items);                                                \
+            }                                                                            \
+            /* Row i's pairs from a - o on (o <= a < o + c), the next rows' from 0. */   \
+            for (uint q = a - o; i < end && o < b; i += HJ_ITEM_STEP(items), q = 0) {    \
                 uint row = hj_find_##S(table, probe[i], shift, mask);                    \
-                uint c = hj_count_row(dups, row);                                        \
-                if (c && o + c > a) {                                                    \
-                    uint q = a > o ? a - o : 0, qe = min(c, b - o);                      \
+                uint qe = min(c = hj_count_row(dups, row), b - o);                       \
+                if (c)                                                                   \
                     hj_write_range(dups, dup_end, dup_rows, row, (uint)i, o, q, qe,      \
                                    out_left, out_right);                                 \
-                    done += qe - q;                                                      \
-                }                                                                        \
+                done += qe - q;                                                          \
                 o += c;                                                                  \
             }                                                                            \
             task_done[t] = done;                                                         \
