@@ -23,6 +23,11 @@
  *                its pairs start;
  *   hj_pairs_*   probes again and writes each work-item's pairs from there, and
  *                where they ended (the host checks them against the scan).
+ * Where a device caps a work-item's loop steps (quirks.h max_loop_steps) and a
+ * work-item has more pairs than a task may write (ops/join_tasks.h), the
+ * lists are laid out as arrays instead (hj_dup_start, hj_dup_rows_*: a key's
+ * k-th match found without walking k steps) and hj_task_pairs_* writes the
+ * pairs, each task a range of one work-item's pairs.
  * Build rows are below 2^31 (HJ_DUPS is the row word's top bit).
  */
 #define HJ_EMPTY 0xffffffffu
@@ -96,6 +101,46 @@ static inline uint hj_write_row(__global const uint *next, uint row, uint i, uin
         for (uint row = hj_find_##S(table, probe[i], shift, mask), row##_once = 1;       \
              row##_once; row##_once = 0)
 #endif
+
+/* The rows HJ_EACH_ROW_FOUND gives work-item j of `items` over n rows: from
+ * HJ_ITEM_FIRST below HJ_ITEM_END, by HJ_ITEM_STEP. */
+#if COPROC_CPU
+#define HJ_ITEM_FIRST(n, j, items) ((j) * (((n) + (items)-1) / (items)))
+#define HJ_ITEM_END(n, j, items) min((ulong)(n), ((j) + 1) * (((n) + (items)-1) / (items)))
+#define HJ_ITEM_STEP(items) 1
+#else
+#define HJ_ITEM_FIRST(n, j, items) (j)
+#define HJ_ITEM_END(n, j, items) ((ulong)(n))
+#define HJ_ITEM_STEP(items) (items)
+#endif
+
+/* Write pairs q .. qe - 1 of probe row i (row word `row`, pairs from o on): pair
+ * 0 is the owner, pair q > 0 its (q - 1)-th duplicate, from dup_rows at the
+ * owner's start (dup_end[owner] - dups[owner]). */
+static inline void hj_write_range(__global const uint *dups, __global const uint *dup_end,
+                                  __global const uint *dup_rows, uint row, uint i, uint o,
+                                  uint q, uint qe, __global uint *out_left,
+                                  __global uint *out_right)
+{
+    uint owner = row & ~HJ_DUPS;
+    uint first = row & HJ_DUPS ? dup_end[owner] - dups[owner] : 0;
+    for (; q < qe; q++) {
+        out_left[o + q] = q ? dup_rows[first + q - 1] : owner;
+        out_right[o + q] = i;
+    }
+}
+
+/* Where each key's duplicates start in dup_rows: next[owner], claimed from
+ * *total (next[] then holds no lists; hj_dup_rows_* moves it to their end). */
+__kernel void hj_dup_start(__global const uint *dups, ulong n, __global uint *next,
+                           __global uint *total)
+{
+    COPROC_FOR_EACH_ROW(i, n) {
+        uint d = dups[i];
+        if (d)
+            next[i] = atomic_add(total, d);
+    }
+}
 
 #define HJ_KERNELS(S, KT)                                                                \
     __kernel void hj_build_##S(__global const KT *keys, ulong n, uint shift, uint mask,  \
@@ -200,6 +245,59 @@ static inline uint hj_write_row(__global const uint *next, uint row, uint i, uin
             o = hj_write_row(next, row, (uint)i, o, out_left, out_right);                \
         }                                                                                \
         item_end[get_global_id(0)] = o;                                                  \
+    }                                                                                    \
+                                                                                         \
+    /* Each duplicate build row into its key's range of dup_rows (any order). */        \
+    __kernel void hj_dup_rows_##S(__global const KT *keys, ulong n,                      \
+                                  __global const uint *table, uint shift, uint mask,     \
+                                  __global uint *next, __global uint *dup_rows)          \
+    {                                                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            uint owner = hj_find_##S(table, keys[i], shift, mask) & ~HJ_DUPS;            \
+            if (owner != (uint)i)                                                        \
+                dup_rows[atomic_inc(&next[owner])] = (uint)i;                            \
+        }                                                                                \
+    }                                                                                    \
+                                                                                         \
+    /* Task t: pairs [task_begin[t], task_begin[t + 1]) of work-item task_item[t] of    \
+     * `items` (its pairs start at item_start[]); task_done[t]: how many it wrote.     \
+     * Its rows before the range are counted, not written; it stops at the end.       \
+     * (No a > o ? a - o : 0: clang makes it llvm.usub.sat, which Oclgrind lacks.) */ \
+    __kernel void hj_task_pairs_##S(__global const KT *probe, ulong n,                   \
+                                    __global const uint *table, uint shift, uint mask,   \
+                                    __global const uint *dups,                           \
+                                    __global const uint *dup_end,                        \
+                                    __global const uint *dup_rows,                       \
+                                    __global const uint *item_start, ulong items,        \
+                                    __global const uint *task_item,                      \
+                                    __global const uint *task_begin, uint tasks,         \
+                                    __global uint *out_left, __global uint *out_right,   \
+                                    __global uint *task_done)                            \
+    {                                                                                    \
+        uint t = get_global_id(0);                                                       \
+        if (t < tasks) {                                                                 \
+            ulong j = task_item[t], i = HJ_ITEM_FIRST(n, j, items),                      \
+                  end = HJ_ITEM_END(n, j, items);                                        \
+            uint a = task_begin[t], b = task_begin[t + 1], o = item_start[j], done = 0;  \
+            uint c = 0;                                                                  \
+            while (i < end &&                                                            \
+                   o + (c = hj_count_row(dups, hj_find_##S(table, probe[i], shift,       \
+                                                           mask))) <= a) {               \
+                o += c;                                                                  \
+                i += HJ_ITEM_STEP(items);                                                \
+            }                                                                            \
+            /* Row i's pairs from a - o on (o <= a < o + c), the next rows' from 0. */   \
+            for (uint q = a - o; i < end && o < b; i += HJ_ITEM_STEP(items), q = 0) {    \
+                uint row = hj_find_##S(table, probe[i], shift, mask);                    \
+                uint qe = min(c = hj_count_row(dups, row), b - o);                       \
+                if (c)                                                                   \
+                    hj_write_range(dups, dup_end, dup_rows, row, (uint)i, o, q, qe,      \
+                                   out_left, out_right);                                 \
+                done += qe - q;                                                          \
+                o += c;                                                                  \
+            }                                                                            \
+            task_done[t] = done;                                                         \
+        }                                                                                \
     }
 
 HJ_KERNELS(k32, uint)

@@ -128,3 +128,43 @@ __kernel void mj_pairs(__global const uint *count, __global const uint *lower,
         }
     }
 }
+
+/* ---- Where a device caps a work-item's loop steps (quirks.h max_loop_steps),
+ * the pairs are written by tasks (ops/join_tasks.h): item j is the sorted left
+ * rows [j * rows, (j + 1) * rows); a task writes a range of an item's pairs. */
+
+/* Where item j's pairs start. */
+__kernel void mj_item_starts(__global const uint *offset, ulong rows, ulong items,
+                             __global uint *item_start)
+{
+    COPROC_FOR_EACH_ROW(j, items) { item_start[j] = offset[j * rows]; }
+}
+
+/* Task t: pairs [task_begin[t], task_begin[t + 1]) of item task_item[t], any
+ * row's pairs from any of them on; task_done[t]: how many it wrote. (No
+ * a > o ? a - o : 0: clang makes it llvm.usub.sat, which Oclgrind lacks.) */
+__kernel void mj_task_pairs(__global const uint *count, __global const uint *lower,
+                            __global const uint *offset, __global const uint *lperm,
+                            __global const uint *rperm, ulong nl, ulong rows,
+                            __global const uint *task_item, __global const uint *task_begin,
+                            uint tasks, __global uint *out_left, __global uint *out_right,
+                            __global uint *task_done)
+{
+    uint t = get_global_id(0);
+    if (t < tasks) {
+        uint a = task_begin[t], b = task_begin[t + 1], done = 0;
+        ulong i = task_item[t] * rows, end = min(nl, i + rows);
+        while (i < end && offset[i] + count[i] <= a) /* rows wholly before a */
+            i++;
+        /* Row i's pairs from a - offset[i] on (offset[i] <= a), the next rows' from 0. */
+        for (uint q = i < end ? a - offset[i] : 0; i < end && offset[i] < b; i++, q = 0) {
+            uint o = offset[i], c = count[i], qe = min(c, b - o), lb = lower[i], lp = lperm[i];
+            done += qe - q;
+            for (; q < qe; q++) {
+                out_left[o + q] = lp;
+                out_right[o + q] = rperm[lb + q];
+            }
+        }
+        task_done[t] = done;
+    }
+}

@@ -9,8 +9,8 @@
 
 #include "testlib.h"
 
-enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_COUNT };
-static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint"};
+enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_SKEW, KD_COUNT };
+static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint", "skew"};
 
 /* side: 0 left, 1 right (KD_DISJOINT gives the sides different keys). */
 static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, int side,
@@ -27,6 +27,7 @@ static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, in
         case KD_DUPS: v = (uint64_t)((int64_t)(x % 13) - 6); break;
         case KD_EXTREME: v = extreme[x % (sizeof extreme / sizeof *extreme)]; break;
         case KD_EQUAL: v = UINT64_MAX; break;
+        case KD_SKEW: v = x % 50 ? 0x5EED : x % (range + 1) * 0x9E3779B97F4A7C15ull; break;
         default: v = 2 * (x % (range + 1)) + (uint64_t)side; break; /* even vs odd */
         }
         if (ks == 4)
@@ -91,7 +92,7 @@ static void run_device(coproc_runtime *rt, int dev, const char *path, void *user
     for (int t = COPROC_INT32; t <= COPROC_UINT64; t++)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
             for (int dist = 0; dist < KD_COUNT; dist++) {
-                if (dist == KD_EQUAL && sizes[si][0] * sizes[si][1] > 200000)
+                if ((dist == KD_EQUAL || dist == KD_SKEW) && sizes[si][0] * sizes[si][1] > 200000)
                     continue; /* every pair matches */
                 check_one(rt, dev, (coproc_type)t, sizes[si][0], sizes[si][1], dist, path, &rng);
             }
@@ -107,6 +108,45 @@ static void test_hash_join_matches_reference(void **state)
 {
     (void)state;
     test_each_device_path(run_device, NULL);
+}
+
+/* A build key repeated 100,000 times, probed by rows all of that key, and the
+ * sides swapped; 98% one key among distinct ones. One key's pairs are far more
+ * than a work-item may loop where a device caps that (Mesa's llvmpipe: 65535
+ * steps; the pairs are then written by tasks that start mid-key). */
+static void run_long_runs(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    test_rng rng = {77};
+    check_one(rt, dev, COPROC_UINT32, 100000, 60, KD_EQUAL, path, &rng);
+    check_one(rt, dev, COPROC_INT64, 60, 100000, KD_EQUAL, path, &rng);
+    check_one(rt, dev, COPROC_INT32, 30011, 97, KD_SKEW, path, &rng);
+    check_one(rt, dev, COPROC_UINT64, 97, 30011, KD_SKEW, path, &rng);
+}
+
+static void test_hash_join_long_runs(void **state)
+{
+    (void)state;
+    test_each_device_path(run_long_runs, NULL);
+}
+
+/* The tasks' splitting on any device: a loop cap forced so low that most
+ * work-items' pairs are split, many of them mid-key. */
+static void run_capped(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    assert_non_null(strstr(info.quirks, "forced-loop-steps"));
+    run_device(rt, dev, path, user);
+    run_long_runs(rt, dev, path, user);
+}
+
+static void test_hash_join_loop_cap(void **state)
+{
+    (void)state;
+    setenv("COPROC_QUIRKS", "max_loop_steps=300", 1);
+    test_each_device_path(run_capped, NULL);
+    unsetenv("COPROC_QUIRKS");
 }
 
 static void test_hash_join_bad_input(void **state)
@@ -173,6 +213,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_join_matches_reference),
+        cmocka_unit_test(test_hash_join_long_runs),
+        cmocka_unit_test(test_hash_join_loop_cap),
         cmocka_unit_test(test_hash_join_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,16 +17,19 @@ static uint64_t key_at(coproc_type t, const void *d, size_t i)
     }
 }
 
-enum { KEYS_RANGE, KEYS_EXTREME };
+enum { KEYS_RANGE, KEYS_EXTREME, KEYS_SKEW };
 
 /* n keys drawn from `range` distinct values (duplicates when range < n),
- * spread over the type (negative ones too), or extreme values. */
+ * spread over the type (negative ones too), or extreme values; KEYS_SKEW: as
+ * KEYS_RANGE but 49 of 50 rows take the first value. */
 static void fill_keys(coproc_type t, void *d, size_t n, uint64_t range, int mode, test_rng *r)
 {
     static const int64_t ext_i[] = {INT64_MIN, INT64_MAX, -1, 0, 1, INT32_MIN, INT32_MAX};
     static const uint64_t ext_u[] = {UINT64_MAX, 0, 1, UINT32_MAX, UINT64_MAX - 1};
     for (size_t i = 0; i < n; i++) {
         uint64_t v = test_rand_below(r, range ? range : 1);
+        if (mode == KEYS_SKEW && test_rand_below(r, 50))
+            v = 0;
         int64_t sv = (int64_t)(v * 2654435761u % 1000003) - 500000; /* scattered, signed */
         switch (t) {
         case COPROC_INT32:
@@ -162,6 +165,45 @@ static void test_merge_join_matches_reference(void **state)
     test_each_device_path(run_device, NULL);
 }
 
+/* A key repeated 100,000 times on one side, the other side all that key, both
+ * ways; 98% one key among distinct ones. One sorted row's pairs are far more
+ * than a work-item may loop where a device caps that (Mesa's llvmpipe: 65535
+ * steps; the pairs are then written by tasks that start mid-row). */
+static void run_long_runs(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    test_rng rng = {77};
+    check_join(rt, dev, COPROC_UINT32, 100000, 60, 1, KEYS_RANGE, &rng, path);
+    check_join(rt, dev, COPROC_INT64, 60, 100000, 1, KEYS_RANGE, &rng, path);
+    check_join(rt, dev, COPROC_INT32, 30011, 97, 30000, KEYS_SKEW, &rng, path);
+    check_join(rt, dev, COPROC_UINT64, 97, 30011, 30000, KEYS_SKEW, &rng, path);
+}
+
+static void test_merge_join_long_runs(void **state)
+{
+    (void)state;
+    test_each_device_path(run_long_runs, NULL);
+}
+
+/* The tasks' splitting on any device: a loop cap forced so low that most
+ * items' pairs are split, many of them mid-row. */
+static void run_capped(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    assert_non_null(strstr(info.quirks, "forced-loop-steps"));
+    run_device(rt, dev, path, user);
+    run_long_runs(rt, dev, path, user);
+}
+
+static void test_merge_join_loop_cap(void **state)
+{
+    (void)state;
+    setenv("COPROC_QUIRKS", "max_loop_steps=300", 1);
+    test_each_device_path(run_capped, NULL);
+    unsetenv("COPROC_QUIRKS");
+}
+
 /* Disjoint key sets: no pairs and no semi-join rows, with valid empty columns. */
 static void test_merge_join_no_matches(void **state)
 {
@@ -244,6 +286,8 @@ int main(void)
         cmocka_unit_test(test_merge_join_bad_input),
         cmocka_unit_test(test_merge_join_no_matches),
         cmocka_unit_test(test_merge_join_matches_reference),
+        cmocka_unit_test(test_merge_join_long_runs),
+        cmocka_unit_test(test_merge_join_loop_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

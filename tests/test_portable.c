@@ -545,24 +545,18 @@ static void run_ops_small(coproc_runtime *rt, int dev, const char *path, void *u
                 coproc_group_result_free(&g);
             }
             coproc_column_free(k32);
-            /* Long runs of equal keys make one work-item walk more than 65535
-             * chain steps: the joins lose pairs under Mesa's loop limit (open,
-             * docs/portability.md; test_hash_join and test_merge_join fail there). */
+            /* want_pairs: the nested-loop count of a's keys against b's. */
             size_t want_pairs = 0;
             for (size_t i = 0; is_int && i < n; i++)
                 for (size_t j = 0; j < n; j++)
                     want_pairs += memcmp(a + i * es, b + j * es, es) == 0;
-            int joins = !(strstr(d->quirks.names, "loop-65535") && want_pairs > 32768);
-            if (is_int && !joins && ti == 0)
-                print_message("%s n=%zu: joins skipped: %zu pairs, loop-65535 quirk (open)\n",
-                              path, n, want_pairs);
             if (is_int) {
                 coproc_group_result g;
                 assert_ok(rt, coproc_group_by(rt, ca, NULL, 1, &g));
                 assert_int_equal(g.groups, n < 13 ? n : 13);
                 coproc_group_result_free(&g);
             }
-            if (is_int && joins) {
+            if (is_int) {
                 /* joins: a's keys against b's */
                 coproc_join_result j;
                 assert_ok(rt, coproc_hash_join(rt, ca, cb, &j));

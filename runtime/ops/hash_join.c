@@ -14,6 +14,7 @@
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/hostops.h"
+#include "ops/join_tasks.h"
 #include "ops/table.h"
 
 /* Loop steps a probe or build row may take (batch, probe, once-loops, a short
@@ -21,21 +22,12 @@
 #define JOIN_LOOP_STEPS_PER_ROW 16
 
 /* The geometry over n rows. Where a driver caps the loop steps of a
- * work-item (quirks.h: max_rows_per_item counts rows of a one-step loop),
- * a join row takes several steps: more work-items, fewer rows each. The
- * count, items and pairs kernels must share it (offsets per work-item). */
+ * work-item (quirks.h), a join row takes several steps: more work-items, fewer
+ * rows each. The count, items and pairs kernels must share it (offsets per
+ * work-item). */
 static coproc__geometry join_geometry(const coproc__device *dev, size_t n)
 {
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    uint64_t cap = dev->quirks.max_rows_per_item / JOIN_LOOP_STEPS_PER_ROW;
-    if (dev->quirks.max_rows_per_item) {
-        size_t per_group = g.local * (size_t)(cap ? cap : 1);
-        size_t need = n / per_group + (n % per_group != 0);
-        if (g.groups < need)
-            g.groups = need;
-        g.global = g.groups * g.local;
-    }
-    return g;
+    return coproc__join_geometry(dev, n, JOIN_LOOP_STEPS_PER_ROW);
 }
 
 /* The build side's open-addressing table (cl/hash_join.cl): 2^bits slots of
@@ -205,6 +197,74 @@ done:
     return s;
 }
 
+/* The pairs by tasks (ops/join_tasks.h), for a device that caps loop steps
+ * where a work-item has more pairs than a task may write: the duplicates' lists
+ * laid out as arrays first, so that a task can start mid-key. */
+static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *left,
+                                       const coproc_column *right, const hj_table *t,
+                                       const coproc__geometry *g, cl_mem starts,
+                                       const uint32_t *start, uint64_t pairs,
+                                       coproc_join_result *r)
+{
+    coproc__device *dev = left->dev;
+    cl_ulong nl = left->length, nr = right->length, items = g->global;
+    cl_mem total = NULL, dup_rows = NULL;
+    cl_kernel k[3] = {NULL, NULL, NULL};
+    char kname[3][32];
+    snprintf(kname[0], sizeof kname[0], "hj_dup_start");
+    snprintf(kname[1], sizeof kname[1], "hj_dup_rows_%s", t->sfx);
+    snprintf(kname[2], sizeof kname[2], "hj_task_pairs_%s", t->sfx);
+    coproc_status s = COPROC_OK;
+    for (int i = 0; i < 3 && s == COPROC_OK; i++)
+        s = coproc__kernel_create(rt, dev, "hash_join", kname[i], &k[i]);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, 4, &total);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, nl * 4, &dup_rows);
+    if (s != COPROC_OK)
+        goto done;
+    static const cl_uint zero = 0;
+    cl_int err = coproc__enqueue_fill(dev, dev->queue, total, &zero, 4, 0, 4, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "coproc_hash_join: clearing on device %d", dev->index);
+        goto done;
+    }
+    coproc__geometry gb = join_geometry(dev, nl);
+    coproc__args a0 = {k[0], 0, CL_SUCCESS};
+    COPROC__ARG(a0, t->dups);
+    COPROC__ARG(a0, nl);
+    COPROC__ARG(a0, t->next);
+    COPROC__ARG(a0, total);
+    coproc__args a1 = {k[1], 0, CL_SUCCESS};
+    COPROC__ARG(a1, left->mem);
+    COPROC__ARG(a1, nl);
+    COPROC__ARG(a1, t->slots);
+    COPROC__ARG(a1, t->shift);
+    COPROC__ARG(a1, t->mask);
+    COPROC__ARG(a1, t->next);
+    COPROC__ARG(a1, dup_rows);
+    coproc__args a2 = {k[2], 0, CL_SUCCESS};
+    probe_args(&a2, right, &nr, t);
+    COPROC__ARG(a2, t->dups);
+    COPROC__ARG(a2, t->next);
+    COPROC__ARG(a2, dup_rows);
+    COPROC__ARG(a2, starts);
+    COPROC__ARG(a2, items);
+    if ((s = coproc__launch(rt, dev, &a0, &gb, kname[0])) == COPROC_OK &&
+        (s = coproc__launch(rt, dev, &a1, &gb, kname[1])) == COPROC_OK)
+        s = coproc__join_tasks_run(rt, dev, &a2, start, g->global, pairs, r->left->mem,
+                                   r->right->mem, "coproc_hash_join");
+done:
+    if (total)
+        clReleaseMemObject(total);
+    if (dup_rows)
+        clReleaseMemObject(dup_rows);
+    for (int i = 0; i < 3; i++)
+        if (k[i])
+            clReleaseKernel(k[i]);
+    return s;
+}
+
 coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *left,
                                     const coproc_column *right, coproc_join_result *out)
 {
@@ -222,7 +282,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     cl_kernel k[2] = {NULL, NULL};
     cl_mem items = NULL, starts = NULL;
     uint32_t *start = NULL;
-    uint64_t pairs = 0;
+    uint64_t pairs = 0, most = 0; /* all pairs, a work-item's most */
     char kname[2][32];
     coproc__geometry g = join_geometry(dev, right->length);
     cl_ulong n = right->length;
@@ -258,6 +318,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
         uint32_t c = start[i];
         start[i] = (uint32_t)pairs;
         pairs += c;
+        most = c > most ? c : most;
     }
     if (pairs > UINT32_MAX - 1) { /* a work-item's count saturates at UINT32_MAX */
         s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_hash_join: %llu pairs or more; at most "
@@ -273,6 +334,11 @@ output:
         s = coproc__column_new(rt, dev, COPROC_UINT32, r.count, &r.right);
     if (s != COPROC_OK || pairs == 0)
         goto done;
+    uint64_t per_task = coproc__join_pairs_per_task(dev);
+    if (per_task && most > per_task) {
+        s = hj_pairs_by_tasks(rt, left, right, &t, &g, starts, start, pairs, &r);
+        goto done;
+    }
     coproc__args a1 = {k[1], 0, CL_SUCCESS};
     probe_args(&a1, right, &n, &t);
     COPROC__ARG(a1, t.next);

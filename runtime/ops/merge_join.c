@@ -7,6 +7,7 @@
  * and one kernel writes them. The semi-join sorts a copy of build and flags
  * each probe row found there by binary search. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,9 +15,11 @@
 #include "backend/opencl/launch.h"
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
+#include "ops/join_tasks.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "backend/opencl/sync.h"
+#include "backend/opencl/transfer.h"
 
 static const char *const key_suffix[] = {"i32", "i64", "u32", "u64"};
 
@@ -54,6 +57,18 @@ static coproc_status launch_rows(coproc_runtime *rt, coproc__device *dev, coproc
     return coproc__launch(rt, dev, a, &g, kname);
 }
 
+/* Loop steps of one sorted left row in mj_count and of one probe row in
+ * mj_semi: two searches (a gallop and a binary search each, up to 32 steps for
+ * 2^32 rows), bounded where a device caps a work-item's loop steps. */
+#define SEARCH_STEPS_PER_ROW 128
+
+static coproc_status launch_searches(coproc_runtime *rt, coproc__device *dev, coproc__args *a,
+                                     size_t n, const char *kname)
+{
+    coproc__geometry g = coproc__join_geometry(dev, n, SEARCH_STEPS_PER_ROW);
+    return coproc__launch(rt, dev, a, &g, kname);
+}
+
 static coproc_status kernel(coproc_runtime *rt, coproc__device *dev, const char *name,
                             coproc_type t, cl_kernel *out)
 {
@@ -63,6 +78,60 @@ static coproc_status kernel(coproc_runtime *rt, coproc__device *dev, const char 
     else
         snprintf(kname, sizeof kname, "%s", name);
     return coproc__kernel_create(rt, dev, "merge_join", kname, out);
+}
+
+/* The pairs by tasks (ops/join_tasks.h) where the device caps loop steps:
+ * items of a few sorted left rows (walking one costs a step or two), each
+ * item's pairs in tasks of bounded pairs. */
+static coproc_status pairs_by_tasks(coproc_runtime *rt, coproc__device *dev, cl_mem count,
+                                    cl_mem lower, cl_mem offset, const coproc_column *lp,
+                                    const coproc_column *rp, size_t nl, uint64_t pairs,
+                                    coproc_join_result *r)
+{
+    static const char *const what = "coproc_sort_merge_join";
+    coproc__geometry g = coproc__join_geometry(dev, nl, 2);
+    cl_ulong rows = (nl + g.global - 1) / g.global, items = (nl + rows - 1) / rows;
+    cl_kernel k_starts = NULL, k_tasks = NULL;
+    cl_mem starts = NULL;
+    uint32_t *start = malloc(items * 4);
+    coproc_status s = start ? COPROC_OK
+                            : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    if (s == COPROC_OK)
+        s = kernel(rt, dev, "mj_item_starts", COPROC__TYPE_COUNT, &k_starts);
+    if (s == COPROC_OK)
+        s = kernel(rt, dev, "mj_task_pairs", COPROC__TYPE_COUNT, &k_tasks);
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, items * 4, &starts);
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a = {k_starts, 0, CL_SUCCESS};
+    COPROC__ARG(a, offset);
+    COPROC__ARG(a, rows);
+    COPROC__ARG(a, items);
+    COPROC__ARG(a, starts);
+    if ((s = launch_rows(rt, dev, &a, items, "mj_item_starts")) != COPROC_OK ||
+        (s = coproc__d2h(rt, dev, NULL, start, starts, 0, items * 4, 0)) != COPROC_OK)
+        goto done;
+    cl_ulong n = nl;
+    a = (coproc__args){k_tasks, 0, CL_SUCCESS};
+    COPROC__ARG(a, count);
+    COPROC__ARG(a, lower);
+    COPROC__ARG(a, offset);
+    COPROC__ARG(a, lp->mem);
+    COPROC__ARG(a, rp->mem);
+    COPROC__ARG(a, n);
+    COPROC__ARG(a, rows);
+    s = coproc__join_tasks_run(rt, dev, &a, start, items, pairs, r->left->mem, r->right->mem,
+                               what);
+done:
+    free(start);
+    if (starts)
+        clReleaseMemObject(starts);
+    if (k_starts)
+        clReleaseKernel(k_starts);
+    if (k_tasks)
+        clReleaseKernel(k_tasks);
+    return s;
 }
 
 /* A sorted copy of col in *keys and, when perm is not NULL, the original row
@@ -150,7 +219,7 @@ coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_colum
     COPROC__ARG(a, nnr);
     COPROC__ARG(a, count);
     COPROC__ARG(a, lower);
-    if ((s = launch_rows(rt, dev, &a, nl, "mj_count")) != COPROC_OK ||
+    if ((s = launch_searches(rt, dev, &a, nl, "mj_count")) != COPROC_OK ||
         (s = coproc__scan_exclusive_u32(rt, dev, count, nl, offset, &pairs)) != COPROC_OK)
         goto done;
     if (pairs > UINT32_MAX) {
@@ -163,7 +232,11 @@ output:
         (s = coproc__column_new(rt, dev, COPROC_UINT32, pairs, &r.right)) != COPROC_OK)
         goto done;
     r.count = pairs;
-    if (pairs) {
+    if (pairs && coproc__join_pairs_per_task(dev)) {
+        if ((s = pairs_by_tasks(rt, dev, count, lower, offset, lp, rp, nl, pairs, &r)) !=
+            COPROC_OK)
+            goto done;
+    } else if (pairs) {
         a = (coproc__args){k_pairs, 0, CL_SUCCESS};
         COPROC__ARG(a, count);
         COPROC__ARG(a, lower);
@@ -234,7 +307,7 @@ coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *pro
     COPROC__ARG(a, bk->mem);
     COPROC__ARG(a, nnb);
     COPROC__ARG(a, flags);
-    if ((s = launch_rows(rt, dev, &a, np, "mj_semi")) != COPROC_OK ||
+    if ((s = launch_searches(rt, dev, &a, np, "mj_semi")) != COPROC_OK ||
         (s = coproc__flags_to_positions(rt, dev, flags, np, &pos, &found)) != COPROC_OK)
         goto done;
     cl_int err = coproc__finish(dev->queue);

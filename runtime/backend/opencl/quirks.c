@@ -13,6 +13,7 @@ typedef struct quirk_entry {
     const char *device;   /* substring of the device name */
     const char *from, *to;
     uint64_t max_rows_per_item;
+    uint64_t max_loop_steps;
     size_t max_work_group;
     int fill_by_write;
 } quirk_entry;
@@ -23,14 +24,15 @@ static const quirk_entry table[] = {
      * every iteration of every loop counts), silently: a CPU-path chunk longer
      * than that loses its tail (seen on Mesa 22.3.6; tests/test_portable.c).
      * Rows per work-item are capped at an eighth of it, leaving the rest to the
-     * inner loops a row runs (hash probing, local reductions). */
-    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 0, 0},
-    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 0, 0},
+     * inner loops a row runs (hash probing, local reductions); the joins split
+     * their pairs so that no work-item runs more than 65535 steps. */
+    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 65535, 0, 0},
+    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 65535, 0, 0},
     /* Oclgrind (21.10, the device simulator) takes memory written by
      * clEnqueueFillBuffer as uninitialised: every kernel that reads a cleared
      * buffer was reported (tests/test_oclgrind.sh). Buffers are cleared with a
      * write there instead (quirks.h fill_by_write). */
-    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 1},
+    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 0, 1},
 };
 
 /* Compare dotted version numbers found in a and b: <0, 0, >0. */
@@ -67,6 +69,12 @@ static void tighten_rows(coproc__quirks *q, uint64_t v)
         q->max_rows_per_item = v;
 }
 
+static void tighten_steps(coproc__quirks *q, uint64_t v)
+{
+    if (v && (!q->max_loop_steps || v < q->max_loop_steps))
+        q->max_loop_steps = v;
+}
+
 static void tighten_group(coproc__quirks *q, size_t v)
 {
     if (v && (!q->max_work_group || v < q->max_work_group))
@@ -85,6 +93,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         if (*e->to && version_cmp(info->driver_version, e->to) > 0)
             continue;
         tighten_rows(out, e->max_rows_per_item);
+        tighten_steps(out, e->max_loop_steps);
         tighten_group(out, e->max_work_group);
         out->fill_by_write |= e->fill_by_write;
         add_name(out, e->name);
@@ -96,6 +105,9 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         if (sscanf(p, "max_rows_per_item=%llu%n", &v, &used) == 1 && used) {
             tighten_rows(out, v);
             add_name(out, "forced-rows-per-item");
+        } else if (sscanf(p, "max_loop_steps=%llu%n", &v, &used) == 1 && used) {
+            tighten_steps(out, v);
+            add_name(out, "forced-loop-steps");
         } else if (sscanf(p, "max_work_group=%llu%n", &v, &used) == 1 && used) {
             tighten_group(out, (size_t)v);
             add_name(out, "forced-work-group");

@@ -12,6 +12,10 @@ typedef struct coproc__quirks {
     /* Rows one work-item walks on the CPU path at most (0: no cap): the launch
      * geometry (launch.c) adds work-groups until every chunk fits. */
     uint64_t max_rows_per_item;
+    /* Loop iterations one work-item runs at most, all its loops together (0: no
+     * limit). Kernels whose work per row has no bound (a join's pairs of one
+     * key) split their work by it (ops/hash_join.c, ops/merge_join.c). */
+    uint64_t max_loop_steps;
     /* Work-items per group for every kernel at most (0: the driver's figure
      * only). Taken with each kernel's CL_KERNEL_WORK_GROUP_SIZE (launch.c). */
     size_t max_work_group;
@@ -29,8 +33,8 @@ typedef struct coproc__quirks {
 
 /*
  * The quirks of a device, from the table in quirks.c, then $COPROC_QUIRKS:
- * comma-separated "max_rows_per_item=N", "max_work_group=N" and "no_fp64", which
- * tighten (never loosen) what the table gives; tests force them on PoCL so.
+ * comma-separated "max_rows_per_item=N", "max_loop_steps=N", "max_work_group=N" and
+ * "no_fp64", which tighten (never loosen) what the table gives; tests force them on PoCL so.
  */
 void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out);
 
