@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <CL/cl_ext.h>
 
@@ -290,6 +291,52 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
     return COPROC_OK;
 }
 
+/* Whether dev's profiling counters tell time (quirks.h no_profiling): a
+ * command enqueued 200 us after another one finished starts at least that
+ * much later on any clock that counts nanoseconds; half of it is asked.
+ * Counters the driver does not give (an error) are not placeholders. */
+static int profiling_tells_time(coproc__device *dev)
+{
+    cl_int err;
+    cl_mem buf = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
+    if (!buf)
+        return 1;
+    cl_uint word = 0;
+    cl_event a = NULL, b = NULL;
+    cl_ulong a_end = 0, b_start = 0;
+    int tells = 1;
+    if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &a) == CL_SUCCESS) {
+        struct timespec gap = {0, 200000};
+        nanosleep(&gap, NULL);
+        if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &b) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof a_end, &a_end, NULL) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_START, sizeof b_start, &b_start,
+                                    NULL) == CL_SUCCESS)
+            tells = b_start >= a_end && b_start - a_end >= 100000;
+    }
+    if (a)
+        clReleaseEvent(a);
+    if (b)
+        clReleaseEvent(b);
+    clReleaseMemObject(buf);
+    return tells;
+}
+
+double coproc__device_event_seconds(const coproc__device *dev, cl_event start, cl_event end)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (dev->quirks.no_profiling || !start || !end ||
+        clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) !=
+            CL_SUCCESS ||
+        t1 <= t0)
+        return -1;
+    return (double)(t1 - t0) * 1e-9;
+}
+
 coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
                                   const coproc__found_device *found, int index)
 {
@@ -338,6 +385,11 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     if (!dev->copy_queue)
         return coproc__fail_cl(rt, err, "clCreateCommandQueue (copies) for device %d (%s)", index,
                                dev->info.name);
+    if (!dev->quirks.no_profiling && !profiling_tells_time(dev)) {
+        dev->quirks.no_profiling = 1;
+        coproc__quirks_name(&dev->quirks, "no-profiling-times");
+        snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
+    }
     dev->budget_bytes = dev->info.global_mem_bytes / 10 * 7;
     dev->zero_copy = 1;
     if (!(dev->residency = malloc(sizeof *dev->residency)))

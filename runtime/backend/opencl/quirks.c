@@ -53,7 +53,7 @@ static int version_cmp(const char *a, const char *b)
     return 0;
 }
 
-static void add_name(coproc__quirks *q, const char *name)
+void coproc__quirks_name(coproc__quirks *q, const char *name)
 {
     if (strstr(q->names, name))
         return;
@@ -87,7 +87,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         tighten_rows(out, e->max_rows_per_item);
         tighten_group(out, e->max_work_group);
         out->fill_by_write |= e->fill_by_write;
-        add_name(out, e->name);
+        coproc__quirks_name(out, e->name);
     }
     const char *env = getenv("COPROC_QUIRKS");
     for (const char *p = env; p && *p;) {
@@ -95,10 +95,13 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         int used = 0;
         if (sscanf(p, "max_rows_per_item=%llu%n", &v, &used) == 1 && used) {
             tighten_rows(out, v);
-            add_name(out, "forced-rows-per-item");
+            coproc__quirks_name(out, "forced-rows-per-item");
         } else if (sscanf(p, "max_work_group=%llu%n", &v, &used) == 1 && used) {
             tighten_group(out, (size_t)v);
-            add_name(out, "forced-work-group");
+            coproc__quirks_name(out, "forced-work-group");
+        } else if (strncmp(p, "no_profiling", 12) == 0 && (p[12] == ',' || !p[12])) {
+            out->no_profiling = 1;
+            coproc__quirks_name(out, "no-profiling-times");
         }
         p = strchr(p, ',');
         if (p)
