@@ -351,13 +351,6 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     pthread_mutex_init(&dev->model_lock, NULL);
     coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
 
-    char pver[128] = "";
-    clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
-    pver[sizeof pver - 1] = '\0';
-    snprintf(dev->fingerprint, sizeof dev->fingerprint, "%s|%s|%s|%s|%s|%s|coproc-%s",
-             dev->info.platform, pver, dev->info.name, dev->info.driver_version,
-             dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string());
-
     coproc__quirks_find(&dev->info, &dev->quirks);
     snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
     dev->info.max_rows_per_item = dev->quirks.max_rows_per_item;
@@ -390,6 +383,15 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
         coproc__quirks_name(&dev->quirks, "no-profiling-times");
         snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
     }
+    /* The quirks too: a profile measured under others (placeholder counters
+     * before the probe) is not this device's. */
+    char pver[128] = "";
+    clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
+    pver[sizeof pver - 1] = '\0';
+    snprintf(dev->fingerprint, sizeof dev->fingerprint, "%s|%s|%s|%s|%s|%s|coproc-%s|%s",
+             dev->info.platform, pver, dev->info.name, dev->info.driver_version,
+             dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string(),
+             dev->quirks.names);
     dev->budget_bytes = dev->info.global_mem_bytes / 10 * 7;
     dev->zero_copy = 1;
     if (!(dev->residency = malloc(sizeof *dev->residency)))
