@@ -19,7 +19,8 @@ static coproc_runtime *open_two(int policy, int fixed_device)
     o.fixed_device = fixed_device;
     coproc_runtime *rt = test_open_with(&o);
     if (coproc_device_count(rt) < 2) {
-        fprintf(stderr, "skipped: one device (not PoCL?)\n");
+        fprintf(stderr, "skipped: one device (placement needs two: POCL_DEVICES=\"pthread "
+                        "pthread\" or two in COPROC_DEVICES)\n");
         coproc_close(rt);
         exit(TEST_SKIP);
     }
@@ -162,9 +163,10 @@ static void test_moves_to_other_device(void **state)
 
 int main(void)
 {
-    /* Before any OpenCL call: PoCL reads it when the platform starts. */
+    /* Before any OpenCL call: PoCL reads it when the platform starts. A
+     * selection in COPROC_DEVICES stands (sim_test_multi_device: two simulated
+     * devices; rusticl: one device, so skipped); without one, every device. */
     setenv("POCL_DEVICES", "pthread pthread", 0);
-    unsetenv("COPROC_DEVICES");
     unsetenv("COPROC_POLICY");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spread_over_both),

@@ -79,6 +79,7 @@ static void free_data(data *d)
 
 typedef struct tables {
     coproc_table *f, *t, *h, *dup, *g;
+    coproc_table *f_no64; /* the fact table less its float64 column x (devices without fp64) */
     coproc_column *cols[16];
     int ncols;
 } tables;
@@ -90,12 +91,15 @@ static void add(coproc_runtime *rt, tables *tb, coproc_table *t, const char *nam
     assert_int_equal(coproc_column_wrap(rt, ty, n ? p : NULL, n, &c), COPROC_OK);
     tb->cols[tb->ncols++] = c;
     assert_int_equal(coproc_table_add(t, name, c), COPROC_OK);
+    if (t == tb->f && ty != COPROC_FLOAT64)
+        assert_int_equal(coproc_table_add(tb->f_no64, name, c), COPROC_OK);
 }
 
 static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
 {
     memset(tb, 0, sizeof *tb);
     assert_int_equal(coproc_table_create(rt, &tb->f), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->f_no64), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->t), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->h), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->dup), COPROC_OK);
@@ -121,6 +125,7 @@ static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
 static void free_tables(tables *tb)
 {
     coproc_table_free(tb->f), coproc_table_free(tb->t), coproc_table_free(tb->h);
+    coproc_table_free(tb->f_no64);
     coproc_table_free(tb->dup), coproc_table_free(tb->g);
     for (int i = 0; i < tb->ncols; i++)
         coproc_column_free(tb->cols[i]);
@@ -259,6 +264,7 @@ typedef struct ctx {
     const data *d;
     tables *tb;
     int hybrid;          /* group-bys over the fact table on every device, by morsels */
+    coproc_table *fact;  /* the fact table the plans scan: tb->f, or tb->f_no64 */
 } ctx;
 
 static coproc_query_result run(ctx *c, coproc_plan *p, coproc_node *root, const char *what)
@@ -291,7 +297,7 @@ static void plan_filter_project(ctx *c)
         coproc_expr_and(p, coproc_expr_in(p, COL("a"), 8, in_list),
                         coproc_expr_compare(p, COPROC_CMP_GE, COL("x"), COL("y"))));
     pred = coproc_expr_and(p, pred, coproc_expr_compare(p, COPROC_CMP_NE, COL("fk"), INT(3)));
-    coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->f, "fact"), pred);
+    coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, c->fact, "fact"), pred);
     const char *names[] = {"a", "s", "q", "z", "lt", "u"};
     coproc_expr *ex[] = {
         COL("a"),
@@ -335,7 +341,7 @@ static void plan_join_group(ctx *c, int repeat)
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
     coproc_node *dim = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->t, "dim"),
                                           coproc_expr_compare(p, COPROC_CMP_LT, COL("tg"), INT(4)));
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk", dim, "tk");
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"), "fk", dim, "tk");
     const char *keys[] = {"tg"};
     coproc_aggregate ag[] = {
         {COPROC_AGG_SUM, COL("a"), "sa"},
@@ -390,7 +396,7 @@ static void plan_semi_global(ctx *c)
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
     coproc_node *h = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->h, "sparse"),
                                         coproc_expr_compare(p, COPROC_CMP_NE, COL("hv"), INT(1)));
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, c->tb->f, "fact"), "sk", h, "hk");
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, c->fact, "fact"), "sk", h, "hk");
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("b"), "sb"},
                              {COPROC_AGG_MAX, COL("y"), "my"}};
     coproc_node *g = coproc_plan_group_by(p, j, 0, NULL, 3, ag);
@@ -411,7 +417,9 @@ static void plan_semi_global(ctx *c)
     row[0].i = n, row[1].i = sb, row[2].f = n ? my : 0;
     rows_of(r.table, &got);
     /* MIN/MAX over no rows: 0, as documented. */
-    expect_rows("semi+global", &got, &want, 1);
+    char what[96];
+    snprintf(what, sizeof what, "semi+global (%s, mode %d, %zu rows)", c->path, c->mode, d->n);
+    expect_rows(what, &got, &want, 1);
     coproc_query_result_free(&r);
     coproc_plan_free(p);
 }
@@ -430,7 +438,7 @@ static void plan_snowflake(ctx *c)
                                         coproc_expr_compare(p, COPROC_CMP_NE, COL("hv"), INT(1)));
     coproc_node *gd = coproc_plan_filter(p, coproc_plan_scan(p, c->tb->g, "g"),
                                          coproc_expr_compare(p, COPROC_CMP_GE, COL("gk"), INT(2)));
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk", dim, "tk");
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"), "fk", dim, "tk");
     j = coproc_plan_join(p, COPROC_JOIN_SEMI, j, "sk", h, "hk");
     j = coproc_plan_join(p, COPROC_JOIN_INNER, j, "tg", gd, "gk");
     const char *keys[] = {"gv"};
@@ -473,7 +481,7 @@ static void plan_hashed_inner(ctx *c)
     const data *d = c->d;
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "sk",
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"), "sk",
                                       coproc_plan_scan(p, c->tb->h, "sparse"), "hk");
     j = coproc_plan_join(p, COPROC_JOIN_INNER, j, "fk", coproc_plan_scan(p, c->tb->t, "dim"), "tk");
     const char *keys[] = {"hv", "tg"};
@@ -516,7 +524,7 @@ static void plan_many_groups(ctx *c)
     const char *keys[] = {"a", "fk"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("b"), "sb"},
                              {COPROC_AGG_AVG, COL("a"), "av"}};
-    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, c->tb->f, "fact"), 2, keys, 3, ag);
+    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, c->fact, "fact"), 2, keys, 3, ag);
     coproc_query_result r = run(c, p, g, "many groups");
     int isf[] = {0, 0, 0, 0, 1};
     rows want, got;
@@ -560,7 +568,7 @@ static void plan_order_then_filter(ctx *c)
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
     coproc_order_key ok[] = {{"b", 1}};
-    coproc_node *o = coproc_plan_order_by(p, coproc_plan_scan(p, c->tb->f, "fact"), 1, ok, 0);
+    coproc_node *o = coproc_plan_order_by(p, coproc_plan_scan(p, c->fact, "fact"), 1, ok, 0);
     coproc_node *f = coproc_plan_filter(p, o, coproc_expr_compare(p, COPROC_CMP_GT, COL("a"), INT(0)));
     const char *names[] = {"b", "a"};
     coproc_expr *ex[] = {COL("b"), COL("a")};
@@ -635,7 +643,7 @@ static void plan_two_keys_limit(ctx *c)
     const data *d = c->d;
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk",
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"), "fk",
                                       coproc_plan_scan(p, c->tb->t, "dim"), "tk");
     const char *keys[] = {"tg", "a"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}};
@@ -684,7 +692,7 @@ static void plan_duplicates(ctx *c)
     const data *d = c->d;
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->tb->f, "fact"), "fk",
+    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"), "fk",
                                       coproc_plan_scan(p, c->tb->dup, "dups"), "dk");
     const char *keys[] = {"dv"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("a"), "sa"}};
@@ -717,10 +725,10 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
 {
     coproc_device_info info;
     assert_int_equal(coproc_device_info_get(rt, device, &info), COPROC_OK);
-    /* Plans that read, compute or return float64 need a device with doubles. */
+    /* Without fp64 the plans that read, compute or return float64 are skipped,
+     * each saying so; the others run, over the fact table less its float64
+     * column one operator at a time (the fused kernels carry it as bits). */
     int fp64 = info.has_fp64;
-    if (!fp64)
-        printf("test_query: %s has no fp64: the plans over float columns are skipped there\n", info.name);
     static const size_t sizes[] = {0, 1, 777, 20000};
     /* COPROC_TEST_MAX_ROWS: the largest table (Oclgrind runs small ones). */
     const char *max_env = getenv("COPROC_TEST_MAX_ROWS");
@@ -731,20 +739,29 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
         tables tb;
         make_tables(rt, &d, &tb);
         for (int mode = 0; mode < 2; mode++) {
-            ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb, 0};
+            ctx c = {rt, path, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, &d, &tb, 0,
+                     fp64 || !mode ? tb.f : tb.f_no64};
             if (fp64) {
                 plan_filter_project(&c);
                 plan_join_group(&c, 2);
-                plan_semi_global(&c);
                 plan_many_groups(&c);
                 if (si == 0)
                     plan_nan_min_max(rt, path, c.mode);
-                plan_two_keys_limit(&c);
-                plan_duplicates(&c); /* falls back to operators, which gather float64 */
+            } else if (si == 0) {
+                printf("skipped (device has no fp64: %s, mode %d): filter+project (reads x), "
+                       "join+group (sums x, avg), many groups (avg), NaN min/max (float64)\n",
+                       info.name, mode);
             }
+            plan_semi_global(&c);
+            plan_two_keys_limit(&c);
+            ctx dup = c; /* it falls back to operators, which gather float64 */
+            dup.fact = fp64 ? tb.f : tb.f_no64;
+            plan_duplicates(&dup);
             plan_snowflake(&c);
             plan_hashed_inner(&c);
-            plan_order_then_filter(&c); /* float64 columns copied, not computed */
+            ctx ord = c; /* float64 columns copied, not computed; sorted only with fp64 */
+            ord.fact = fp64 ? tb.f : tb.f_no64;
+            plan_order_then_filter(&ord);
         }
         free_tables(&tb);
         free_data(&d);
@@ -790,7 +807,7 @@ static void test_hybrid(void **state)
         make_data(&d, sizes[si], 4242 + si);
         tables tb;
         make_tables(rt, &d, &tb);
-        ctx c = {rt, "hybrid", COPROC_QUERY_FUSED, &d, &tb, 1};
+        ctx c = {rt, "hybrid", COPROC_QUERY_FUSED, &d, &tb, 1, tb.f};
         if (fp64) {
             plan_join_group(&c, 2);
             plan_semi_global(&c);
@@ -951,12 +968,22 @@ static void test_errors(void **state)
     assert_int_equal(coproc_query_run(p2, s, NULL, &r), COPROC_INVALID_ARGUMENT);
     coproc_plan_free(p2);
 
-    /* Asynchronous: submit, wait, same rows as the table. */
+    /* Asynchronous: submit, wait, same rows as the table (less its float64
+     * column where no device has fp64: it cannot be read there). */
+    coproc_device_info info;
+    assert_int_equal(coproc_device_info_get(rt, 0, &info), COPROC_OK);
+    if (!info.has_fp64) {
+        coproc_plan_free(p);
+        assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+        s = coproc_plan_scan(p, tb.f_no64, "fact");
+    }
     coproc_query_task *task;
     assert_int_equal(coproc_query_submit(p, s, NULL, &task), COPROC_OK);
-    assert_int_equal(coproc_query_wait(task, &r), COPROC_OK);
+    coproc_status st = coproc_query_wait(task, &r);
+    if (st != COPROC_OK)
+        fail_msg("scan: %s: %s", coproc_status_name(st), coproc_errmsg(rt));
     assert_int_equal(coproc_table_rows(r.table), 100);
-    assert_int_equal(coproc_table_column_count(r.table), 7);
+    assert_int_equal(coproc_table_column_count(r.table), info.has_fp64 ? 7 : 6);
     assert_memory_equal(coproc_column_host_data(coproc_table_column(r.table, "b")), d.b, 100 * 8);
     coproc_query_result_free(&r);
     coproc_plan_free(p);

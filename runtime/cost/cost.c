@@ -61,14 +61,8 @@ static double device_seconds(coproc__device *dev, cl_event start)
     double seconds = -1;
     if (!start || clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end) != CL_SUCCESS)
         return -1;
-    cl_ulong t0 = 0, t1 = 0;
-    if (clWaitForEvents(1, &end) == CL_SUCCESS &&
-        clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
-            CL_SUCCESS &&
-        clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
-            CL_SUCCESS &&
-        t1 > t0)
-        seconds = (double)(t1 - t0) * 1e-9;
+    if (clWaitForEvents(1, &end) == CL_SUCCESS)
+        seconds = coproc__device_event_seconds(dev, start, end);
     clReleaseEvent(end);
     return seconds;
 }

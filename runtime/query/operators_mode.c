@@ -608,9 +608,11 @@ static coproc_status pred_combine(ctx *c, coproc_filter *a, coproc_filter *b, co
     return COPROC_OK;
 }
 
-/* The sign of a - b of two integer columns, exact, as FLOAT64 (never NaN):
- * 2d + e with d = a/2 - b/2 and e = a%2 - b%2 cannot overflow int64, and in
- * double its sign survives rounding (|2d + e| >= 2 when d != 0). */
+/* The sign of a - b of two integer columns, exact, as INT64: a - b itself
+ * for 32-bit values; else d = a/2 - b/2 where it is not 0, e = a%2 - b%2
+ * where it is (neither overflows, and a - b = 2d + e has d's sign when d != 0:
+ * |e| = 2 needs a and b odd of opposite signs, and then d has e's sign).
+ * Integers only: no float64, which a device without fp64 could not run. */
 static coproc_status int_sign(ctx *c, const coproc_column *a, const coproc_column *b,
                               const coproc_column **out)
 {
@@ -637,17 +639,20 @@ static coproc_status int_sign(ctx *c, const coproc_column *a, const coproc_colum
             return s;
         q[k] = qk, r[k] = rk;
     }
-    coproc_column *d, *e, *d2, *sum;
-    const coproc_column *df, *ef;
-    coproc_value twof = {.f64 = 2.0};
+    coproc_column *d, *e, *pos, *ez;
+    uint64_t count;
+    coproc_filter f;
     if ((s = do_map(c, COPROC_ARITH_SUB, q[0], q[1], &d)) != COPROC_OK ||
-        (s = do_map(c, COPROC_ARITH_SUB, r[0], r[1], &e)) != COPROC_OK ||
-        (s = do_cast(c, d, COPROC_FLOAT64, &df)) != COPROC_OK ||
-        (s = do_cast(c, e, COPROC_FLOAT64, &ef)) != COPROC_OK ||
-        (s = do_map_const(c, COPROC_ARITH_MUL, df, twof, &d2)) != COPROC_OK ||
-        (s = do_map(c, COPROC_ARITH_ADD, d2, ef, &sum)) != COPROC_OK)
+        (s = do_map(c, COPROC_ARITH_SUB, r[0], r[1], &e)) != COPROC_OK)
         return s;
-    *out = sum;
+    memset(&f, 0, sizeof f);
+    f.first.col = d, f.first.cmp = COPROC_CMP_EQ, f.first.a.i64 = 0;
+    if ((s = do_select(c, &f, &pos, &count)) != COPROC_OK)
+        return s;
+    if (count && ((s = do_gather(c, e, pos, &ez)) != COPROC_OK ||
+                  (s = do_scatter(c, ez, pos, d, &d)) != COPROC_OK))
+        return s;
+    *out = d;
     return COPROC_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <CL/cl_ext.h>
 
@@ -290,6 +291,52 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
     return COPROC_OK;
 }
 
+/* Whether dev's profiling counters tell time (quirks.h no_profiling): a
+ * command enqueued 200 us after another one finished starts at least that
+ * much later on any clock that counts nanoseconds; half of it is asked.
+ * Counters the driver does not give (an error) are not placeholders. */
+static int profiling_tells_time(coproc__device *dev)
+{
+    cl_int err;
+    cl_mem buf = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
+    if (!buf)
+        return 1;
+    cl_uint word = 0;
+    cl_event a = NULL, b = NULL;
+    cl_ulong a_end = 0, b_start = 0;
+    int tells = 1;
+    if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &a) == CL_SUCCESS) {
+        struct timespec gap = {0, 200000};
+        nanosleep(&gap, NULL);
+        if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &b) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof a_end, &a_end, NULL) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_START, sizeof b_start, &b_start,
+                                    NULL) == CL_SUCCESS)
+            tells = b_start >= a_end && b_start - a_end >= 100000;
+    }
+    if (a)
+        clReleaseEvent(a);
+    if (b)
+        clReleaseEvent(b);
+    clReleaseMemObject(buf);
+    return tells;
+}
+
+double coproc__device_event_seconds(const coproc__device *dev, cl_event start, cl_event end)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (dev->quirks.no_profiling || !start || !end ||
+        clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) !=
+            CL_SUCCESS ||
+        t1 <= t0)
+        return -1;
+    return (double)(t1 - t0) * 1e-9;
+}
+
 coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
                                   const coproc__found_device *found, int index)
 {
@@ -303,13 +350,6 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     pthread_mutex_init(&dev->kernel_lock, NULL);
     pthread_mutex_init(&dev->model_lock, NULL);
     coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
-
-    char pver[128] = "";
-    clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
-    pver[sizeof pver - 1] = '\0';
-    snprintf(dev->fingerprint, sizeof dev->fingerprint, "%s|%s|%s|%s|%s|%s|coproc-%s",
-             dev->info.platform, pver, dev->info.name, dev->info.driver_version,
-             dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string());
 
     coproc__quirks_find(&dev->info, &dev->quirks);
     snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
@@ -340,6 +380,20 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     if (!dev->copy_queue)
         return coproc__fail_cl(rt, err, "clCreateCommandQueue (copies) for device %d (%s)", index,
                                dev->info.name);
+    if (!dev->quirks.no_profiling && !profiling_tells_time(dev)) {
+        dev->quirks.no_profiling = 1;
+        coproc__quirks_name(&dev->quirks, "no-profiling-times");
+        snprintf(dev->info.quirks, sizeof dev->info.quirks, "%s", dev->quirks.names);
+    }
+    /* The quirks too: a profile measured under others (placeholder counters
+     * before the probe) is not this device's. */
+    char pver[128] = "";
+    clGetPlatformInfo(dev->platform, CL_PLATFORM_VERSION, sizeof pver, pver, NULL);
+    pver[sizeof pver - 1] = '\0';
+    snprintf(dev->fingerprint, sizeof dev->fingerprint, "%s|%s|%s|%s|%s|%s|coproc-%s|%s",
+             dev->info.platform, pver, dev->info.name, dev->info.driver_version,
+             dev->info.opencl_version, dev->info.pci_bus_id, coproc_version_string(),
+             dev->quirks.names);
     dev->budget_bytes = dev->info.global_mem_bytes / 10 * 7;
     dev->zero_copy = 1;
     if (!(dev->residency = malloc(sizeof *dev->residency)))

@@ -114,4 +114,9 @@ void coproc__device_release(coproc__device *dev);
  * path on PoCL; only valid before any program is built on dev. */
 void coproc__device_set_path(coproc__device *dev, int cpu_path);
 
+/* Device seconds from start's START to end's END (the same event for one
+ * command), from OpenCL profiling; -1 where the driver gives none or its
+ * counters are placeholders (quirks.h no_profiling): the caller's wall clock. */
+double coproc__device_event_seconds(const coproc__device *dev, cl_event start, cl_event end);
+
 #endif

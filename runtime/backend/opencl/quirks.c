@@ -55,7 +55,7 @@ static int version_cmp(const char *a, const char *b)
     return 0;
 }
 
-static void add_name(coproc__quirks *q, const char *name)
+void coproc__quirks_name(coproc__quirks *q, const char *name)
 {
     if (strstr(q->names, name))
         return;
@@ -96,7 +96,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         tighten_steps(out, e->max_loop_steps);
         tighten_group(out, e->max_work_group);
         out->fill_by_write |= e->fill_by_write;
-        add_name(out, e->name);
+        coproc__quirks_name(out, e->name);
     }
     const char *env = getenv("COPROC_QUIRKS");
     for (const char *p = env; p && *p;) {
@@ -104,16 +104,19 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         int used = 0;
         if (sscanf(p, "max_rows_per_item=%llu%n", &v, &used) == 1 && used) {
             tighten_rows(out, v);
-            add_name(out, "forced-rows-per-item");
+            coproc__quirks_name(out, "forced-rows-per-item");
         } else if (sscanf(p, "max_loop_steps=%llu%n", &v, &used) == 1 && used) {
             tighten_steps(out, v);
-            add_name(out, "forced-loop-steps");
+            coproc__quirks_name(out, "forced-loop-steps");
         } else if (sscanf(p, "max_work_group=%llu%n", &v, &used) == 1 && used) {
             tighten_group(out, (size_t)v);
-            add_name(out, "forced-work-group");
+            coproc__quirks_name(out, "forced-work-group");
         } else if (strncmp(p, "no_fp64", 7) == 0 && (p[7] == ',' || p[7] == '\0')) {
             out->no_fp64 = 1;
-            add_name(out, "forced-no-fp64");
+            coproc__quirks_name(out, "forced-no-fp64");
+        } else if (strncmp(p, "no_profiling", 12) == 0 && (p[12] == ',' || !p[12])) {
+            out->no_profiling = 1;
+            coproc__quirks_name(out, "no-profiling-times");
         }
         p = strchr(p, ',');
         if (p)

@@ -28,14 +28,25 @@ typedef struct coproc__quirks {
      * runs the paths of devices without doubles (Mesa llvmpipe, many GPUs) on
      * any device, so the tests check them on PoCL too. */
     int no_fp64;
+    /* Event profiling counters are placeholders (Mesa 22.3's rusticl answers
+     * 0, 1, 2, 3 for QUEUED..END of every command, CL_SUCCESS, with profiling
+     * on or off): a 64 MiB copy "took" 1 ns and calibration fitted every model
+     * to nothing. Found by a probe at open (device.c), not by the table:
+     * coproc__device_event_seconds then says "unknown" and callers use the
+     * wall clock. */
+    int no_profiling;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 
 /*
  * The quirks of a device, from the table in quirks.c, then $COPROC_QUIRKS:
- * comma-separated "max_rows_per_item=N", "max_loop_steps=N", "max_work_group=N" and
- * "no_fp64", which tighten (never loosen) what the table gives; tests force them on PoCL so.
+ * comma-separated "max_rows_per_item=N", "max_loop_steps=N", "max_work_group=N",
+ * "no_fp64" and "no_profiling", which tighten (never loosen) what the table gives;
+ * tests force them on PoCL so.
  */
 void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out);
+
+/* Add a quirk's name to q->names (once). */
+void coproc__quirks_name(coproc__quirks *q, const char *name);
 
 #endif

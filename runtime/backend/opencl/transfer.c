@@ -202,14 +202,9 @@ static void learn(coproc__device *dev, int to_device, int pinned, int ahead, siz
                   cl_int err, cl_event ev, double wall)
 {
     double seconds = wall;
-    cl_ulong t0 = 0, t1 = 0;
-    if (ev && err == CL_SUCCESS &&
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
-            CL_SUCCESS &&
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
-            CL_SUCCESS &&
-        t1 > t0 && (double)(t1 - t0) * 1e-9 <= wall)
-        seconds = (double)(t1 - t0) * 1e-9;
+    double device = ev && err == CL_SUCCESS ? coproc__device_event_seconds(dev, ev, ev) : -1;
+    if (device > 0 && device <= wall)
+        seconds = device;
     if (ev)
         clReleaseEvent(ev);
     if (err != CL_SUCCESS)

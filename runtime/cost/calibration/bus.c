@@ -122,14 +122,9 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
         err = coproc__finish(q);
     *seconds = coproc__now() - t0;
     if (ev) {
-        cl_ulong s0 = 0, s1 = 0;
-        if (err == CL_SUCCESS &&
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s0, &s0, NULL) ==
-                CL_SUCCESS &&
-            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) ==
-                CL_SUCCESS &&
-            s1 > s0 && (double)(s1 - s0) * 1e-9 <= *seconds)
-            *seconds = (double)(s1 - s0) * 1e-9;
+        double device = err == CL_SUCCESS ? coproc__device_event_seconds(c->dev, ev, ev) : -1;
+        if (device > 0 && device <= *seconds)
+            *seconds = device;
         clReleaseEvent(ev);
     }
     if (err != CL_SUCCESS)

@@ -29,14 +29,8 @@ static coproc_status timed_launch(coproc__calib *c, coproc__args *a, const copro
             clReleaseEvent(ev);
         return coproc__fail_cl(c->rt, err, "calibration: %s on device %d", what, c->dev->index);
     }
-    cl_ulong start = 0, end = 0;
-    *seconds = wall;
-    if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
-            CL_SUCCESS &&
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
-            CL_SUCCESS &&
-        end > start && (double)(end - start) * 1e-9 <= wall * 1.5)
-        *seconds = (double)(end - start) * 1e-9;
+    double device = coproc__device_event_seconds(c->dev, ev, ev);
+    *seconds = device > 0 && device <= wall * 1.5 ? device : wall;
     clReleaseEvent(ev);
     return COPROC_OK;
 }
