@@ -413,6 +413,62 @@ static void sizes_for(const coproc__device *d, size_t *sizes, int *count)
     *count = 4;
 }
 
+/* Row i of a scan of column a (type t), inclusive or exclusive: integers
+ * widened to 64 bits and wrapping, floats in their own type. */
+static void check_scan(coproc_type t, const void *a, size_t n, int exclusive, const void *got,
+                       const char *path)
+{
+    uint64_t run = 0;
+    double frun = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        switch (t) {
+        case COPROC_INT32: v = (uint64_t)(int64_t)((const int32_t *)a)[i]; break;
+        case COPROC_UINT32: v = ((const uint32_t *)a)[i]; break;
+        case COPROC_INT64:
+        case COPROC_UINT64: v = ((const uint64_t *)a)[i]; break;
+        default: break;
+        }
+        double fv = as_double(t, a, i);
+        if (!exclusive)
+            run += v, frun += fv;
+        int ok;
+        if (t == COPROC_FLOAT32 || t == COPROC_FLOAT64) {
+            double g = as_double(t, got, i);
+            ok = g == frun || (isnan(g) && isnan(frun));
+        } else {
+            ok = ((const uint64_t *)got)[i] == run;
+        }
+        if (!ok) {
+            print_error("%s n=%zu %s: %s scan wrong at %zu\n", path, n, coproc_type_name(t),
+                        exclusive ? "exclusive" : "inclusive", i);
+            fail();
+        }
+        if (exclusive)
+            run += v, frun += fv;
+    }
+}
+
+/* The stable sort order of column a (type t), NaNs last in row order. */
+static const void *order_col;
+static coproc_type order_type;
+static int order_cmp(const void *x, const void *y)
+{
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    double a = as_double(order_type, order_col, i), b = as_double(order_type, order_col, j);
+    int c = isnan(a) ? (isnan(b) ? 0 : 1) : isnan(b) ? -1 : (a > b) - (a < b);
+    return c ? c : (i > j) - (i < j);
+}
+
+static void stable_order(coproc_type t, const void *a, size_t n, uint32_t *order)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    order_col = a;
+    order_type = t;
+    qsort(order, n, sizeof *order, order_cmp);
+}
+
 /* COPROC_TEST_SKIP="group_by,joins,calibrate" leaves those operators (or the
  * calibration kernels) out of test_ops_small: tests/test_oclgrind.sh, for what
  * is still open there. */
@@ -538,28 +594,48 @@ static void run_ops_small(coproc_runtime *rt, int dev, const char *path, void *u
             assert_ok(rt, coproc_scatter(rt, cb, pcol, o));
             coproc_column_free(o), o = NULL;
 
-            /* scans */
-            assert_ok(rt, coproc_scan(rt, ca, 0, &o));
-            coproc_column_free(o), o = NULL;
-            assert_ok(rt, coproc_scan(rt, ca, 1, &o));
-            coproc_column_free(o), o = NULL;
+            /* scans, checked exactly (the float sums of halves are exact) */
+            for (int exclusive = 0; exclusive <= 1; exclusive++) {
+                assert_ok(rt, coproc_scan(rt, ca, exclusive, &o));
+                assert_ok(rt, coproc_column_download(o, got, n * 8));
+                check_scan(t, a, n, exclusive, got, path);
+                coproc_column_free(o), o = NULL;
+            }
 
-            /* sort with values, argsort */
+            /* sort with values, argsort: the host's stable order exactly */
+            uint32_t *order = malloc(n * sizeof *order);
+            assert_non_null(order);
+            stable_order(t, a, n, order);
             assert_ok(rt, coproc_argsort(rt, ca, &o));
+            assert_ok(rt, coproc_column_download(o, got, n * 4));
+            for (size_t i = 0; i < n; i++)
+                if (((uint32_t *)got)[i] != order[i]) {
+                    print_error("%s n=%zu %s: argsort[%zu] %u want %u\n", path, n,
+                                coproc_type_name(t), i, ((uint32_t *)got)[i], order[i]);
+                    fail();
+                }
             coproc_column_free(o), o = NULL;
             coproc_column *keys;
             assert_ok(rt, coproc_column_upload(rt, dev, t, a, n, &keys));
             assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT32, pos, n, &o));
             assert_ok(rt, coproc_sort(rt, keys, o));
             assert_ok(rt, coproc_column_download(keys, got, n * es));
-            for (size_t i = 1; i < n; i++) {
-                double x = as_double(t, got, i - 1), y = as_double(t, got, i);
-                if (!(x <= y || isnan(y))) {
-                    print_error("%s n=%zu %s: not sorted at %zu\n", path, n,
-                                coproc_type_name(t), i);
+            for (size_t i = 0; i < n; i++) {
+                double x = as_double(t, got, i), y = as_double(t, a, order[i]);
+                if (!(x == y || (isnan(x) && isnan(y)))) {
+                    print_error("%s n=%zu %s: sorted key %zu is %g, want %g\n", path, n,
+                                coproc_type_name(t), i, x, y);
                     fail();
                 }
             }
+            assert_ok(rt, coproc_column_download(o, got, n * 4));
+            for (size_t i = 0; i < n; i++)
+                if (((uint32_t *)got)[i] != pos[order[i]]) {
+                    print_error("%s n=%zu %s: sorted value %zu is %u, want %u\n", path, n,
+                                coproc_type_name(t), i, ((uint32_t *)got)[i], pos[order[i]]);
+                    fail();
+                }
+            free(order);
             coproc_column_free(o), o = NULL;
             coproc_column_free(keys);
 
