@@ -4,9 +4,10 @@
 # environment variables, as Oclgrind is loaded as an ICD from a private
 # OCL_ICD_VENDORS directory), on both kernel paths; any report fails the test.
 # Oclgrind runs kernels about 1000x slower than PoCL: small sizes only.
-# Checked so far: the casts of map.cl (test_portable's NaN cases) and the
-# generated query kernels (test_query, tables up to 777 rows). See
-# docs/portability.md for what it still reports elsewhere.
+# Checked: the casts of map.cl (test_portable's NaN cases), the generated
+# query kernels (test_query, tables up to 777 rows) and every operator at small
+# sizes (test_portable test_ops_small). See docs/portability.md for what is
+# still left out.
 set -u
 build=$1
 lib=/usr/lib/oclgrind/liboclgrind-rt-icd.so
@@ -58,15 +59,25 @@ for path in cpu gpu; do
 done
 unset COPROC_TEST_MAX_ROWS COPROC_QUIRKS
 export OCLGRIND_UNINITIALIZED=1
-# Every operator and kernel at sizes 1, one group, one more, several groups
-# (test_portable test_ops_small) with groups and chunks of 16: not clean yet
-# (uninitialised-value reports from the scan kernels and a wrong group count on
-# the GPU path, see docs/portability.md), so only on request for now.
-if [ "${COPROC_OCLGRIND_FULL:-0}" = 1 ]; then
-    export COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16
-    for path in cpu gpu; do
-        run "$path" test_ops_small
-    done
-    unset COPROC_QUIRKS
-fi
+# Every operator, type and cast at sizes 1, one group, one more, several groups
+# plus an odd tail (test_portable test_ops_small) in groups and chunks of 16.
+# Left out by default (COPROC_OCLGRIND_FULL=1 runs them too), open in
+# docs/portability.md:
+#  - group_by: Oclgrind stops in gb_insert_* ("Work item needed to access
+#    private memory" at frexp, the exact float sum) on the GPU path;
+#  - calibrate: Oclgrind 21.10's --uninitialized crashes on a shufflevector
+#    with an undefined lane (the lane reductions of calibrate_read): those
+#    kernels run below without that check.
+export COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16
+skip=group_by,calibrate
+[ "${COPROC_OCLGRIND_FULL:-0}" = 1 ] && skip=calibrate
+for path in cpu gpu; do
+    COPROC_TEST_SKIP=$skip run "$path" test_ops_small
+done
+unset OCLGRIND_UNINITIALIZED
+echo "the calibration kernels, without --uninitialized:"
+for path in cpu gpu; do
+    COPROC_TEST_SKIP=ops run "$path" test_ops_small
+done
+unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]

@@ -10,6 +10,19 @@
 #include "backend/opencl/transfer.h"
 #include "backend/opencl/sync.h"
 
+/* Quirk write_new_buffers (quirks.h): the whole buffer from the host, in
+ * bytes 0xa5, which no kernel takes for a valid index, count or empty mark. */
+static cl_int write_whole(coproc__device *dev, cl_mem mem, size_t bytes)
+{
+    unsigned char *host = malloc(bytes);
+    if (!host)
+        return CL_OUT_OF_HOST_MEMORY;
+    memset(host, 0xa5, bytes);
+    cl_int err = coproc__write_now(dev->queue, mem, 0, bytes, host, 0, NULL, NULL);
+    free(host);
+    return err;
+}
+
 coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t bytes,
                                  cl_mem *out)
 {
@@ -27,13 +40,20 @@ coproc_status coproc__buffer_new(coproc_runtime *rt, coproc__device *dev, size_t
                                dev->index);
     if (coproc__pool_round(bytes) <= dev->info.max_alloc_bytes)
         bytes = coproc__pool_round(bytes);
-    if ((*out = coproc__pool_take(&dev->pool, bytes)))
-        return COPROC_OK;
-    cl_int err;
-    *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    cl_int err = CL_SUCCESS;
+    if (!(*out = coproc__pool_take(&dev->pool, bytes)))
+        *out = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
     if (!*out)
         return coproc__fail_cl(rt, err, "clCreateBuffer(%zu bytes) on device %d", bytes,
                                dev->index);
+    if (dev->quirks.write_new_buffers)
+        err = write_whole(dev, *out, bytes);
+    if (err != CL_SUCCESS) {
+        clReleaseMemObject(*out);
+        *out = NULL;
+        return coproc__fail_cl(rt, err, "writing a new buffer of %zu bytes on device %d "
+                               "(quirk write-new-buffers)", bytes, dev->index);
+    }
     return COPROC_OK;
 }
 

@@ -61,10 +61,25 @@ typedef struct sort_job {
     int passes;            /* 4 or 8 */
 } sort_job;
 
+size_t coproc__sort_work_group(const coproc__device *dev, const cl_kernel *k, int count)
+{
+    /* coproc__geometry_for caps a requested size by the device and the
+     * max_work_group quirk; each kernel's own limit may be lower still. */
+    size_t local = coproc__geometry_for(dev, 0, SORT_MAX_LOCAL).local;
+    for (int i = 0; i < count; i++) {
+        size_t kmax = 0;
+        if (clGetKernelWorkGroupInfo(k[i], dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                     NULL) == CL_SUCCESS && kmax && kmax < local)
+            local = kmax;
+    }
+    return local;
+}
+
 /* Launch shape: on the CPU path one work-item per group over a contiguous
- * chunk; on the GPU path groups of up to 256 work-items, each group a whole
- * number of tiles (ITEMS rows per work-item). */
-static void plan_geometry(sort_job *j, cl_kernel scatter)
+ * chunk; on the GPU path groups of up to 256 work-items (all the kernels k
+ * launched so allow), each group a whole number of tiles (ITEMS rows per
+ * work-item). */
+static void plan_geometry(sort_job *j, const cl_kernel *k, int count)
 {
     coproc__device *dev = j->dev;
     if (dev->cpu_path) {
@@ -75,12 +90,7 @@ static void plan_geometry(sort_job *j, cl_kernel scatter)
         j->groups = (j->n + rpg - 1) / rpg;
         return;
     }
-    size_t local = SORT_MAX_LOCAL, kmax = 0;
-    if (local > dev->info.max_work_group_size)
-        local = dev->info.max_work_group_size;
-    if (clGetKernelWorkGroupInfo(scatter, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
-                                 NULL) == CL_SUCCESS && kmax && kmax < local)
-        local = kmax;
+    size_t local = coproc__sort_work_group(dev, k, count);
     size_t tile = local * (j->kbytes == 8 ? SORT_ITEMS_K64 : SORT_ITEMS_K32);
     size_t tiles = (j->n + tile - 1) / tile;
     coproc__geometry g = coproc__geometry_for(dev, j->n, local);
@@ -147,7 +157,8 @@ static coproc_status radix_sort(sort_job *j)
         (s = coproc__kernel_create(rt, dev, "sort", "sort_scan_table", &k_scan)) != COPROC_OK ||
         (s = coproc__kernel_create(rt, dev, "sort", scatter_name, &k_scatter)) != COPROC_OK)
         goto done;
-    plan_geometry(j, k_scatter);
+    cl_kernel launched[] = {k_all, k_hist, k_scan, k_scatter};
+    plan_geometry(j, launched, 4);
 
     /* Digit counts of every pass, from the keys as they are. */
     size_t table_len = (size_t)j->passes * RADIX * j->groups;

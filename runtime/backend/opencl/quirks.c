@@ -16,6 +16,7 @@ typedef struct quirk_entry {
     uint64_t max_loop_steps;
     size_t max_work_group;
     int fill_by_write;
+    int write_new_buffers;
 } quirk_entry;
 
 static const quirk_entry table[] = {
@@ -26,13 +27,20 @@ static const quirk_entry table[] = {
      * Rows per work-item are capped at an eighth of it, leaving the rest to the
      * inner loops a row runs (hash probing, local reductions); the joins split
      * their pairs so that no work-item runs more than 65535 steps. */
-    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 65535, 0, 0},
-    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 65535, 0, 0},
+    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 65535, 0, 0, 0},
+    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 65535, 0, 0, 0},
     /* Oclgrind (21.10, the device simulator) takes memory written by
      * clEnqueueFillBuffer as uninitialised: every kernel that reads a cleared
      * buffer was reported (tests/test_oclgrind.sh). Buffers are cleared with a
      * write there instead (quirks.h fill_by_write). */
-    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 0, 1},
+    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 0, 1, 0},
+    /* Oclgrind 21.10 keeps the uninitialised-memory shadow of a released
+     * buffer for the next buffer that gets its slot (the shadow is never
+     * freed), and sizes a buffer's shadow by its last host write: a kernel's
+     * stores past that size are dropped and later reads reported, though the
+     * kernel wrote them (scan's group sums, sort's tables, ...). Every new
+     * buffer is written whole once there (quirks.h write_new_buffers). */
+    {"write-new-buffers", "Oclgrind", "", "", "", 0, 0, 0, 0, 1},
 };
 
 /* Compare dotted version numbers found in a and b: <0, 0, >0. */
@@ -96,6 +104,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         tighten_steps(out, e->max_loop_steps);
         tighten_group(out, e->max_work_group);
         out->fill_by_write |= e->fill_by_write;
+        out->write_new_buffers |= e->write_new_buffers;
         coproc__quirks_name(out, e->name);
     }
     const char *env = getenv("COPROC_QUIRKS");

@@ -35,6 +35,14 @@ typedef struct coproc__quirks {
      * coproc__device_event_seconds then says "unknown" and callers use the
      * wall clock. */
     int no_profiling;
+    /* Write every buffer coproc__buffer_new returns whole from the host, with
+     * a pattern that is no plausible value (column.c): Oclgrind 21.10 tracks
+     * uninitialised global memory per buffer slot and sizes it by the last host
+     * write, so a buffer that reuses a released one's slot, or a pooled one,
+     * inherits that buffer's shadow, and stores past it vanish. A whole write
+     * gives the shadow the buffer's size. What Oclgrind no longer sees, a read
+     * of memory nothing wrote, reads the pattern and the results show it. */
+    int write_new_buffers;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 
