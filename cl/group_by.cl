@@ -26,7 +26,11 @@
  * kernel raises an overflow flag and every work-item stops at its next row.
  * The host then grows the table (x8) and runs pass 1 again from scratch. At
  * C >= 2n (load <= 1/2) the host lifts the limit: that table cannot overflow,
- * so no row is ever lost.
+ * so no row is ever lost. Every work-item also adds the rows it placed to a
+ * counter: a flag raised below the claim limit, or fewer rows placed than
+ * there are, means a work-item's loops stopped early (a driver's loop limit,
+ * quirk loop-65535), and the host runs pass 1 again with fewer rows a
+ * work-item (runtime/ops/group_by.c, insert_rows).
  *
  * Pass 1 (gb_insert_*): row -> slot (row_slot[i]); for float values also the
  * per-slot largest binary exponent (atomic_max), and for 64-bit values the high
@@ -77,8 +81,10 @@ static inline ulong gb_hash(ulong k)
 }
 
 /* The slot of `key` in a table of mask + 1 slots of W words, inserting it if
- * new; GB_NONE after raising the overflow flag ctl[0]. ctl[1] counts the
- * claims of slots s with (s & sample) == 0. */
+ * new; GB_NONE after raising the overflow flag ctl[0] (past the claim limit,
+ * or after a probe loop that ended without a slot: mask + 1 probes, or a loop
+ * stopped by the driver). ctl[1] counts the claims of slots s with
+ * (s & sample) == 0. */
 #define GB_DEFINE_INSERT(W)                                                              \
     static inline uint gb_insert_w##W(__global uint *words, uint mask, ulong key,        \
                                volatile __global uint *ctl, uint sample, uint limit)     \
@@ -137,6 +143,7 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
     if (get_global_id(0) == 0) {
         ctl[0] = 0;
         ctl[1] = 0;
+        ctl[2] = 0;
     }
     COPROC_FOR_EACH_ROW(s, cap) {
         for (uint j = 0; j < nw; j++)
@@ -230,7 +237,7 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
                        __global uint *row_slot GB_P1_ARGS_##VC)                          \
     {                                                                                    \
         GB_CACHE_DECL(KT)                                                                \
-        uint seen = 0;                                                                   \
+        uint seen = 0, placed = 0;                                                       \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             /* the table overflowed: the host starts again. An atomic read of the   */  \
             /* flag every GB_CTL_EVERY rows: stopping late only wastes work.        */  \
@@ -247,7 +254,11 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
             }                                                                            \
             row_slot[i] = s;                                                             \
             GB_P1_WORK_##VC                                                              \
+            placed++;                                                                    \
         }                                                                                \
+        /* ctl[2] = the rows placed: the host sees any left out (loop-65535) */         \
+        if (placed)                                                                      \
+            atomic_add(&ctl[2], placed);                                                 \
     }
 
 #ifdef COPROC_FP64

@@ -628,5 +628,9 @@ int main(void)
         cmocka_unit_test(test_group_by_aggs),
         cmocka_unit_test(test_group_by_aggs_bad_flags),
     };
+    /* COPROC_TEST_FILTER picks tests by name (glob). */
+    const char *filter = getenv("COPROC_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
