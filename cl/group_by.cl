@@ -27,10 +27,11 @@
  * The host then grows the table (x8) and runs pass 1 again from scratch. At
  * C >= 2n (load <= 1/2) the host lifts the limit: that table cannot overflow,
  * so no row is ever lost. Every work-item also adds the rows it placed to a
- * counter: a flag raised below the claim limit, or fewer rows placed than
- * there are, means a work-item's loops stopped early (a driver's loop limit,
- * quirk loop-65535), and the host runs pass 1 again with fewer rows a
- * work-item (runtime/ops/group_by.c, insert_rows).
+ * counter (none where its loops were stopped: GB_LOOP_CANARY): a flag raised
+ * below the claim limit, or fewer rows placed than there are, means a
+ * work-item's loops stopped early (a driver's loop limit, quirk loop-65535),
+ * and the host runs pass 1 again with fewer rows a work-item
+ * (runtime/ops/group_by.c, insert_rows).
  *
  * Pass 1 (gb_insert_*): row -> slot (row_slot[i]); for float values also the
  * per-slot largest binary exponent (atomic_max), and for 64-bit values the high
@@ -144,6 +145,7 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
         ctl[0] = 0;
         ctl[1] = 0;
         ctl[2] = 0;
+        ctl[3] = 0;
     }
     COPROC_FOR_EACH_ROW(s, cap) {
         for (uint j = 0; j < nw; j++)
@@ -230,6 +232,28 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
 #define GB_CACHE_PUT(key, s)
 #endif
 
+/* Where the driver stops a work-item's loops after so many steps in all
+ * (COPROC_MAX_ROWS_PER_ITEM is defined under quirk loop-65535), a probe loop
+ * stopped so can end as if it had found its slot (seen on Mesa 22.3.6: a wrong
+ * slot, no flag), and the row loop then stops: the rows placed may even be all
+ * of them. Once stopped, every later loop stops after one trip, so a two-trip
+ * loop after the rows (its step read from memory: no compiler can count its
+ * trips) runs once exactly when some loop was stopped; the work-item then
+ * reports no rows placed and the host runs pass 1 again, fewer rows each.
+ * ctl[3] is 0 (gb_init) and nobody writes it in pass 1. */
+#ifdef COPROC_MAX_ROWS_PER_ITEM
+#define GB_LOOP_CANARY(ctl, placed)                                                      \
+    {                                                                                    \
+        uint trips = 0;                                                                  \
+        for (uint c = 0; c < 2; c += 1 + *(volatile __global uint *)&ctl[3])             \
+            trips++;                                                                     \
+        if (trips != 2)                                                                  \
+            placed = 0;                                                                  \
+    }
+#else
+#define GB_LOOP_CANARY(ctl, placed)
+#endif
+
 /* Keys are read as raw bits: uint for 32-bit keys, ulong for 64-bit keys. */
 #define GB_PASS1(NAME, KT, W, VC)                                                        \
     __kernel void NAME(__global const KT *keys, ulong n, __global uint *words, uint mask,   \
@@ -256,7 +280,8 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
             GB_P1_WORK_##VC                                                              \
             placed++;                                                                    \
         }                                                                                \
-        /* ctl[2] = the rows placed: the host sees any left out (loop-65535) */         \
+        GB_LOOP_CANARY(ctl, placed)                                                      \
+        /* ctl[2] = the rows placed: the host sees any left out                  */  \
         if (placed)                                                                      \
             atomic_add(&ctl[2], placed);                                                 \
     }

@@ -374,15 +374,13 @@ static void compare(const got_group *got, const ref_group *want, size_t m, copro
     }
 }
 
-/* Run one group-by (sorted and unsorted) and check it against the reference:
- * coproc_group_by_aggs asking aggs, or coproc_group_by when aggs is 0. */
-static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
-                       int dist, int mode, unsigned aggs, const char *path, test_rng *rng)
+/* Run one group-by of keys and vals (n rows; what names them) sorted and
+ * unsorted, and check it against the reference: coproc_group_by_aggs asking
+ * aggs, or coproc_group_by when aggs is 0. */
+static void check_data(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt,
+                       const void *keys, const void *vals, size_t n, unsigned aggs,
+                       const char *what)
 {
-    void *keys = malloc((n ? n : 1) * 8), *vals = malloc((n ? n : 1) * 8);
-    fill_keys(kt, keys, n, dist, rng);
-    if (vt != NO_VALUES)
-        fill_values(vt, vals, n, mode, keys, kt, rng);
     ref_group *want = malloc((n ? n : 1) * sizeof *want);
     got_group *got = malloc((n ? n : 1) * sizeof *got);
     size_t m = reference(kt, keys, vt, vals, n, want);
@@ -392,11 +390,8 @@ static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type 
     if (vt != NO_VALUES)
         assert_ok(rt, coproc_column_upload(rt, dev, vt, vals, n, &vc));
     for (int sorted = 0; sorted <= 1; sorted++) {
-        char where[200];
-        snprintf(where, sizeof where, "%s keys=%s values=%s n=%zu dist=%s mode=%d sorted=%d "
-                 "aggs=0x%x", path, coproc_type_name(kt),
-                 vt == NO_VALUES ? "none" : coproc_type_name(vt), n, kd_name[dist], mode, sorted,
-                 aggs);
+        char where[300];
+        snprintf(where, sizeof where, "%s sorted=%d aggs=0x%x", what, sorted, aggs);
         coproc_group_result r;
         coproc_status s = aggs ? coproc_group_by_aggs(rt, kc, vc, aggs, sorted, &r)
                                : coproc_group_by(rt, kc, vc, sorted, &r);
@@ -414,7 +409,22 @@ static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type 
     }
     coproc_column_free(kc);
     coproc_column_free(vc);
-    free(keys); free(vals); free(want); free(got);
+    free(want); free(got);
+}
+
+static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
+                       int dist, int mode, unsigned aggs, const char *path, test_rng *rng)
+{
+    void *keys = malloc((n ? n : 1) * 8), *vals = malloc((n ? n : 1) * 8);
+    fill_keys(kt, keys, n, dist, rng);
+    if (vt != NO_VALUES)
+        fill_values(vt, vals, n, mode, keys, kt, rng);
+    char what[200];
+    snprintf(what, sizeof what, "%s keys=%s values=%s n=%zu dist=%s mode=%d", path,
+             coproc_type_name(kt), vt == NO_VALUES ? "none" : coproc_type_name(vt), n,
+             kd_name[dist], mode);
+    check_data(rt, dev, kt, vt, keys, vals, n, aggs, what);
+    free(keys); free(vals);
 }
 
 static void check_one(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
@@ -509,6 +519,95 @@ static void test_group_by_aggs(void **state)
 {
     (void)state;
     test_each_device_path(run_device_aggs, NULL);
+}
+
+/* The inverse of group_by.cl's gb_hash (murmur3's 64-bit finaliser): a key
+ * whose hash is h. */
+static uint64_t unhash(uint64_t h)
+{
+    /* x ^= x >> 33 is its own inverse; the multipliers' inverses mod 2^64 */
+    h ^= h >> 33;
+    h *= 0x9cb4b2f8129337dbull; /* 0xc4ceb9fe1a85ec53^-1 */
+    h ^= h >> 33;
+    h *= 0x4f74430c22a54005ull; /* 0xff51afd7ed558ccd^-1 */
+    h ^= h >> 33;
+    return h;
+}
+
+/* Keys whose hashes agree in their low 24 bits: every key probes from the
+ * same slot of any table, the j-th new key j slots (thousands of probes a
+ * row). Where a driver stops a work-item's loops (rusticl: 65535 steps),
+ * pass 1 finds its work-items stopped and runs again with fewer rows each;
+ * before, the stopped probes read as a full table ("more than ... groups"). */
+static void run_device_colliding(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    test_rng rng = {99};
+    const size_t m = 4096, n = 2 * m;
+    uint64_t *keys = malloc(n * 8);
+    int64_t *vals = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = test_rand(&rng);
+        keys[i] = unhash((x % m) << 24);
+        vals[i] = (int64_t)test_rand(&rng);
+    }
+    char what[200];
+    snprintf(what, sizeof what, "%s colliding keys n=%zu", path, n);
+    check_data(rt, dev, COPROC_UINT64, COPROC_INT64, keys, vals, n, 0, what);
+    free(keys);
+    free(vals);
+}
+
+static void test_group_by_colliding_keys(void **state)
+{
+    (void)state;
+    /* the test's inverse is right: these keys hash to 1 << 24 and 0 */
+    uint64_t k = unhash(1ull << 24), z = unhash(0);
+    k ^= k >> 33, k *= 0xff51afd7ed558ccdull, k ^= k >> 33, k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    assert_int_equal(k, 1ull << 24);
+    assert_int_equal(z, 0);
+    test_each_device_path(run_device_colliding, NULL);
+}
+
+/* With the rows of a work-item capped low (as rusticl's loop-65535 quirk caps
+ * them; COPROC_QUIRKS forces it on any device): every kernel's geometry and
+ * pass 2's local table sized by the loop-step budget, dense and hash keys,
+ * every value class. */
+static void run_device_capped(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    test_rng rng = {31337};
+    static const coproc_type vts[] = {COPROC_INT32, COPROC_UINT64, COPROC_FLOAT32,
+                                      COPROC_FLOAT64, NO_VALUES};
+    static const size_t sizes[] = {1, 257, 20011};
+    static const int dists[] = {KD_MOD, KD_MANY, KD_FEW};
+    for (size_t v = 0; v < sizeof vts / sizeof *vts; v++) {
+        coproc_type vt = vts[v] == COPROC_FLOAT64 && !info.has_fp64 ? COPROC_FLOAT32 : vts[v];
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int d = 0; d < 3; d++)
+                check_aggs(rt, dev, v % 2 ? COPROC_INT64 : COPROC_INT32, vt, sizes[si], dists[d],
+                           VM_EXTREME, 0, path, &rng);
+    }
+    check_aggs(rt, dev, COPROC_INT32, COPROC_INT32, 100003, KD_MANY, VM_EXTREME,
+               COPROC_GROUP_COUNT | COPROC_GROUP_SUM, path, &rng);
+}
+
+static void test_group_by_capped_rows(void **state)
+{
+    (void)state;
+    const char *old = getenv("COPROC_QUIRKS");
+    char *keep = old ? strdup(old) : NULL, q[256];
+    snprintf(q, sizeof q, "%s%smax_rows_per_item=64", keep ? keep : "", keep ? "," : "");
+    setenv("COPROC_QUIRKS", q, 1);
+    test_each_device_path(run_device_capped, NULL);
+    if (keep)
+        setenv("COPROC_QUIRKS", keep, 1);
+    else
+        unsetenv("COPROC_QUIRKS");
+    free(keep);
 }
 
 static void test_group_by_aggs_bad_flags(void **state)
@@ -627,6 +726,8 @@ int main(void)
         cmocka_unit_test(test_group_by_bad_input),
         cmocka_unit_test(test_group_by_aggs),
         cmocka_unit_test(test_group_by_aggs_bad_flags),
+        cmocka_unit_test(test_group_by_colliding_keys),
+        cmocka_unit_test(test_group_by_capped_rows),
     };
     /* COPROC_TEST_FILTER picks tests by name (glob). */
     const char *filter = getenv("COPROC_TEST_FILTER");
