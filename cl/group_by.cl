@@ -26,7 +26,12 @@
  * kernel raises an overflow flag and every work-item stops at its next row.
  * The host then grows the table (x8) and runs pass 1 again from scratch. At
  * C >= 2n (load <= 1/2) the host lifts the limit: that table cannot overflow,
- * so no row is ever lost.
+ * so no row is ever lost. Every work-item also adds the rows it placed to a
+ * counter (none where its loops were stopped: GB_LOOP_CANARY): a flag raised
+ * below the claim limit, or fewer rows placed than there are, means a
+ * work-item's loops stopped early (a driver's loop limit, quirk loop-65535),
+ * and the host runs pass 1 again with fewer rows a work-item
+ * (runtime/ops/group_by.c, insert_rows).
  *
  * Pass 1 (gb_insert_*): row -> slot (row_slot[i]); for float values also the
  * per-slot largest binary exponent (atomic_max), and for 64-bit values the high
@@ -77,8 +82,10 @@ static inline ulong gb_hash(ulong k)
 }
 
 /* The slot of `key` in a table of mask + 1 slots of W words, inserting it if
- * new; GB_NONE after raising the overflow flag ctl[0]. ctl[1] counts the
- * claims of slots s with (s & sample) == 0. */
+ * new; GB_NONE after raising the overflow flag ctl[0] (past the claim limit,
+ * or after a probe loop that ended without a slot: mask + 1 probes, or a loop
+ * stopped by the driver). ctl[1] counts the claims of slots s with
+ * (s & sample) == 0. */
 #define GB_DEFINE_INSERT(W)                                                              \
     static inline uint gb_insert_w##W(__global uint *words, uint mask, ulong key,        \
                                volatile __global uint *ctl, uint sample, uint limit)     \
@@ -114,12 +121,58 @@ GB_DEFINE_INSERT(2)
 GB_DEFINE_INSERT(3)
 
 /* Order-preserving unsigned encodings (floats: -inf < -0.0 < +0.0 < +inf). */
-static inline uint gb_ord32(float v)
+static inline uint gb_ord32(uint b) /* b: a float32's bits */
 {
-    uint b = as_uint(v);
     return (b & 0x80000000u) ? ~b : b | 0x80000000u;
 }
 static inline uint gb_unord32(uint o) { return (o & 0x80000000u) ? o & 0x7FFFFFFFu : ~o; }
+
+/* float32 values are summed from their bits alone, with integer operations:
+ * a device that flushes subnormals (rusticl), or has no fp64, adds them as
+ * exactly as any other. A finite magnitude a (bits without the sign) with
+ * biased exponent E is m x 2^(max(E, 1) - 150), m its 24-bit significand
+ * (with the implicit bit when E > 0). */
+
+/* frexp's exponent of a finite magnitude a != 0: 2^(e-1) <= |v| < 2^e. */
+static inline int gb_exp32(uint a)
+{
+    uint E = a >> 23;
+    return E ? (int)E - 126 : 32 - (int)clz(a) - 149;
+}
+
+/* x[0..3] = -x (128-bit two's complement). */
+static inline void gb_neg128(uint *x)
+{
+    uint c = 1;
+    for (int j = 0; j < 4; j++) {
+        x[j] = ~x[j] + c;
+        c = c && x[j] == 0;
+    }
+}
+
+/* 128-bit two's complement of trunc(v x 2^(94 - emax)) for the float32 of
+ * bits b, finite and not zero, |v| < 2^emax: m shifted by max(E, 1) - 56 - emax
+ * (at most 70 to the left; bits shifted out on the right are truncated). */
+static inline void gb_fix32(uint b, int emax, uint *x)
+{
+    uint a = b & 0x7FFFFFFFu, E = a >> 23;
+    ulong m = E ? (a & 0x7FFFFFu) | 0x800000u : a;
+    int sh = (int)max(E, 1u) - 56 - emax;
+    ulong lo = 0, hi = 0;
+    if (sh >= 64)
+        hi = m << (sh - 64);
+    else if (sh > 0) {
+        lo = m << sh;
+        hi = m >> (64 - sh);
+    } else if (sh > -24)
+        lo = m >> -sh;
+    x[0] = (uint)lo;
+    x[1] = (uint)(lo >> 32);
+    x[2] = (uint)hi;
+    x[3] = (uint)(hi >> 32);
+    if (b >> 31)
+        gb_neg128(x);
+}
 
 /* ---------------------------------------------------------------- init */
 
@@ -137,6 +190,8 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
     if (get_global_id(0) == 0) {
         ctl[0] = 0;
         ctl[1] = 0;
+        ctl[2] = 0;
+        ctl[3] = 0;
     }
     COPROC_FOR_EACH_ROW(s, cap) {
         for (uint j = 0; j < nw; j++)
@@ -172,15 +227,12 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
         atomic_min(&mnhi[s], hi);                                                        \
         atomic_max(&mxhi[s], hi);                                                        \
     }
-#define GB_P1_ARGS_f32 , __global const float *vals, __global int *emax
+#define GB_P1_ARGS_f32 , __global const uint *vals, __global int *emax
 #define GB_P1_WORK_f32                                                                   \
     {                                                                                    \
-        float v = vals[i];                                                               \
-        if (isfinite(v) && v != 0.0f) {                                                  \
-            int e;                                                                       \
-            frexp(v, &e);                                                                \
-            atomic_max(&emax[s], e);                                                     \
-        }                                                                                \
+        uint a = vals[i] & 0x7FFFFFFFu;                                                  \
+        if (a != 0 && a < 0x7F800000u) /* finite, not zero */                           \
+            atomic_max(&emax[s], gb_exp32(a));                                           \
     }
 #define GB_P1_ARGS_f64 , __global const double *vals, __global int *emax,                    \
                        __global uint *mnhi, __global uint *mxhi
@@ -223,6 +275,28 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
 #define GB_CACHE_PUT(key, s)
 #endif
 
+/* Where the driver stops a work-item's loops after so many steps in all
+ * (COPROC_MAX_ROWS_PER_ITEM is defined under quirk loop-65535), a probe loop
+ * stopped so can end as if it had found its slot (seen on Mesa 22.3.6: a wrong
+ * slot, no flag), and the row loop then stops: the rows placed may even be all
+ * of them. Once stopped, every later loop stops after one trip, so a two-trip
+ * loop after the rows (its step read from memory: no compiler can count its
+ * trips) runs once exactly when some loop was stopped; the work-item then
+ * reports no rows placed and the host runs pass 1 again, fewer rows each.
+ * ctl[3] is 0 (gb_init) and nobody writes it in pass 1. */
+#ifdef COPROC_MAX_ROWS_PER_ITEM
+#define GB_LOOP_CANARY(ctl, placed)                                                      \
+    {                                                                                    \
+        uint trips = 0;                                                                  \
+        for (uint c = 0; c < 2; c += 1 + *(volatile __global uint *)&ctl[3])             \
+            trips++;                                                                     \
+        if (trips != 2)                                                                  \
+            placed = 0;                                                                  \
+    }
+#else
+#define GB_LOOP_CANARY(ctl, placed)
+#endif
+
 /* Keys are read as raw bits: uint for 32-bit keys, ulong for 64-bit keys. */
 #define GB_PASS1(NAME, KT, W, VC)                                                        \
     __kernel void NAME(__global const KT *keys, ulong n, __global uint *words, uint mask,   \
@@ -230,7 +304,7 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
                        __global uint *row_slot GB_P1_ARGS_##VC)                          \
     {                                                                                    \
         GB_CACHE_DECL(KT)                                                                \
-        uint seen = 0;                                                                   \
+        uint seen = 0, placed = 0;                                                       \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             /* the table overflowed: the host starts again. An atomic read of the   */  \
             /* flag every GB_CTL_EVERY rows: stopping late only wastes work.        */  \
@@ -247,7 +321,12 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
             }                                                                            \
             row_slot[i] = s;                                                             \
             GB_P1_WORK_##VC                                                              \
+            placed++;                                                                    \
         }                                                                                \
+        GB_LOOP_CANARY(ctl, placed)                                                      \
+        /* ctl[2] = the rows placed: the host sees any left out                  */  \
+        if (placed)                                                                      \
+            atomic_add(&ctl[2], placed);                                                 \
     }
 
 #ifdef COPROC_FP64
@@ -362,32 +441,25 @@ static inline int gb_local_slot(__local uint *lk, uint L, uint s)
     return -1;
 }
 
-/* 128-bit two's complement of trunc(v * 2^(94 - emax)) for finite v != 0
- * with |v| < 2^emax. The splits are exact: each step removes high bits. */
 #ifdef COPROC_FP64
-#define GB_FIX_T double
-#else
-#define GB_FIX_T float
-#endif
-static inline void gb_fix(GB_FIX_T v, int emax, uint *x)
+/* 128-bit two's complement of trunc(v * 2^(94 - emax)) for a float64 v,
+ * finite and not zero, |v| < 2^emax. The splits are exact: each step removes
+ * high bits. */
+static inline void gb_fix(double v, int emax, uint *x)
 {
-    GB_FIX_T a = ldexp(fabs(v), 94 - emax);
-    GB_FIX_T h = floor(a * (GB_FIX_T)0x1p-64f);
-    a -= h * (GB_FIX_T)0x1p64f;
-    GB_FIX_T m = floor(a * (GB_FIX_T)0x1p-32f);
-    a -= m * (GB_FIX_T)0x1p32f;
+    double a = ldexp(fabs(v), 94 - emax);
+    double h = floor(a * 0x1p-64);
+    a -= h * 0x1p64;
+    double m = floor(a * 0x1p-32);
+    a -= m * 0x1p32;
     x[0] = (uint)a;
     x[1] = (uint)m;
     x[2] = (uint)h;
     x[3] = 0;
-    if (v < 0) {
-        uint c = 1;
-        for (int j = 0; j < 4; j++) {
-            x[j] = ~x[j] + c;
-            c = c && x[j] == 0;
-        }
-    }
+    if (v < 0)
+        gb_neg128(x);
 }
+#endif
 
 #define GB_P2_ARGS_none
 #define GB_CONTRIB_none
@@ -411,18 +483,18 @@ static inline void gb_fix(GB_FIX_T v, int emax, uint *x)
         c.mn = hi == mnhi[s] ? (uint)o : 0xFFFFFFFFu;                                    \
         c.mx = hi == mxhi[s] ? (uint)o : 0u;                                             \
     }
-#define GB_P2_ARGS_f32 , __global const float *vals, __global const int *emax
+#define GB_P2_ARGS_f32 , __global const uint *vals, __global const int *emax
 #define GB_CONTRIB_f32                                                                   \
     {                                                                                    \
-        float v = vals[i];                                                               \
-        if (isnan(v)) {                                                                  \
+        uint b = vals[i], a = b & 0x7FFFFFFFu;                                           \
+        if (a > 0x7F800000u) {                                                           \
             c.fl = GB_FL_NAN;                                                            \
         } else {                                                                         \
-            c.mn = c.mx = gb_ord32(v);                                                   \
-            if (isinf(v))                                                                \
-                c.fl = v > 0 ? GB_FL_PINF : GB_FL_NINF;                                  \
-            else if (v != 0.0f)                                                          \
-                gb_fix(v, emax[s], c.sum);                                               \
+            c.mn = c.mx = gb_ord32(b);                                                   \
+            if (a == 0x7F800000u)                                                        \
+                c.fl = (b >> 31) ? GB_FL_NINF : GB_FL_PINF;                              \
+            else if (a != 0)                                                             \
+                gb_fix32(b, emax[s], c.sum);                                             \
         }                                                                                \
     }
 #define GB_P2_ARGS_f64 , __global const double *vals, __global const int *emax,               \
@@ -573,40 +645,78 @@ __kernel void gb_final_keys_w3(__global const uint *pos, ulong groups, __global 
 #define GB_FA_sum , __global const uint *sum, __global ulong *out_sum
 #define GB_FW_sum out_sum[d] = (ulong)sum[2 * s] | ((ulong)sum[2 * s + 1] << 32);
 
-/* The float sum: the fixed-point accumulator scaled back, then the flags. */
+/* The float sum: the fixed-point accumulator rounded to the output format
+ * (float64 with fp64, else float32), then the flags; as bits, built with
+ * integer operations only, so that a device that flushes subnormals still
+ * writes a subnormal sum (and no float arithmetic rounds twice). */
 #ifdef COPROC_FP64
-#define GB_SUM_T double
+#define GB_SUM_BITS_T ulong
+#define GB_SUM_P 53 /* significand bits */
+#define GB_SUM_B 1023 /* exponent bias */
 #else
-#define GB_SUM_T float
+#define GB_SUM_BITS_T uint
+#define GB_SUM_P 24
+#define GB_SUM_B 127
 #endif
-static inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
+#define GB_SUM_SIGN ((GB_SUM_BITS_T)1 << (8 * sizeof(GB_SUM_BITS_T) - 1))
+#define GB_SUM_INF ((GB_SUM_BITS_T)(2 * GB_SUM_B + 1) << (GB_SUM_P - 1))
+#define GB_SUM_NAN (GB_SUM_INF | (GB_SUM_BITS_T)1 << (GB_SUM_P - 2))
+
+/* x x 2^lsb (x: a 128-bit magnitude, not 0) rounded to nearest, ties to even,
+ * in the binary format of P significand bits and exponent bias B: its bits
+ * without the sign, subnormal results included, infinity past the largest. */
+static inline ulong gb_round_bits(const uint *x, int lsb, int P, int B)
+{
+    ulong hi = ((ulong)x[3] << 32) | x[2], lo = ((ulong)x[1] << 32) | x[0];
+    int t = hi ? 127 - (int)clz(hi) : 63 - (int)clz(lo); /* x's top bit */
+    int q = max(t + lsb - (P - 1), 2 - B - P); /* the result's last bit is 2^q */
+    int r = q - lsb;                           /* x's bits below it */
+    ulong m;
+    if (r <= 0) {
+        m = lo << -r; /* x < 2^P here */
+    } else {
+        m = r >= 64 ? hi >> (r - 64) : (lo >> r) | (hi << (64 - r));
+        ulong rb = r > 64 ? (hi >> (r - 65)) & 1 : (lo >> (r - 1)) & 1;
+        ulong rest = r > 65    ? lo | (hi & ((1UL << (r - 65)) - 1))
+                     : r == 65 ? lo
+                               : lo & ((1UL << (r - 1)) - 1);
+        if (rb && (rest || (m & 1)))
+            m++;
+    }
+    if (m >> P) { /* rounded up to 2^P */
+        m >>= 1;
+        q++;
+    }
+    ulong E = (m >> (P - 1)) ? (ulong)(q + (P - 1) + B) : 0; /* 0: subnormal */
+    if (E > (ulong)(2 * B))
+        return (ulong)(2 * B + 1) << (P - 1);
+    return (E << (P - 1)) | (m & ((1UL << (P - 1)) - 1));
+}
+
+static inline GB_SUM_BITS_T gb_float_sum(__global const uint *w, int emax, uint fl)
 {
     if ((fl & GB_FL_NAN) || (fl & (GB_FL_PINF | GB_FL_NINF)) == (GB_FL_PINF | GB_FL_NINF))
-        return (GB_SUM_T)NAN;
+        return GB_SUM_NAN;
     if (fl & GB_FL_PINF)
-        return (GB_SUM_T)INFINITY;
+        return GB_SUM_INF;
     if (fl & GB_FL_NINF)
-        return -(GB_SUM_T)INFINITY;
+        return GB_SUM_SIGN | GB_SUM_INF;
     if (emax == INT_MIN)
         return 0; /* only zeros */
     uint x[4] = {w[0], w[1], w[2], w[3]};
     int neg = x[3] >> 31;
-    if (neg) {
-        uint c = 1;
-        for (int j = 0; j < 4; j++) {
-            x[j] = ~x[j] + c;
-            c = c && x[j] == 0;
-        }
-    }
-    ulong hi = ((ulong)x[3] << 32) | x[2], lo = ((ulong)x[1] << 32) | x[0];
-    int lsb = emax - 94;
-    GB_SUM_T r = ldexp((GB_SUM_T)hi, lsb + 64) + ldexp((GB_SUM_T)lo, lsb);
-    return neg ? -r : r;
+    if (neg)
+        gb_neg128(x);
+    if ((x[0] | x[1] | x[2] | x[3]) == 0)
+        return 0;
+    GB_SUM_BITS_T r = (GB_SUM_BITS_T)gb_round_bits(x, emax - 94, GB_SUM_P, GB_SUM_B);
+    return neg ? r | GB_SUM_SIGN : r;
 }
 
 #define GB_FA_f32 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
                   __global const int *emax, __global const uint *fl,                     \
-                  __global GB_SUM_T *out_sum, __global uint *out_min, __global uint *out_max
+                  __global GB_SUM_BITS_T *out_sum, __global uint *out_min,              \
+                  __global uint *out_max
 #define GB_FW_f32                                                                        \
     out_sum[d] = gb_float_sum(sum + (size_t)s * 4, emax[s], fl[s]);                      \
     out_min[d] = mn[s] == 0xFFFFFFFFu ? 0x7FC00000u : gb_unord32(mn[s]);                 \
@@ -614,7 +724,7 @@ static inline GB_SUM_T gb_float_sum(__global const uint *w, int emax, uint fl)
 #define GB_FA_f64 , __global const uint *sum, __global const uint *mn, __global const uint *mx, \
                   __global const uint *mnhi, __global const uint *mxhi,                  \
                   __global const int *emax, __global const uint *fl,                     \
-                  __global double *out_sum, __global ulong *out_min, __global ulong *out_max
+                  __global ulong *out_sum, __global ulong *out_min, __global ulong *out_max
 #define GB_FW_f64                                                                        \
     {                                                                                    \
         ulong omn = ((ulong)mnhi[s] << 32) | mn[s], omx = ((ulong)mxhi[s] << 32) | mx[s];  \

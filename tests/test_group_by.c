@@ -374,15 +374,13 @@ static void compare(const got_group *got, const ref_group *want, size_t m, copro
     }
 }
 
-/* Run one group-by (sorted and unsorted) and check it against the reference:
- * coproc_group_by_aggs asking aggs, or coproc_group_by when aggs is 0. */
-static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
-                       int dist, int mode, unsigned aggs, const char *path, test_rng *rng)
+/* Run one group-by of keys and vals (n rows; what names them) sorted and
+ * unsorted, and check it against the reference: coproc_group_by_aggs asking
+ * aggs, or coproc_group_by when aggs is 0. */
+static void check_data(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt,
+                       const void *keys, const void *vals, size_t n, unsigned aggs,
+                       const char *what)
 {
-    void *keys = malloc((n ? n : 1) * 8), *vals = malloc((n ? n : 1) * 8);
-    fill_keys(kt, keys, n, dist, rng);
-    if (vt != NO_VALUES)
-        fill_values(vt, vals, n, mode, keys, kt, rng);
     ref_group *want = malloc((n ? n : 1) * sizeof *want);
     got_group *got = malloc((n ? n : 1) * sizeof *got);
     size_t m = reference(kt, keys, vt, vals, n, want);
@@ -392,11 +390,8 @@ static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type 
     if (vt != NO_VALUES)
         assert_ok(rt, coproc_column_upload(rt, dev, vt, vals, n, &vc));
     for (int sorted = 0; sorted <= 1; sorted++) {
-        char where[200];
-        snprintf(where, sizeof where, "%s keys=%s values=%s n=%zu dist=%s mode=%d sorted=%d "
-                 "aggs=0x%x", path, coproc_type_name(kt),
-                 vt == NO_VALUES ? "none" : coproc_type_name(vt), n, kd_name[dist], mode, sorted,
-                 aggs);
+        char where[300];
+        snprintf(where, sizeof where, "%s sorted=%d aggs=0x%x", what, sorted, aggs);
         coproc_group_result r;
         coproc_status s = aggs ? coproc_group_by_aggs(rt, kc, vc, aggs, sorted, &r)
                                : coproc_group_by(rt, kc, vc, sorted, &r);
@@ -414,7 +409,22 @@ static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type 
     }
     coproc_column_free(kc);
     coproc_column_free(vc);
-    free(keys); free(vals); free(want); free(got);
+    free(want); free(got);
+}
+
+static void check_aggs(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
+                       int dist, int mode, unsigned aggs, const char *path, test_rng *rng)
+{
+    void *keys = malloc((n ? n : 1) * 8), *vals = malloc((n ? n : 1) * 8);
+    fill_keys(kt, keys, n, dist, rng);
+    if (vt != NO_VALUES)
+        fill_values(vt, vals, n, mode, keys, kt, rng);
+    char what[200];
+    snprintf(what, sizeof what, "%s keys=%s values=%s n=%zu dist=%s mode=%d", path,
+             coproc_type_name(kt), vt == NO_VALUES ? "none" : coproc_type_name(vt), n,
+             kd_name[dist], mode);
+    check_data(rt, dev, kt, vt, keys, vals, n, aggs, what);
+    free(keys); free(vals);
 }
 
 static void check_one(coproc_runtime *rt, int dev, coproc_type kt, coproc_type vt, size_t n,
@@ -509,6 +519,324 @@ static void test_group_by_aggs(void **state)
 {
     (void)state;
     test_each_device_path(run_device_aggs, NULL);
+}
+
+/* The inverse of group_by.cl's gb_hash (murmur3's 64-bit finaliser): a key
+ * whose hash is h. */
+static uint64_t unhash(uint64_t h)
+{
+    /* x ^= x >> 33 is its own inverse; the multipliers' inverses mod 2^64 */
+    h ^= h >> 33;
+    h *= 0x9cb4b2f8129337dbull; /* 0xc4ceb9fe1a85ec53^-1 */
+    h ^= h >> 33;
+    h *= 0x4f74430c22a54005ull; /* 0xff51afd7ed558ccd^-1 */
+    h ^= h >> 33;
+    return h;
+}
+
+/* Keys whose hashes agree in their low 24 bits: every key probes from the
+ * same slot of any table, the j-th new key j slots (thousands of probes a
+ * row). Where a driver stops a work-item's loops (rusticl: 65535 steps),
+ * pass 1 finds its work-items stopped and runs again with fewer rows each;
+ * before, the stopped probes read as a full table ("more than ... groups"). */
+static void run_device_colliding(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    test_rng rng = {99};
+    const size_t m = 4096, n = 2 * m;
+    uint64_t *keys = malloc(n * 8);
+    int64_t *vals = malloc(n * 8);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = test_rand(&rng);
+        keys[i] = unhash((x % m) << 24);
+        vals[i] = (int64_t)test_rand(&rng);
+    }
+    char what[200];
+    snprintf(what, sizeof what, "%s colliding keys n=%zu", path, n);
+    check_data(rt, dev, COPROC_UINT64, COPROC_INT64, keys, vals, n, 0, what);
+    free(keys);
+    free(vals);
+}
+
+static void test_group_by_colliding_keys(void **state)
+{
+    (void)state;
+    /* the test's inverse is right: these keys hash to 1 << 24 and 0 */
+    uint64_t k = unhash(1ull << 24), z = unhash(0);
+    k ^= k >> 33, k *= 0xff51afd7ed558ccdull, k ^= k >> 33, k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    assert_int_equal(k, 1ull << 24);
+    assert_int_equal(z, 0);
+    test_each_device_path(run_device_colliding, NULL);
+}
+
+/* With the rows of a work-item capped low (as rusticl's loop-65535 quirk caps
+ * them; COPROC_QUIRKS forces it on any device): every kernel's geometry and
+ * pass 2's local table sized by the loop-step budget, dense and hash keys,
+ * every value class. */
+static void run_device_capped(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, dev, &info));
+    test_rng rng = {31337};
+    static const coproc_type vts[] = {COPROC_INT32, COPROC_UINT64, COPROC_FLOAT32,
+                                      COPROC_FLOAT64, NO_VALUES};
+    static const size_t sizes[] = {1, 257, 20011};
+    static const int dists[] = {KD_MOD, KD_MANY, KD_FEW};
+    for (size_t v = 0; v < sizeof vts / sizeof *vts; v++) {
+        coproc_type vt = vts[v] == COPROC_FLOAT64 && !info.has_fp64 ? COPROC_FLOAT32 : vts[v];
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int d = 0; d < 3; d++)
+                check_aggs(rt, dev, v % 2 ? COPROC_INT64 : COPROC_INT32, vt, sizes[si], dists[d],
+                           VM_EXTREME, 0, path, &rng);
+    }
+    check_aggs(rt, dev, COPROC_INT32, COPROC_INT32, 100003, KD_MANY, VM_EXTREME,
+               COPROC_GROUP_COUNT | COPROC_GROUP_SUM, path, &rng);
+}
+
+static void test_group_by_capped_rows(void **state)
+{
+    (void)state;
+    const char *old = getenv("COPROC_QUIRKS");
+    char *keep = old ? strdup(old) : NULL, q[256];
+    snprintf(q, sizeof q, "%s%smax_rows_per_item=64", keep ? keep : "", keep ? "," : "");
+    setenv("COPROC_QUIRKS", q, 1);
+    test_each_device_path(run_device_capped, NULL);
+    if (keep)
+        setenv("COPROC_QUIRKS", keep, 1);
+    else
+        unsetenv("COPROC_QUIRKS");
+    free(keep);
+}
+
+/* ---- float32 sums, exactly: subnormals on devices that flush them */
+
+/* A float32 sum held exactly: a 320-bit two's complement integer in units of
+ * 2^-149 (the smallest subnormal); a float32 is at most 2^128, 277 bits. */
+typedef struct exact_sum { uint64_t w[5]; } exact_sum;
+
+static void exact_add(exact_sum *e, uint32_t bits)
+{
+    uint32_t a = bits & 0x7FFFFFFFu, E = a >> 23;
+    uint64_t m = E ? (a & 0x7FFFFFu) | 0x800000u : a;
+    unsigned sh = (E ? E : 1) - 1; /* value = m * 2^(max(E, 1) - 150) */
+    uint64_t x[5] = {0};
+    x[sh / 64] = m << (sh % 64);
+    if (sh % 64 > 40)
+        x[sh / 64 + 1] = m >> (64 - sh % 64);
+    if (bits >> 31) { /* two's complement of x */
+        unsigned c = 1;
+        for (int j = 0; j < 5; j++) {
+            x[j] = ~x[j] + c;
+            c = c && x[j] == 0;
+        }
+    }
+    unsigned c = 0;
+    for (int j = 0; j < 5; j++) {
+        uint64_t t = e->w[j] + x[j];
+        unsigned c2 = t < x[j];
+        t += c;
+        c2 |= c && t == 0;
+        e->w[j] = t;
+        c = c2;
+    }
+}
+
+/* The exact sum rounded once: to 64 bits, rounding to odd (the sticky bits
+ * kept in the last bit), then to the long double's own width and from it
+ * to float or double: round-to-odd with two bits more than the target gives
+ * the correctly rounded result. */
+static long double exact_value(const exact_sum *e)
+{
+    uint64_t x[5];
+    memcpy(x, e->w, sizeof x);
+    int neg = x[4] >> 63;
+    if (neg) {
+        unsigned c = 1;
+        for (int j = 0; j < 5; j++) {
+            x[j] = ~x[j] + c;
+            c = c && x[j] == 0;
+        }
+    }
+    int t = -1; /* the top bit */
+    for (int j = 4; j >= 0 && t < 0; j--)
+        if (x[j])
+            for (int b = 63; b >= 0; b--)
+                if (x[j] >> b & 1) {
+                    t = j * 64 + b;
+                    break;
+                }
+    if (t < 0)
+        return 0;
+    uint64_t top = 0, sticky = 0;
+    for (int b = 0; b <= t; b++) {
+        uint64_t bit = x[b / 64] >> (b % 64) & 1;
+        if (b > t - 64)
+            top |= bit << (b - (t - 63 > 0 ? t - 63 : 0));
+        else
+            sticky |= bit;
+    }
+    long double v = ldexpl((long double)(top | sticky), (t > 63 ? t - 63 : 0) - 149);
+    return neg ? -v : v;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static float f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
+/* A random float32 of binary exponent (frexp's) in [lo, hi], random sign:
+ * subnormal below -125. */
+static uint32_t rand_f32(test_rng *r, int lo, int hi)
+{
+    uint64_t x = test_rand(r);
+    if (lo < -148)
+        lo = -148;
+    int e = lo + (int)(x % (uint64_t)(hi - lo + 1));
+    uint32_t m = (uint32_t)(x >> 20) & 0x7FFFFFu, E = (uint32_t)(e + 126);
+    uint32_t b = e >= -125 ? E << 23 | m : (m | 0x800000u) >> (-125 - e); /* subnormal */
+    if (b == 0)
+        b = 1;
+    return b | (uint32_t)(x >> 63) << 31;
+}
+
+/* Float32 group sums of values whose bits span at most 90 binary places in a
+ * group (inside the accumulator's 94: nothing is truncated), subnormals among
+ * them, against the exact sum rounded once: equal to the last bit, as float64
+ * with fp64, float32 without. Groups: subnormals only; 2^-149 repeated;
+ * subnormals with small normals; pairs that cancel to a subnormal; a sum that
+ * rounds up on a far sticky bit (1 + 2^-24 + 2^-60); sums past FLT_MAX (inf
+ * as float32); signed zeros with a subnormal; then random exponent windows. */
+static void run_device_f32_exact(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    assert_true(LDBL_MANT_DIG >= 55); /* the reference's rounding (host) */
+    test_rng rng = {2024};
+    enum { G = 48, PER = 400 };
+    size_t n = G * PER;
+    int32_t *keys = malloc(n * 4);
+    uint32_t *vals = malloc(n * 4);
+    for (int g = 0; g < G; g++) {
+        uint32_t *v = vals + (size_t)g * PER;
+        int top = -100 + (int)(test_rand(&rng) % 228); /* random windows: [top - 90, top] */
+        if (top > 128)
+            top = 128;
+        for (int j = 0; j < PER; j++) {
+            keys[g * PER + j] = g * 7 - 100;
+            switch (g) {
+            case 0: v[j] = rand_f32(&rng, -148, -126); break;
+            case 1: v[j] = 1; break;
+            case 2: v[j] = rand_f32(&rng, -148, -100); break;
+            case 3: /* x, -x pairs, and 3 * 2^-149 */
+                v[j] = j >= PER - 2   ? (j == PER - 2 ? 3 : 0)
+                       : j % 2        ? v[j - 1] ^ 0x80000000u
+                                      : rand_f32(&rng, -70, -60);
+                break;
+            case 4: v[j] = j == 0 ? f32_bits(1.0f) : j == 1 ? f32_bits(0x1p-24f)
+                         : j == 2 ? f32_bits(0x1p-60f) : 0; break;
+            case 5: v[j] = f32_bits(j % 2 ? FLT_MAX : 0x1.fffffcp127f); break;
+            case 6: v[j] = j == 7 ? 0x80000001u : j % 2 ? 0x80000000u : 0; break;
+            default: v[j] = rand_f32(&rng, top - 66, top); break; /* 24 bits below the last */
+            }
+        }
+    }
+    /* rows in random order */
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = test_rand(&rng) % (i + 1);
+        int32_t tk = keys[i];
+        uint32_t tv = vals[i];
+        keys[i] = keys[j], vals[i] = vals[j];
+        keys[j] = tk, vals[j] = tv;
+    }
+    exact_sum want[G];
+    uint32_t wmin[G], wmax[G];
+    memset(want, 0, sizeof want);
+    for (int g = 0; g < G; g++)
+        wmin[g] = 0x7F800000u, wmax[g] = 0xFF800000u;
+    for (size_t i = 0; i < n; i++) {
+        int g = (keys[i] + 100) / 7;
+        exact_add(&want[g], vals[i]);
+        float x = f32_of(vals[i]);
+        /* -0.0 below +0.0, as coproc's min/max order them */
+        if (x < f32_of(wmin[g]) || (x == 0 && f32_of(wmin[g]) == 0 && vals[i] >> 31))
+            wmin[g] = vals[i];
+        if (x > f32_of(wmax[g]) || (x == 0 && f32_of(wmax[g]) == 0 && !(vals[i] >> 31)))
+            wmax[g] = vals[i];
+    }
+    coproc_column *kc = NULL, *vc = NULL;
+    assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, keys, n, &kc));
+    assert_ok(rt, coproc_column_upload(rt, dev, COPROC_FLOAT32, vals, n, &vc));
+    coproc_group_result r;
+    assert_ok(rt, coproc_group_by(rt, kc, vc, 1, &r));
+    assert_int_equal(r.groups, G);
+    int f64 = coproc_column_type(r.sum) == COPROC_FLOAT64;
+    int32_t gk[G];
+    uint64_t gc[G];
+    double gs64[G];
+    float gs32[G];
+    uint32_t gmin[G], gmax[G];
+    assert_ok(rt, coproc_column_download(r.keys, gk, G));
+    assert_ok(rt, coproc_column_download(r.count, gc, G));
+    if (f64)
+        assert_ok(rt, coproc_column_download(r.sum, gs64, G));
+    else
+        assert_ok(rt, coproc_column_download(r.sum, gs32, G));
+    assert_ok(rt, coproc_column_download(r.min, gmin, G));
+    assert_ok(rt, coproc_column_download(r.max, gmax, G));
+    for (int g = 0; g < G; g++) {
+        assert_int_equal(gk[g], g * 7 - 100);
+        assert_int_equal(gc[g], PER);
+        long double x = exact_value(&want[g]);
+        if (f64) {
+            double w = (double)x;
+            if (memcmp(&w, &gs64[g], 8) != 0)
+                fail_msg("%s: group %d: float64 sum %a, want %a (exact %La)", path, g, gs64[g], w,
+                         x);
+        } else {
+            float w = (float)x;
+            if (memcmp(&w, &gs32[g], 4) != 0)
+                fail_msg("%s: group %d: float32 sum %a, want %a (exact %La)", path, g,
+                         (double)gs32[g], (double)w, x);
+        }
+        if (gmin[g] != wmin[g] || gmax[g] != wmax[g])
+            fail_msg("%s: group %d: min/max %08x/%08x, want %08x/%08x", path, g, gmin[g],
+                     gmax[g], wmin[g], wmax[g]);
+    }
+    coproc_group_result_free(&r);
+    coproc_column_free(kc);
+    coproc_column_free(vc);
+    free(keys);
+    free(vals);
+}
+
+static void test_group_by_f32_exact_sums(void **state)
+{
+    (void)state;
+    /* the reference itself: 2^-149 + 2^-149 = 2^-148; 1 + 2^-24 + 2^-60
+     * rounds up to 1 + 2^-23 as float32; -2^-149 */
+    exact_sum e = {{0}};
+    exact_add(&e, 1);
+    exact_add(&e, 1);
+    assert_true((float)exact_value(&e) == 0x1p-148f);
+    memset(&e, 0, sizeof e);
+    exact_add(&e, f32_bits(1.0f));
+    exact_add(&e, f32_bits(0x1p-24f));
+    exact_add(&e, f32_bits(0x1p-60f));
+    assert_true((float)exact_value(&e) == 1.0f + 0x1p-23f);
+    memset(&e, 0, sizeof e);
+    exact_add(&e, 0x80000001u);
+    assert_true((float)exact_value(&e) == -0x1p-149f);
+    test_each_device_path(run_device_f32_exact, NULL);
 }
 
 static void test_group_by_aggs_bad_flags(void **state)
@@ -627,6 +955,13 @@ int main(void)
         cmocka_unit_test(test_group_by_bad_input),
         cmocka_unit_test(test_group_by_aggs),
         cmocka_unit_test(test_group_by_aggs_bad_flags),
+        cmocka_unit_test(test_group_by_colliding_keys),
+        cmocka_unit_test(test_group_by_capped_rows),
+        cmocka_unit_test(test_group_by_f32_exact_sums),
     };
+    /* COPROC_TEST_FILTER picks tests by name (glob). */
+    const char *filter = getenv("COPROC_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,23 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define DENSE_TABLES_SLACK ((size_t)8 << 20)
 #define DENSE_CACHED_TABLE ((size_t)256 << 10) /* a private table this small stays in L2 */
 
+/* Loop steps. Mesa's llvmpipe stops a work-item's loops after 65535 steps in
+ * all, silently (quirk loop-65535; measured on 22.3.6: a loop entered costs
+ * its trips + 1 steps, zero trips included; a loop of constant trip count is
+ * unrolled and costs none), and quirks.c caps the rows of a work-item at
+ * max_rows_per_item, an eighth of that, for kernels of a few steps a row. The
+ * group-by kernels whose rows take more steps, or that run loops of their own
+ * besides the rows', keep a work-item within STEPS_PER_CAPPED_ROW x
+ * max_rows_per_item steps (half the limit on llvmpipe): gb_geometry. Steps are
+ * counted from cl/group_by.cl's loops as written. */
+#define STEPS_PER_CAPPED_ROW 4
+#define INSERT_CACHE_STEPS (1024 + 1) /* pass 1 on the CPU path: clearing GB_CACHE */
+/* Pass 1's probes have no bound; a row takes a few steps on average at load
+ * <= 1/2, and a work-item whose loops were stopped is seen (insert_rows). */
+#define INSERT_ROW_STEPS 16
+#define LOCAL_PROBE_STEPS (16 + 1) /* gb_local_slot: GB_LOCAL_PROBES */
+#define FIX_STEPS (4 + 1)          /* gb_fix / gb_float_sum: the 4-word negation */
+
 typedef struct gb_plan {
     cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
     int vc;               /* value class */
@@ -123,6 +140,46 @@ static void make_plan(const coproc__device *dev, const coproc_column *keys,
     p->local_words = 2 + p->sw + 2 * mm + ((p->init & INIT_FL) != 0);
 }
 
+/* g with at most `rows` rows a work-item (more work-groups). */
+static coproc__geometry rows_capped(coproc__geometry g, size_t n, uint64_t rows)
+{
+    size_t per_group = g.local * (size_t)(rows ? rows : 1);
+    size_t need = n / per_group + (n % per_group != 0);
+    if (g.groups < need)
+        g.groups = need;
+    g.global = g.groups * g.local;
+    return g;
+}
+
+/* A work-item's loop-step budget where the driver stops loops (0: none). */
+static uint64_t step_budget(const coproc__device *dev)
+{
+    return dev->quirks.max_rows_per_item * STEPS_PER_CAPPED_ROW;
+}
+
+/* The rows a work-item may walk when it runs `fixed` loop steps besides up to
+ * `per_row` a row (at least 1); 0 when the driver sets no limit. */
+static uint64_t rows_in_budget(const coproc__device *dev, uint64_t fixed, uint64_t per_row)
+{
+    uint64_t budget = step_budget(dev);
+    if (!budget)
+        return 0;
+    uint64_t rows = budget > fixed ? (budget - fixed) / per_row : 0;
+    return rows ? rows : 1;
+}
+
+/* The geometry over n rows of a kernel as rows_in_budget describes it. */
+static coproc__geometry gb_geometry(const coproc__device *dev, size_t n, uint64_t fixed,
+                                    uint64_t per_row)
+{
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    uint64_t rows = rows_in_budget(dev, fixed, per_row);
+    return rows ? rows_capped(g, n, rows) : g;
+}
+
+/* gb_init's steps a slot: its loops over key and sum words. */
+static uint64_t init_steps(const gb_plan *p, cl_uint nw) { return 1 + (nw + 1) + (p->sw + 1); }
+
 static void table_release(gb_table *t)
 {
     cl_mem *m[] = {&t->words, &t->cnt, &t->sum, &t->mn, &t->mx, &t->mnhi, &t->mxhi, &t->emax,
@@ -170,7 +227,10 @@ static cl_mem or_spare(cl_mem m, cl_mem spare) { return m ? m : spare; }
 /*
  * Pass 1 with table growth: allocate and clear a table of t->cap slots, insert
  * every row; on overflow grow and start again. On return row_slot holds every
- * row's slot.
+ * row's slot. ctl: [0] the stop flag, [1] the sampled claims, [2] the rows
+ * placed. A flag raised below the claim limit, or rows left unplaced, mean a
+ * work-item's loops were stopped (loop-65535): the same table again, with half
+ * the rows a work-item.
  */
 static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                  const coproc_column *keys, const coproc_column *values,
@@ -189,14 +249,15 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
     coproc_status s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &kinit);
     if (s == COPROC_OK)
         s = coproc__kernel_create(rt, dev, "group_by", kname, &kins);
-    for (; s == COPROC_OK; cap = cap * GROWTH < enough ? cap * GROWTH : enough) {
+    uint64_t item_rows = 0; /* after a stopped work-item: rows a work-item at most */
+    while (s == COPROC_OK) {
         table_release(t);
         s = table_alloc(rt, dev, p, cap, 0, t);
         if (s != COPROC_OK)
             break;
         cl_ulong ncap = cap;
         cl_uint what = p->init;
-        coproc__geometry gi = coproc__geometry_for(dev, cap, 0);
+        coproc__geometry gi = gb_geometry(dev, cap, 0, init_steps(p, p->nw));
         coproc__args a = {kinit, 0, CL_SUCCESS};
         COPROC__ARG(a, ncap);
         COPROC__ARG(a, what);
@@ -220,7 +281,10 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
          * on big ones; a table of `enough` slots has no limit. */
         cl_uint mask = (cl_uint)(cap - 1), sample = cap >= SAMPLE_FROM ? 15 : 0;
         cl_uint limit = cap >= enough ? UINT32_MAX : (cl_uint)(cap / 2 / (sample + 1));
-        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        coproc__geometry g =
+            gb_geometry(dev, n, dev->cpu_path ? INSERT_CACHE_STEPS : 0, INSERT_ROW_STEPS);
+        if (item_rows)
+            g = rows_capped(g, n, item_rows);
         coproc__args b = {kins, 0, CL_SUCCESS};
         COPROC__ARG(b, keys->mem);
         COPROC__ARG(b, nn);
@@ -247,21 +311,35 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         s = coproc__launch(rt, dev, &b, &g, kname);
         if (s != COPROC_OK)
             break;
-        cl_uint overflow = 0;
-        cl_int err =
-            coproc__read_now(dev->queue, ctl, 0, sizeof overflow, &overflow, 0, NULL, NULL);
+        cl_uint c[3] = {0, 0, 0};
+        cl_int err = coproc__read_now(dev->queue, ctl, 0, sizeof c, c, 0, NULL, NULL);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "%s: reading the overflow flag from device %d", kname,
                                 dev->index);
             break;
         }
-        if (!overflow)
-            break;
-        if (cap >= enough) {
-            s = coproc__fail(rt, COPROC_UNSUPPORTED, "coproc_group_by: more than %zu groups",
-                             MAX_CAPACITY / 2);
+        if (!c[0] && c[2] == n)
+            break; /* every row placed */
+        /* The table is too full: past the claim limit, or a table that can
+         * fill (2^31 slots, more rows) found full. */
+        if (c[0] && (c[1] > limit || (cap >= enough && (uint64_t)cap < 2 * (uint64_t)n))) {
+            if (cap >= enough) {
+                s = coproc__fail(rt, COPROC_UNSUPPORTED,
+                                 "coproc_group_by: more than %zu groups", MAX_CAPACITY / 2);
+                break;
+            }
+            cap = cap * GROWTH < enough ? cap * GROWTH : enough;
+            continue;
+        }
+        /* A work-item stopped early: fewer rows each. */
+        uint64_t had = (n + g.global - 1) / g.global;
+        if (had <= 1) {
+            s = coproc__fail(rt, COPROC_INTERNAL, "%s on device %d: a work-item's loops "
+                             "stopped before its one row was placed (%u of %zu rows placed; "
+                             "the driver's loop limit?)", kname, dev->index, c[2], n);
             break;
         }
+        item_rows = had / 2;
     }
     if (kinit)
         clReleaseKernel(kinit);
@@ -290,8 +368,21 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     cl_uint L = (cl_uint)(budget / (p->local_words * 4));
     if (L < 1)
         L = 1;
-    cl_ulong nn = n;
+    /* Loop steps: a row's local probes, sum words (local or global) and float
+     * split; a local entry's clearing (1 + sum words) and merging (copying and
+     * adding the sum words). Within a budget a work-item walks as many local
+     * entries as rows at most (more would stay empty on the CPU path). */
+    uint64_t sw = p->vc == VC_NONE ? 0 : p->sw, fl = p->vc == VC_F32 || p->vc == VC_F64;
+    uint64_t per_row = 1 + LOCAL_PROBE_STEPS + (sw + 1) + (fl ? FIX_STEPS : 0);
+    uint64_t per_entry = (1 + sw + 1) + (1 + (sw + 1) + (sw + 1));
+    uint64_t rows = rows_in_budget(dev, 0, per_row + per_entry);
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    if (rows) {
+        g = rows_capped(g, n, rows);
+        if (L > rows * g.local)
+            L = (cl_uint)(rows * g.local);
+    }
+    cl_ulong nn = n;
     coproc__args a = {k, 0, CL_SUCCESS};
     COPROC__ARG(a, row_slot);
     COPROC__ARG(a, nn);
@@ -369,7 +460,9 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
     if (s != COPROC_OK)
         return s;
     cl_ulong ng = groups;
-    coproc__geometry g = coproc__geometry_for(dev, groups, 0);
+    /* float sums: gb_float_sum's negation loop */
+    coproc__geometry g = gb_geometry(dev, groups, 0,
+                                     p->vc == VC_F32 || p->vc == VC_F64 ? 1 + FIX_STEPS : 1);
     coproc__args a = {k, 0, CL_SUCCESS};
     COPROC__ARG(a, pos);
     COPROC__ARG(a, ng);
@@ -613,7 +706,14 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
         want--;
     if (one * (double)want > limit && !dev->quirks.max_rows_per_item)
         want = (size_t)(limit / one);
-    return one * (double)want > limit ? 0 : want;
+    if (one * (double)want > limit)
+        return 0;
+    /* Loop steps where the driver limits them: a work-item clears its table
+     * and walks its rows; gb_dmerge_* walks the want tables for a slot. */
+    uint64_t budget = step_budget(dev);
+    if (budget && want && ((range + 1) + (n + want - 1) / want > budget || want + 2 > budget))
+        return 0;
+    return want;
 }
 
 /*
@@ -654,7 +754,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     cl_uint base32 = (cl_uint)base, P32 = (cl_uint)P, flip32 = p->flip32;
     coproc_status s = table_alloc(rt, dev, p, range, 1, &t);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, range * 4, &flags);
+        /* at least gb_init's 3 control words on the GPU path (flags stands in) */
+        s = coproc__buffer_new(rt, dev, (range < 4 ? 4 : range) * 4, &flags);
     if (s == COPROC_OK)
         s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
     if (s != COPROC_OK)
@@ -702,7 +803,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
             COPROC__ARG(m, t.mxhi);
         }
         COPROC__ARG(m, flags);
-        coproc__geometry gm = coproc__geometry_for(dev, range, 0);
+        coproc__geometry gm = gb_geometry(dev, range, 0, 1 + (P + 1)); /* a slot: P tables */
         s = coproc__launch(rt, dev, &m, &gm, mname);
     } else {
         /* One table of per-slot words, cleared by gb_init; a local copy of it
@@ -725,7 +826,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         for (int i = 1; i < 7; i++)
             COPROC__ARG(b, mm[i]);
         COPROC__ARG(b, flags);
-        coproc__geometry gi = coproc__geometry_for(dev, range, 0);
+        coproc__geometry gi = gb_geometry(dev, range, 0, init_steps(p, 0));
         s = coproc__launch(rt, dev, &b, &gi, "gb_init");
         if (s != COPROC_OK)
             goto done;
@@ -736,6 +837,11 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         /* count; sum lo, hi; min, max */
         size_t words = p->vc == VC_NONE ? 1 : p->mm ? 5 : 3;
         cl_uint L = range * words * 4 <= budget ? (cl_uint)range : 0;
+        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        /* Loop steps: a row's sum words; a local entry's clearing and merging. */
+        uint64_t sw = p->vc == VC_NONE ? 0 : 2;
+        uint64_t entries = (L + g.local - 1) / g.local;
+        g = gb_geometry(dev, n, entries * ((1 + sw + 1) + (1 + (sw + 1) + (sw + 1))), 1 + sw + 1);
         cl_mem vals = values ? values->mem : keys->mem;
         COPROC__ARG(a, vals);
         COPROC__ARG(a, flip32);
@@ -745,7 +851,6 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, mm[2]);
         COPROC__ARG_LOCAL(a, L ? (size_t)L * words * 4 : 4);
         COPROC__ARG(a, L);
-        coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, &a, &g, kname);
         if (s != COPROC_OK)
             goto done;
@@ -895,7 +1000,7 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
 
     s = coproc__buffer_new(rt, dev, n * 4, &row_slot);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, 2 * sizeof(cl_uint), &ctl);
+        s = coproc__buffer_new(rt, dev, 4 * sizeof(cl_uint), &ctl);
     if (s != COPROC_OK)
         goto done;
     size_t cap = coproc__next_pow2(2 * n);
