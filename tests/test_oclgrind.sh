@@ -32,7 +32,7 @@ unset COPROC_DEVICES RUSTICL_ENABLE
 failures=0
 run() { # run PATH TEST-FILTER [PROGRAM]
     local prog=${3:-test_portable}
-    local log=$tmp/$1-$prog-$2.log
+    local log=$tmp/$1-$prog-$2.log start=$SECONDS
     if ! COPROC_KERNEL_PATH=$1 COPROC_TEST_FILTER=$2 "$build/tests/$prog" >"$log" 2>&1; then
         echo "FAIL: $prog $2 on the $1 path:"
         tail -30 "$log"
@@ -42,7 +42,7 @@ run() { # run PATH TEST-FILTER [PROGRAM]
         grep -B2 -A8 'Oclgrind\|data race\|Uninitialized\|Invalid \(read\|write\)\|divergence' "$log" | head -40
         failures=$((failures + 1))
     else
-        echo "ok: $2 on the $1 path"
+        echo "ok: $prog $2 on the $1 path ($((SECONDS - start)) s)"
     fi
 }
 for path in cpu gpu; do

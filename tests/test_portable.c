@@ -174,7 +174,7 @@ static void test_opt_disable_builds(void **state)
     assert_true(built > 0);
 }
 
-/* ---- more than 65535 rows per work-item on the CPU path */
+/* ---- more than 65535 rows (or loop steps) per work-item on the CPU path */
 
 typedef struct chunk_case {
     uint64_t forced_cap; /* COPROC_QUIRKS max_rows_per_item, 0: none forced */
@@ -228,6 +228,26 @@ static void run_long_chunk(coproc_runtime *rt, int dev, const char *path, void *
             fail();
         }
     coproc_column_free(cast);
+    /* argsort: the sort's table (256 x groups) is scanned by one work-group;
+     * one work-item walking it all went past Mesa's loop limit. */
+    coproc_column *perm;
+    assert_ok(rt, coproc_argsort(rt, col, &perm));
+    uint32_t *p = (uint32_t *)out;
+    assert_ok(rt, coproc_column_download(perm, p, n * sizeof *p));
+    unsigned char *seen = calloc(n, 1);
+    assert_non_null(seen);
+    for (size_t i = 0; i < n; i++) {
+        int ok = p[i] < n && !seen[p[i]];
+        if (ok && i > 0)
+            ok = in[p[i - 1]] < in[p[i]] || (in[p[i - 1]] == in[p[i]] && p[i - 1] < p[i]);
+        if (!ok) {
+            print_error("%s: argsort of %zu rows (chunk %zu) wrong at %zu\n", path, n, chunk, i);
+            fail();
+        }
+        seen[p[i]] = 1;
+    }
+    free(seen);
+    coproc_column_free(perm);
     coproc_column_free(col);
     free(in);
     free(out);

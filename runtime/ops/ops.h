@@ -55,8 +55,9 @@ void coproc__group_result_keep(coproc_group_result *r, unsigned aggs);
 coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values);
 coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
                                   coproc_column **perm);
-/* Work-items per group of the sort's GPU-path kernels k[0..count): at most 256,
- * the device's, the max_work_group quirk's and each kernel's own limit. */
+/* Work-items per group for the sort kernels k[0..count) (the GPU path's, and the
+ * table scan's on both paths): at most 256, the device's, the max_work_group
+ * quirk's and each kernel's own limit. */
 size_t coproc__sort_work_group(const coproc__device *dev, const cl_kernel *k, int count);
 /* The hash join's build side (left) has at most this many rows (the table's
  * row word keeps its top bit for "has duplicates"). */

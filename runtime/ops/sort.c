@@ -63,9 +63,11 @@ typedef struct sort_job {
 
 size_t coproc__sort_work_group(const coproc__device *dev, const cl_kernel *k, int count)
 {
-    /* coproc__geometry_for caps a requested size by the device and the
-     * max_work_group quirk; each kernel's own limit may be lower still. */
-    size_t local = coproc__geometry_for(dev, 0, SORT_MAX_LOCAL).local;
+    size_t local = SORT_MAX_LOCAL;
+    if (local > dev->info.max_work_group_size)
+        local = dev->info.max_work_group_size;
+    if (dev->quirks.max_work_group && local > dev->quirks.max_work_group)
+        local = dev->quirks.max_work_group;
     for (int i = 0; i < count; i++) {
         size_t kmax = 0;
         if (clGetKernelWorkGroupInfo(k[i], dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
@@ -228,6 +230,14 @@ static coproc_status radix_sort(sort_job *j)
             goto done;
     }
 
+    /* The table scan is one work-group. On the CPU path one work-item walks the
+     * table twice, 2 x 256 x groups steps: where rows per work-item are capped
+     * (quirk loop-65535: Mesa stops a work-item's loops after 65535 steps, so
+     * 2^20 rows lost the table's tail) the group takes as many work-items as it
+     * may instead. */
+    size_t scan_local = j->local;
+    if (dev->cpu_path && dev->quirks.max_rows_per_item)
+        scan_local = coproc__sort_work_group(dev, &k_scan, 1);
     cl_mem kin = j->keys, vin = argsort ? j->perm : j->values;
     for (int i = 0; i < m; i++) {
         cl_uint shift = (cl_uint)(8 * pass[i]);
@@ -265,7 +275,7 @@ static coproc_status radix_sort(sort_job *j)
         COPROC__ARG(a, table);
         COPROC__ARG(a, off);
         COPROC__ARG(a, len);
-        if ((s = enqueue(j, &a, 1, j->local, "sort_scan_table")) != COPROC_OK)
+        if ((s = enqueue(j, &a, 1, scan_local, "sort_scan_table")) != COPROC_OK)
             goto done;
         a = (coproc__args){k_scatter, 0, CL_SUCCESS};
         COPROC__ARG(a, kin);
