@@ -51,6 +51,10 @@
  *          < 2^(emax - 94), the sum of up to 2^32 values cannot overflow, and
  *          the result is independent of order and within ~2^-60 of the largest
  *          magnitude (far inside double rounding). NaN, +inf and -inf are flags.
+ *          Values are split by their bits and the sum is rounded once into the
+ *          output format by integer operations (gb_fix32, gb_round_bits): no
+ *          float arithmetic, so flushed subnormals and missing fp64 change
+ *          nothing.
  *   min/max values mapped to an order-preserving unsigned encoding (sign bit
  *          flipped for signed ints, the radix-sort transform for floats; NaN
  *          rows skipped), then atomic_min/max; 64-bit values in two phases:
