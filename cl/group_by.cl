@@ -51,6 +51,10 @@
  *          < 2^(emax - 94), the sum of up to 2^32 values cannot overflow, and
  *          the result is independent of order and within ~2^-60 of the largest
  *          magnitude (far inside double rounding). NaN, +inf and -inf are flags.
+ *          Values are split by their bits and the sum is rounded once into the
+ *          output format by integer operations (gb_fix32, gb_round_bits): no
+ *          float arithmetic, so flushed subnormals and missing fp64 change
+ *          nothing.
  *   min/max values mapped to an order-preserving unsigned encoding (sign bit
  *          flipped for signed ints, the radix-sort transform for floats; NaN
  *          rows skipped), then atomic_min/max; 64-bit values in two phases:
@@ -126,18 +130,34 @@ static inline uint gb_ord32(uint b) /* b: a float32's bits */
     return (b & 0x80000000u) ? ~b : b | 0x80000000u;
 }
 static inline uint gb_unord32(uint o) { return (o & 0x80000000u) ? o & 0x7FFFFFFFu : ~o; }
+static inline ulong gb_ord64(ulong b) /* b: a float64's bits */
+{
+    return (b & 0x8000000000000000UL) ? ~b : b | 0x8000000000000000UL;
+}
+static inline ulong gb_unord64(ulong o)
+{
+    return (o & 0x8000000000000000UL) ? o & 0x7FFFFFFFFFFFFFFFUL : ~o;
+}
 
-/* float32 values are summed from their bits alone, with integer operations:
- * a device that flushes subnormals (rusticl), or has no fp64, adds them as
- * exactly as any other. A finite magnitude a (bits without the sign) with
- * biased exponent E is m x 2^(max(E, 1) - 150), m its 24-bit significand
- * (with the implicit bit when E > 0). */
+/* Float values are summed from their bits alone, with integer operations: a
+ * device that flushes subnormals (rusticl), or has no fp64, adds them as
+ * exactly as any other (and no float builtin is needed: Oclgrind 21.10 stops
+ * on frexp with a private pointer). A finite float32 magnitude a (bits
+ * without the sign) with biased exponent E is m x 2^(max(E, 1) - 150), m its
+ * 24-bit significand (with the implicit bit when E > 0); a float64 one
+ * m x 2^(max(E, 1) - 1075), m of 53 bits. */
 
 /* frexp's exponent of a finite magnitude a != 0: 2^(e-1) <= |v| < 2^e. */
 static inline int gb_exp32(uint a)
 {
     uint E = a >> 23;
     return E ? (int)E - 126 : 32 - (int)clz(a) - 149;
+}
+
+static inline int gb_exp64(ulong a)
+{
+    uint E = (uint)(a >> 52);
+    return E ? (int)E - 1022 : 64 - (int)clz(a) - 1074;
 }
 
 /* x[0..3] = -x (128-bit two's complement). */
@@ -152,7 +172,7 @@ static inline void gb_neg128(uint *x)
 
 /* 128-bit two's complement of trunc(v x 2^(94 - emax)) for the float32 of
  * bits b, finite and not zero, |v| < 2^emax: m shifted by max(E, 1) - 56 - emax
- * (at most 70 to the left; bits shifted out on the right are truncated). */
+ * (m x 2^shift < 2^94; bits shifted out on the right are truncated). */
 static inline void gb_fix32(uint b, int emax, uint *x)
 {
     uint a = b & 0x7FFFFFFFu, E = a >> 23;
@@ -234,20 +254,17 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
         if (a != 0 && a < 0x7F800000u) /* finite, not zero */                           \
             atomic_max(&emax[s], gb_exp32(a));                                           \
     }
-#define GB_P1_ARGS_f64 , __global const double *vals, __global int *emax,                    \
+#define GB_P1_ARGS_f64 , __global const ulong *vals, __global int *emax,                     \
                        __global uint *mnhi, __global uint *mxhi
 #define GB_P1_WORK_f64                                                                   \
     {                                                                                    \
-        double v = vals[i];                                                              \
-        if (!isnan(v)) {                                                                 \
-            uint hi = (uint)(gb_ord64(v) >> 32);                                         \
+        ulong b = vals[i], a = b & 0x7FFFFFFFFFFFFFFFUL;                                 \
+        if (a <= 0x7FF0000000000000UL) { /* not NaN */                                  \
+            uint hi = (uint)(gb_ord64(b) >> 32);                                         \
             atomic_min(&mnhi[s], hi);                                                    \
             atomic_max(&mxhi[s], hi);                                                    \
-            if (v != 0.0 && !isinf(v)) {                                                 \
-                int e;                                                                   \
-                frexp(v, &e);                                                            \
-                atomic_max(&emax[s], e);                                                 \
-            }                                                                            \
+            if (a != 0 && a < 0x7FF0000000000000UL) /* finite, not zero */              \
+                atomic_max(&emax[s], gb_exp64(a));                                       \
         }                                                                                \
     }
 
@@ -329,17 +346,6 @@ __kernel void gb_init(ulong cap, uint what, __global uint *words, uint nw, __glo
             atomic_add(&ctl[2], placed);                                                 \
     }
 
-#ifdef COPROC_FP64
-static inline ulong gb_ord64(double v)
-{
-    ulong b = as_ulong(v);
-    return (b & 0x8000000000000000UL) ? ~b : b | 0x8000000000000000UL;
-}
-static inline ulong gb_unord64(ulong o)
-{
-    return (o & 0x8000000000000000UL) ? o & 0x7FFFFFFFFFFFFFFFUL : ~o;
-}
-#endif
 
 GB_PASS1(gb_insert_k32_plain, uint, 2, plain)
 GB_PASS1(gb_insert_k64_plain, ulong, 3, plain)
@@ -441,25 +447,28 @@ static inline int gb_local_slot(__local uint *lk, uint L, uint s)
     return -1;
 }
 
-#ifdef COPROC_FP64
-/* 128-bit two's complement of trunc(v * 2^(94 - emax)) for a float64 v,
- * finite and not zero, |v| < 2^emax. The splits are exact: each step removes
- * high bits. */
-static inline void gb_fix(double v, int emax, uint *x)
+/* The same for the float64 of bits b: m shifted by max(E, 1) - 981 - emax. */
+static inline void gb_fix64(ulong b, int emax, uint *x)
 {
-    double a = ldexp(fabs(v), 94 - emax);
-    double h = floor(a * 0x1p-64);
-    a -= h * 0x1p64;
-    double m = floor(a * 0x1p-32);
-    a -= m * 0x1p32;
-    x[0] = (uint)a;
-    x[1] = (uint)m;
-    x[2] = (uint)h;
-    x[3] = 0;
-    if (v < 0)
+    ulong a = b & 0x7FFFFFFFFFFFFFFFUL;
+    uint E = (uint)(a >> 52);
+    ulong m = E ? (a & 0xFFFFFFFFFFFFFUL) | 0x10000000000000UL : a;
+    int sh = (int)max(E, 1u) - 981 - emax;
+    ulong lo = 0, hi = 0;
+    if (sh >= 64)
+        hi = m << (sh - 64);
+    else if (sh > 0) {
+        lo = m << sh;
+        hi = m >> (64 - sh);
+    } else if (sh > -64)
+        lo = m >> -sh;
+    x[0] = (uint)lo;
+    x[1] = (uint)(lo >> 32);
+    x[2] = (uint)hi;
+    x[3] = (uint)(hi >> 32);
+    if (b >> 63)
         gb_neg128(x);
 }
-#endif
 
 #define GB_P2_ARGS_none
 #define GB_CONTRIB_none
@@ -497,22 +506,22 @@ static inline void gb_fix(double v, int emax, uint *x)
                 gb_fix32(b, emax[s], c.sum);                                             \
         }                                                                                \
     }
-#define GB_P2_ARGS_f64 , __global const double *vals, __global const int *emax,               \
+#define GB_P2_ARGS_f64 , __global const ulong *vals, __global const int *emax,                \
                        __global const uint *mnhi, __global const uint *mxhi
 #define GB_CONTRIB_f64                                                                   \
     {                                                                                    \
-        double v = vals[i];                                                              \
-        if (isnan(v)) {                                                                  \
+        ulong b = vals[i], a = b & 0x7FFFFFFFFFFFFFFFUL;                                 \
+        if (a > 0x7FF0000000000000UL) {                                                  \
             c.fl = GB_FL_NAN;                                                            \
         } else {                                                                         \
-            ulong o = gb_ord64(v);                                                       \
+            ulong o = gb_ord64(b);                                                       \
             uint hi = (uint)(o >> 32);                                                   \
             c.mn = hi == mnhi[s] ? (uint)o : 0xFFFFFFFFu;                                \
             c.mx = hi == mxhi[s] ? (uint)o : 0u;                                         \
-            if (isinf(v))                                                                \
-                c.fl = v > 0 ? GB_FL_PINF : GB_FL_NINF;                                  \
-            else if (v != 0.0)                                                           \
-                gb_fix(v, emax[s], c.sum);                                               \
+            if (a == 0x7FF0000000000000UL)                                               \
+                c.fl = (b >> 63) ? GB_FL_NINF : GB_FL_PINF;                              \
+            else if (a != 0)                                                             \
+                gb_fix64(b, emax[s], c.sum);                                             \
         }                                                                                \
     }
 

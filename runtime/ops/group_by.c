@@ -744,7 +744,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     memset(&t, 0, sizeof t);
     coproc_group_result r;
     memset(&r, 0, sizeof r);
-    cl_mem part = NULL, flags = NULL, pos = NULL;
+    cl_mem part = NULL, flags = NULL, pos = NULL, ctl = NULL;
     cl_kernel k = NULL, km = NULL;
     char kname[48], mname[48];
     const char *no_mm = values && !p->mm ? "_sum" : ""; /* the MM 0 kernels */
@@ -754,8 +754,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     cl_uint base32 = (cl_uint)base, P32 = (cl_uint)P, flip32 = p->flip32;
     coproc_status s = table_alloc(rt, dev, p, range, 1, &t);
     if (s == COPROC_OK)
-        /* at least gb_init's 3 control words on the GPU path (flags stands in) */
-        s = coproc__buffer_new(rt, dev, (range < 4 ? 4 : range) * 4, &flags);
+        s = coproc__buffer_new(rt, dev, range * 4, &flags);
     if (s == COPROC_OK)
         s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
     if (s != COPROC_OK)
@@ -812,6 +811,9 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         if (s != COPROC_OK)
             goto done;
         cl_uint what = p->init, nw = 0;
+        s = coproc__buffer_new(rt, dev, 4 * sizeof(cl_uint), &ctl);
+        if (s != COPROC_OK)
+            goto done;
         coproc__args b = {km, 0, CL_SUCCESS};
         COPROC__ARG(b, nrange);
         COPROC__ARG(b, what);
@@ -825,7 +827,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(b, p->sw);
         for (int i = 1; i < 7; i++)
             COPROC__ARG(b, mm[i]);
-        COPROC__ARG(b, flags);
+        COPROC__ARG(b, ctl);
         coproc__geometry gi = gb_geometry(dev, range, 0, init_steps(p, 0));
         s = coproc__launch(rt, dev, &b, &gi, "gb_init");
         if (s != COPROC_OK)
@@ -909,7 +911,7 @@ done:
     else
         coproc_group_result_free(&r);
     table_release(&t);
-    cl_mem bufs[] = {part, flags, pos};
+    cl_mem bufs[] = {part, flags, pos, ctl};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
