@@ -178,6 +178,10 @@ static void test_status_names_and_version(void **state)
 
 int main(void)
 {
+    /* Selection is this test's subject (it sets COPROC_DEVICES itself): one
+     * from outside (the rusticl run's platform=rusticl) would replace every
+     * selection it makes. Discovery still sees every platform, rusticl's too. */
+    unsetenv("COPROC_DEVICES");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_finds_devices),
         cmocka_unit_test(test_selection),

@@ -292,9 +292,10 @@ coproc_status coproc__select_devices(coproc_runtime *rt, const char *spec,
 }
 
 /* Whether dev's profiling counters tell time (quirks.h no_profiling): a
- * command enqueued 200 us after another one finished starts at least that
- * much later on any clock that counts nanoseconds; half of it is asked.
- * Counters the driver does not give (an error) are not placeholders. */
+ * command enqueued 200 us (or two timer ticks, up to 10 ms) after another one
+ * finished starts at least that much later on any clock that counts
+ * nanoseconds; half of it is asked. Counters the driver does not give (an
+ * error) are not placeholders. */
 static int profiling_tells_time(coproc__device *dev)
 {
     cl_int err;
@@ -305,8 +306,11 @@ static int profiling_tells_time(coproc__device *dev)
     cl_event a = NULL, b = NULL;
     cl_ulong a_end = 0, b_start = 0;
     int tells = 1;
+    size_t tick = 0;
+    clGetDeviceInfo(dev->id, CL_DEVICE_PROFILING_TIMER_RESOLUTION, sizeof tick, &tick, NULL);
+    long gap_ns = tick > 100000 ? (long)(tick < 5000000 ? 2 * tick : 10000000) : 200000;
     if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &a) == CL_SUCCESS) {
-        struct timespec gap = {0, 200000};
+        struct timespec gap = {0, gap_ns};
         nanosleep(&gap, NULL);
         if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &b) ==
                 CL_SUCCESS &&
@@ -314,7 +318,7 @@ static int profiling_tells_time(coproc__device *dev)
                 CL_SUCCESS &&
             clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_START, sizeof b_start, &b_start,
                                     NULL) == CL_SUCCESS)
-            tells = b_start >= a_end && b_start - a_end >= 100000;
+            tells = b_start >= a_end && b_start - a_end >= (cl_ulong)gap_ns / 2;
     }
     if (a)
         clReleaseEvent(a);
