@@ -170,6 +170,26 @@ static inline void gb_neg128(uint *x)
     }
 }
 
+/* x = m x 2^sh as a 128-bit two's-complement integer, negated when neg
+ * (bits shifted out on the right are truncated; m x 2^sh < 2^127). */
+static inline void gb_fix_place(ulong m, int sh, uint neg, uint *x)
+{
+    ulong lo = 0, hi = 0;
+    if (sh >= 64)
+        hi = m << (sh - 64);
+    else if (sh > 0) {
+        lo = m << sh;
+        hi = m >> (64 - sh);
+    } else if (sh > -64)
+        lo = m >> -sh;
+    x[0] = (uint)lo;
+    x[1] = (uint)(lo >> 32);
+    x[2] = (uint)hi;
+    x[3] = (uint)(hi >> 32);
+    if (neg)
+        gb_neg128(x);
+}
+
 /* 128-bit two's complement of trunc(v x 2^(94 - emax)) for the float32 of
  * bits b, finite and not zero, |v| < 2^emax: m shifted by max(E, 1) - 56 - emax
  * (m x 2^shift < 2^94; bits shifted out on the right are truncated). */
@@ -177,21 +197,7 @@ static inline void gb_fix32(uint b, int emax, uint *x)
 {
     uint a = b & 0x7FFFFFFFu, E = a >> 23;
     ulong m = E ? (a & 0x7FFFFFu) | 0x800000u : a;
-    int sh = (int)max(E, 1u) - 56 - emax;
-    ulong lo = 0, hi = 0;
-    if (sh >= 64)
-        hi = m << (sh - 64);
-    else if (sh > 0) {
-        lo = m << sh;
-        hi = m >> (64 - sh);
-    } else if (sh > -24)
-        lo = m >> -sh;
-    x[0] = (uint)lo;
-    x[1] = (uint)(lo >> 32);
-    x[2] = (uint)hi;
-    x[3] = (uint)(hi >> 32);
-    if (b >> 31)
-        gb_neg128(x);
+    gb_fix_place(m, (int)max(E, 1u) - 56 - emax, b >> 31, x);
 }
 
 /* ---------------------------------------------------------------- init */
@@ -453,21 +459,7 @@ static inline void gb_fix64(ulong b, int emax, uint *x)
     ulong a = b & 0x7FFFFFFFFFFFFFFFUL;
     uint E = (uint)(a >> 52);
     ulong m = E ? (a & 0xFFFFFFFFFFFFFUL) | 0x10000000000000UL : a;
-    int sh = (int)max(E, 1u) - 981 - emax;
-    ulong lo = 0, hi = 0;
-    if (sh >= 64)
-        hi = m << (sh - 64);
-    else if (sh > 0) {
-        lo = m << sh;
-        hi = m >> (64 - sh);
-    } else if (sh > -64)
-        lo = m >> -sh;
-    x[0] = (uint)lo;
-    x[1] = (uint)(lo >> 32);
-    x[2] = (uint)hi;
-    x[3] = (uint)(hi >> 32);
-    if (b >> 63)
-        gb_neg128(x);
+    gb_fix_place(m, (int)max(E, 1u) - 981 - emax, (uint)(b >> 63), x);
 }
 
 #define GB_P2_ARGS_none

@@ -140,17 +140,6 @@ static void make_plan(const coproc__device *dev, const coproc_column *keys,
     p->local_words = 2 + p->sw + 2 * mm + ((p->init & INIT_FL) != 0);
 }
 
-/* g with at most `rows` rows a work-item (more work-groups). */
-static coproc__geometry rows_capped(coproc__geometry g, size_t n, uint64_t rows)
-{
-    size_t per_group = g.local * (size_t)(rows ? rows : 1);
-    size_t need = n / per_group + (n % per_group != 0);
-    if (g.groups < need)
-        g.groups = need;
-    g.global = g.groups * g.local;
-    return g;
-}
-
 /* A work-item's loop-step budget where the driver stops loops (0: none). */
 static uint64_t step_budget(const coproc__device *dev)
 {
@@ -174,7 +163,7 @@ static coproc__geometry gb_geometry(const coproc__device *dev, size_t n, uint64_
 {
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     uint64_t rows = rows_in_budget(dev, fixed, per_row);
-    return rows ? rows_capped(g, n, rows) : g;
+    return coproc__geometry_cap_rows(g, n, rows);
 }
 
 /* gb_init's steps a slot: its loops over key and sum words. */
@@ -284,7 +273,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         coproc__geometry g =
             gb_geometry(dev, n, dev->cpu_path ? INSERT_CACHE_STEPS : 0, INSERT_ROW_STEPS);
         if (item_rows)
-            g = rows_capped(g, n, item_rows);
+            g = coproc__geometry_cap_rows(g, n, item_rows ? item_rows : 1);
         coproc__args b = {kins, 0, CL_SUCCESS};
         COPROC__ARG(b, keys->mem);
         COPROC__ARG(b, nn);
@@ -378,7 +367,7 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     uint64_t rows = rows_in_budget(dev, 0, per_row + per_entry);
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     if (rows) {
-        g = rows_capped(g, n, rows);
+        g = coproc__geometry_cap_rows(g, n, rows ? rows : 1);
         if (L > rows * g.local)
             L = (cl_uint)(rows * g.local);
     }

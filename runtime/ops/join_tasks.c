@@ -32,14 +32,7 @@ coproc__geometry coproc__join_geometry(const coproc__device *dev, size_t n, uint
         cap = dev->quirks.max_rows_per_item / steps ? dev->quirks.max_rows_per_item / steps : 1;
     if (by_steps && (!cap || by_steps < cap))
         cap = by_steps;
-    if (cap) {
-        size_t per_group = g.local * (size_t)cap;
-        size_t need = n / per_group + (n % per_group != 0);
-        if (g.groups < need)
-            g.groups = need;
-        g.global = g.groups * g.local;
-    }
-    return g;
+    return coproc__geometry_cap_rows(g, n, cap);
 }
 
 coproc_status coproc__join_tasks_run(coproc_runtime *rt, coproc__device *dev, coproc__args *a,

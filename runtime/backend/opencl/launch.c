@@ -36,13 +36,18 @@ coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_
         g.groups = by_size < groups ? (by_size ? by_size : 1) : groups;
     }
     /* A quirk (quirks.h) may cap the rows one work-item walks: more groups. */
-    uint64_t cap = dev->quirks.max_rows_per_item;
-    if (cap) {
-        size_t per_group = g.local * (size_t)cap;
-        size_t need = n / per_group + (n % per_group != 0);
-        if (g.groups < need)
-            g.groups = need;
-    }
+    g.global = g.groups * g.local;
+    return coproc__geometry_cap_rows(g, n, dev->quirks.max_rows_per_item);
+}
+
+coproc__geometry coproc__geometry_cap_rows(coproc__geometry g, size_t n, uint64_t rows)
+{
+    if (!rows)
+        return g;
+    size_t per_group = g.local * (size_t)rows;
+    size_t need = n / per_group + (n % per_group != 0);
+    if (g.groups < need)
+        g.groups = need;
     g.global = g.groups * g.local;
     return g;
 }

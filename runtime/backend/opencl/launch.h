@@ -18,6 +18,9 @@ typedef struct coproc__geometry {
  * n == 0 still gives one group, so callers need no special case.
  */
 coproc__geometry coproc__geometry_for(const coproc__device *dev, size_t n, size_t local);
+/* g with more work-groups, so that no work-item walks more than `rows` of n
+ * rows (0: g unchanged). */
+coproc__geometry coproc__geometry_cap_rows(coproc__geometry g, size_t n, uint64_t rows);
 
 /* Collects clSetKernelArg results so a launch checks them once. */
 typedef struct coproc__args {
