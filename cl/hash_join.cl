@@ -149,19 +149,20 @@ __kernel void hj_dup_start(__global const uint *dups, ulong n, __global uint *ne
     {                                                                                    \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             KT k = keys[i];                                                              \
-            for (uint s = hj_slot(k, shift);; s = (s + 1) & mask) {                      \
+            /* Ends on a flag, not a break: llvmpipe (rusticl) mishandled lanes that   \
+             * break out while others of their SIMD batch loop on. */                   \
+            for (uint s = hj_slot(k, shift), done = 0; !done; s = (s + 1) & mask) {      \
                 __global uint *slot = table + (size_t)s * HJ_W_##S;                      \
                 uint o = atomic_cmpxchg(slot + HJ_ROW_##S, HJ_EMPTY, (uint)i);           \
                 if (o == HJ_EMPTY) {                                                     \
                     HJ_STORE_KEY_##S(slot, k);                                           \
-                    break;                                                               \
-                }                                                                        \
-                o &= ~HJ_DUPS;                                                           \
-                if (keys[o] == k) {                                                      \
+                    done = 1;                                                            \
+                } else if (keys[o & ~HJ_DUPS] == k) {                                    \
+                    o &= ~HJ_DUPS;                                                       \
                     next[i] = atomic_xchg(&next[o], (uint)i);                            \
                     atomic_inc(&dups[o]);                                                \
                     atomic_or(slot + HJ_ROW_##S, HJ_DUPS);                               \
-                    break;                                                               \
+                    done = 1;                                                            \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
