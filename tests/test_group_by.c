@@ -597,16 +597,7 @@ static void run_device_capped(coproc_runtime *rt, int dev, const char *path, voi
 static void test_group_by_capped_rows(void **state)
 {
     (void)state;
-    const char *old = getenv("COPROC_QUIRKS");
-    char *keep = old ? strdup(old) : NULL, q[256];
-    snprintf(q, sizeof q, "%s%smax_rows_per_item=64", keep ? keep : "", keep ? "," : "");
-    setenv("COPROC_QUIRKS", q, 1);
-    test_each_device_path(run_device_capped, NULL);
-    if (keep)
-        setenv("COPROC_QUIRKS", keep, 1);
-    else
-        unsetenv("COPROC_QUIRKS");
-    free(keep);
+    test_each_device_path_quirks("max_rows_per_item=64", run_device_capped, NULL);
 }
 
 /* ---- float32 sums, exactly: subnormals on devices that flush them */

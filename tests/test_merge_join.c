@@ -199,9 +199,7 @@ static void run_capped(coproc_runtime *rt, int dev, const char *path, void *user
 static void test_merge_join_loop_cap(void **state)
 {
     (void)state;
-    setenv("COPROC_QUIRKS", "max_loop_steps=300", 1);
-    test_each_device_path(run_capped, NULL);
-    unsetenv("COPROC_QUIRKS");
+    test_each_device_path_quirks("max_loop_steps=300", run_capped, NULL);
 }
 
 /* Disjoint key sets: no pairs and no semi-join rows, with valid empty columns. */

@@ -263,10 +263,8 @@ static void test_long_chunk(void **state)
 static void test_long_chunk_capped(void **state)
 {
     (void)state;
-    setenv("COPROC_QUIRKS", "max_rows_per_item=4096", 1);
     chunk_case c = {4096};
-    test_each_device_path(run_long_chunk, &c);
-    unsetenv("COPROC_QUIRKS");
+    test_each_device_path_quirks("max_rows_per_item=4096", run_long_chunk, &c);
 }
 
 /* ---- fewer than 256 work-items per group */
@@ -355,11 +353,9 @@ static void test_small_work_groups(void **state)
     for (int i = 0; i < 2; i++) {
         char q[64];
         snprintf(q, sizeof q, "max_work_group=%zu", limits[i]);
-        setenv("COPROC_QUIRKS", q, 1);
         size_t limit = limits[i];
-        test_each_device_path(run_small_groups, &limit);
+        test_each_device_path_quirks(q, run_small_groups, &limit);
     }
-    unsetenv("COPROC_QUIRKS");
 }
 
 /* ---- every operator, every kernel, at the sizes that find edge cases

@@ -67,6 +67,20 @@ void test_each_device_path(test_device_fn fn, void *user)
     }
 }
 
+void test_each_device_path_quirks(const char *quirks, test_device_fn fn, void *user)
+{
+    const char *old = getenv("COPROC_QUIRKS");
+    char *keep = old ? strdup(old) : NULL, q[256];
+    snprintf(q, sizeof q, "%s%s%s", keep ? keep : "", keep ? "," : "", quirks);
+    setenv("COPROC_QUIRKS", q, 1);
+    test_each_device_path(fn, user);
+    if (keep)
+        setenv("COPROC_QUIRKS", keep, 1);
+    else
+        unsetenv("COPROC_QUIRKS");
+    free(keep);
+}
+
 uint64_t test_rand(test_rng *r)
 {
     uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);

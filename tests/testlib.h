@@ -25,6 +25,11 @@ coproc_runtime *test_open(const char *devices);
 typedef void (*test_device_fn)(coproc_runtime *rt, int device, const char *path, void *user);
 void test_each_device_path(test_device_fn fn, void *user);
 
+/* test_each_device_path with the device quirks `quirks` (COPROC_QUIRKS syntax,
+ * e.g. "max_loop_steps=300") added to any the environment already forces;
+ * COPROC_QUIRKS is as before afterwards. */
+void test_each_device_path_quirks(const char *quirks, test_device_fn fn, void *user);
+
 /* Force device i's kernel path before it builds anything (1 CPU, 0 GPU). */
 void test_force_path(coproc_runtime *rt, int device, int cpu_path);
 
