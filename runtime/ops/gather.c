@@ -272,6 +272,10 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
     cl_mem counts = NULL;
     cl_kernel k = NULL;
     uint64_t total = 0;
+    cl_program built; /* built before the geometry: it tells the work-group limit */
+    s = coproc__program_get(rt, dev, "gather", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_ulong wchunk = ((n + 31) / 32 + g.groups - 1) / g.groups;
     if (n > 0) {
@@ -346,6 +350,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
         return COPROC_OK;
     }
     coproc__device *dev = col->dev;
+    cl_program built; /* built before the geometry: it tells the work-group limit */
+    s = coproc__program_get(rt, dev, "gather", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_mem partials[3] = {NULL, NULL, NULL}, counts = NULL; /* sum, min, max */
     cl_kernel k = NULL;

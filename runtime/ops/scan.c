@@ -43,6 +43,12 @@ static void release_kernels(cl_kernel *k, int count)
 static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const scan_plan *p,
                               cl_mem in, size_t n, cl_mem out, int inclusive, void *total)
 {
+    /* Built before the geometry is made: the build tells the work-group
+     * limit its kernels allow (program.c). */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "scan", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     coproc__geometry one = coproc__geometry_for(dev, 0, 0); /* one work-group */
     /* Chunks of whole 64-row blocks keep GPU tiles aligned. */
@@ -51,7 +57,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     cl_uint groups = (cl_uint)g.groups;
     cl_kernel k[3] = {NULL, NULL, NULL};
     cl_mem sums = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "scan", p->sums, &k[0]);
+    s = coproc__kernel_create(rt, dev, "scan", p->sums, &k[0]);
     if (s == COPROC_OK)
         s = coproc__kernel_create(rt, dev, "scan", p->groups, &k[1]);
     if (s == COPROC_OK)
@@ -135,7 +141,12 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     if (n > UINT32_MAX)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "%zu rows: positions are 32-bit", n);
     /* The output's size is known only after pass 2, so the passes run in two
-     * steps: counts and offsets first, then the positions. */
+     * steps: counts and offsets first, then the positions. The program is
+     * built first: the build tells its kernels' work-group limit. */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "scan", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     coproc__geometry one = coproc__geometry_for(dev, 0, 0);
     cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
@@ -144,7 +155,7 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     cl_kernel k[3] = {NULL, NULL, NULL};
     cl_mem sums = NULL, out = NULL;
     cl_ulong total = 0;
-    coproc_status s = coproc__kernel_create(rt, dev, "scan", plan.sums, &k[0]);
+    s = coproc__kernel_create(rt, dev, "scan", plan.sums, &k[0]);
     if (s == COPROC_OK)
         s = coproc__kernel_create(rt, dev, "scan", plan.groups, &k[1]);
     if (s == COPROC_OK)

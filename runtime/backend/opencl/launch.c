@@ -57,6 +57,17 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
 {
     if (a->err != CL_SUCCESS)
         return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
+    /* A group larger than the kernel allows is a sizing bug of coproc's (the
+     * geometry made before the kernel's program was built and its limit
+     * learned, program.c): some drivers refuse it, some run it; none may. */
+    size_t limit = 0;
+    if (g->local > 1 &&
+        clGetKernelWorkGroupInfo(a->kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
+                                 &limit, NULL) == CL_SUCCESS &&
+        limit > 0 && g->local > limit)
+        return coproc__fail(rt, COPROC_INTERNAL,
+                            "%s: a work-group of %zu on device %d (%s), whose kernel allows %zu",
+                            what, g->local, dev->index, dev->info.name, limit);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
