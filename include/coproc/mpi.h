@@ -109,6 +109,7 @@ typedef struct coproc_mpi_result {
     uint64_t groups;           /* rank 0: groups after the merge, before the limit */
     double seconds;            /* the whole call on this rank */
     double compute_s;          /* the local coproc_query_run */
+    double compute_cpu_s;      /* CPU seconds of this process, every thread, during it */
     double wait_s;             /* agreeing on the status: waiting for the slowest rank */
     double exchange_s;         /* moving the partial groups (and the final status) */
     double merge_s;            /* rank 0: merging, ordering, building the table */

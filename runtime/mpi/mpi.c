@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "coproc/mpi.h"
 
@@ -72,6 +73,16 @@ static coproc_status agree(coproc_mpi *m, coproc_status s, const char *msg, int6
 static double wtime(void)
 {
     return MPI_Wtime();
+}
+
+/* User and system time of the whole process (every thread: the drivers' too). */
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
 static void quiet_log(void *u, coproc_log_level l, const char *msg)
@@ -774,12 +785,14 @@ coproc_status coproc_mpi_aggregate(coproc_mpi *m, const coproc_mpi_query *q, cop
     if (s == COPROC_OK && !g)
         s = coproc_plan_status(q->plan) != COPROC_OK ? coproc_plan_status(q->plan)
                                                      : COPROC_INVALID_ARGUMENT;
+    double cpu0 = cpu_seconds();
     if (s == COPROC_OK) {
         s = coproc_query_run(q->plan, g, q->options, &res->local);
         if (s != COPROC_OK)
             set_msg(msg, "coproc_query_run: %s", coproc_errmsg(m->rt));
     }
     res->compute_s = wtime() - t0;
+    res->compute_cpu_s = cpu_seconds() - cpu0;
 
     /* ---- its partial rows, 8 bytes a value */
     slot *part = NULL;

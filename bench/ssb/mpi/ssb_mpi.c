@@ -229,13 +229,13 @@ int main(int argc, char **argv)
                "generated in %.2f s; rank 0: %d device(s), %s\n",
                sf, size, coproc_mpi_local_size(m), (unsigned long long)total_rows,
                (unsigned long long)rows, gen_s, coproc_device_count(rt), info.name);
-        printf("%-5s %6s %9s %9s %7s %7s %7s %7s %s\n", "query", "rows", "total_ms", "compute",
-               "imbal", "comm", "merge", "groups", "check");
+        printf("%-5s %6s %9s %9s %7s %7s %7s %8s %7s %s\n", "query", "rows", "total_ms", "compute",
+               "imbal", "comm", "merge", "cpu_ms", "groups", "check");
     }
 
     /* ---- the queries */
     int failed = 0, wrong = 0;
-    double sum_total = 0, sum_compute = 0, sum_wait = 0, sum_xchg = 0, sum_merge = 0;
+    double sum_cpu = 0, sum_total = 0, sum_compute = 0, sum_wait = 0, sum_xchg = 0, sum_merge = 0;
     for (int q = 0; q < SSB_NQUERIES && !failed; q++) {
         if (!run_q[q])
             continue;
@@ -245,7 +245,8 @@ int main(int argc, char **argv)
             ck.have = ssb_reference_run(&whole, q, &ck.want) == 0;
             single_ok = ck.have && single_process(rt, &wtables, q, &ck.want);
         }
-        double tt[MAX_REPEAT], tc[MAX_REPEAT], tw[MAX_REPEAT], tx[MAX_REPEAT], tm[MAX_REPEAT];
+        double tt[MAX_REPEAT], tc[MAX_REPEAT], tw[MAX_REPEAT], tx[MAX_REPEAT], tm[MAX_REPEAT],
+            tu[MAX_REPEAT];
         uint64_t groups = 0, nrows = 0;
         int ok = 1;
         /* One warm-up run (kernels built, caches filled), then the timed ones. */
@@ -276,6 +277,8 @@ int main(int argc, char **argv)
             double mine[4] = {MPI_Wtime() - start, res.compute_s, -res.compute_s, res.merge_s},
                    most[4];
             MPI_Reduce(mine, most, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            double cpu = 0; /* CPU seconds of the local runs, every rank together */
+            MPI_Reduce(&res.compute_cpu_s, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             if (s != COPROC_OK) {
                 fprintf(stderr, "coproc-ssb-mpi: rank %d: %s: %s: %s\n", rank, ssb_query_name(q),
                         coproc_status_name(s), coproc_mpi_errmsg(m));
@@ -297,6 +300,7 @@ int main(int argc, char **argv)
                 if (r > 0) {
                     tt[r - 1] = most[0], tc[r - 1] = most[1], tw[r - 1] = most[1] + most[2];
                     tm[r - 1] = most[3], tx[r - 1] = most[0] - most[1] - most[3];
+                    tu[r - 1] = cpu;
                 }
             }
             coproc_mpi_result_free(&res);
@@ -304,11 +308,12 @@ int main(int argc, char **argv)
         }
         if (rank == 0 && !failed) {
             double T = median(tt, repeat), C = median(tc, repeat), W = median(tw, repeat);
-            double X = median(tx, repeat), M = median(tm, repeat);
+            double X = median(tx, repeat), M = median(tm, repeat), U = median(tu, repeat);
             sum_total += T, sum_compute += C, sum_wait += W, sum_xchg += X, sum_merge += M;
+            sum_cpu += U;
             wrong += !(ok && single_ok);
-            printf("%-5s %6llu %9.2f %9.2f %7.2f %7.2f %7.2f %7llu %s\n", ssb_query_name(q),
-                   (unsigned long long)nrows, 1e3 * T, 1e3 * C, 1e3 * W, 1e3 * X, 1e3 * M,
+            printf("%-5s %6llu %9.2f %9.2f %7.2f %7.2f %7.2f %8.2f %7llu %s\n", ssb_query_name(q),
+                   (unsigned long long)nrows, 1e3 * T, 1e3 * C, 1e3 * W, 1e3 * X, 1e3 * M, 1e3 * U,
                    (unsigned long long)groups,
                    !checks           ? "-"
                    : ok && single_ok ? "ok"
@@ -319,11 +324,12 @@ int main(int argc, char **argv)
             ssb_result_free(&ck.want);
     }
     if (rank == 0 && !failed && sum_total > 0) {
-        printf("all   %6s %9.2f %9.2f %7.2f %7.2f %7.2f\n", "", 1e3 * sum_total, 1e3 * sum_compute,
-               1e3 * sum_wait, 1e3 * sum_xchg, 1e3 * sum_merge);
+        printf("all   %6s %9.2f %9.2f %7.2f %7.2f %7.2f %8.2f\n", "", 1e3 * sum_total,
+               1e3 * sum_compute, 1e3 * sum_wait, 1e3 * sum_xchg, 1e3 * sum_merge, 1e3 * sum_cpu);
         printf("shares of the total: compute %.3f, communication %.3f, merge %.3f; imbalance "
                "(slowest - fastest local run) %.3f\n(ms, medians of %d: total the slowest rank's "
-               "whole call, compute its slowest local run, comm = total - compute - merge)\n",
+               "whole call, compute its slowest local run, comm = total - compute - merge,\n"
+               "cpu the CPU time of the local runs, every rank's threads together)\n",
                sum_compute / sum_total, sum_xchg / sum_total, sum_merge / sum_total,
                sum_wait / sum_total, repeat);
     }
