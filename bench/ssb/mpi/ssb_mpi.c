@@ -222,13 +222,24 @@ int main(int argc, char **argv)
     }
     uint64_t rows = db.rows[SSB_LINEORDER], total_rows = 0;
     MPI_Reduce(&rows, &total_rows, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
+    /* Each rank's devices, said by rank 0. */
+    char mydevs[256] = "", *alldevs = rank == 0 ? malloc((size_t)size * sizeof mydevs) : NULL;
+    for (int d = 0, len = 0; d < coproc_device_count(rt) && len < (int)sizeof mydevs; d++) {
         coproc_device_info info;
-        coproc_device_info_get(rt, 0, &info);
+        coproc_device_info_get(rt, d, &info);
+        len += snprintf(mydevs + len, sizeof mydevs - len, "%s%d %.60s", d ? ", " : "",
+                        info.discovered_index, info.name);
+    }
+    MPI_Gather(mydevs, (int)sizeof mydevs, MPI_CHAR, alldevs, (int)sizeof mydevs, MPI_CHAR, 0,
+               MPI_COMM_WORLD);
+    if (rank == 0) {
         printf("SSB SF %g over %d ranks (%d on this node): %llu lineorder rows, %llu on rank 0, "
-               "generated in %.2f s; rank 0: %d device(s), %s\n",
+               "generated in %.2f s\n",
                sf, size, coproc_mpi_local_size(m), (unsigned long long)total_rows,
-               (unsigned long long)rows, gen_s, coproc_device_count(rt), info.name);
+               (unsigned long long)rows, gen_s);
+        for (int r = 0; r < size && alldevs; r++)
+            printf("  rank %d: %s\n", r, alldevs + (size_t)r * sizeof mydevs);
+        free(alldevs);
         printf("%-5s %6s %9s %9s %7s %7s %7s %8s %7s %s\n", "query", "rows", "total_ms", "compute",
                "imbal", "comm", "merge", "cpu_ms", "groups", "check");
     }
