@@ -76,6 +76,44 @@ COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);
  * item and count (rank r of P: from r*n/P to (r+1)*n/P). Not collective. */
 COPROC_API void coproc_mpi_block(const coproc_mpi *m, uint64_t n, uint64_t *first, uint64_t *count);
 
+/* ---------------------------------------------------------------- partitioning */
+
+typedef enum coproc_mpi_partitioning {
+    COPROC_MPI_ROUND_ROBIN = 0, /* row i of all (ranks in order, rows in order) to rank i mod P */
+    COPROC_MPI_HASH,            /* each row to the rank a hash of its integer column picks */
+    COPROC_MPI_BLOCK            /* all rows in order cut into P blocks of (nearly) equal length */
+} coproc_mpi_partitioning;
+
+/* A table made by coproc_mpi_partition: host columns owned by it. */
+typedef struct coproc_mpi_table {
+    coproc_table *table;
+    int ncolumns_; /* private */
+    coproc_column **columns_;
+} coproc_mpi_table;
+
+/*
+ * Redistribute the rows of a table spread over the ranks (each rank's `in`
+ * its share, 0 rows allowed: to scatter a table from one rank, the others
+ * pass a table of the same columns with 0 rows) so that each rank ends with
+ * the rows `how` gives it, in *out on the rank's runtime; rows keep their
+ * order (by source rank, then row). Every rank's `in` must have the same
+ * column names and types in the same order. HASH takes column `column` (an
+ * integer column; equal values go to one rank, the same rank for every table
+ * of the same key type: co-partitioned joins); the others ignore it. Device
+ * columns are downloaded first. One MPI_Alltoallv per column.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty):
+ * INVALID_ARGUMENT for tables that differ between ranks, a missing or
+ * non-integer HASH column; OUT_OF_RANGE when one message would carry
+ * 2^31 values or more.
+ */
+COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
+                                              coproc_mpi_partitioning how, const char *column,
+                                              coproc_mpi_table *out);
+
+/* Free the table and its columns. NULL is a no-op. */
+COPROC_API void coproc_mpi_table_free(coproc_mpi_table *t);
+
 /* ---------------------------------------------------------------- aggregation */
 
 /*

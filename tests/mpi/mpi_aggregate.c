@@ -5,7 +5,8 @@
  * rank 0's one-process run of the same plan over the whole table, columns,
  * types and values. Then one rank groups by a column that does not exist:
  * every rank must return that error, naming the rank, and the next
- * aggregation must work again. Plain MPI program (not cmocka: every rank
+ * aggregation must work again. coproc_mpi_partition's round-robin, hash and
+ * block put every row where they say. Plain MPI program (not cmocka: every rank
  * checks, the exit status says): 0 passed, 1 failed, 77 no OpenCL device. */
 #include <math.h>
 #include <stdio.h>
@@ -251,6 +252,74 @@ static void failing_rank(coproc_mpi *m, const data *mine, int bad)
     coproc_plan_free(p);
 }
 
+/* coproc_mpi_partition: rows dealt by round-robin, hash and block land where they should, none
+ * lost; the aggregations over the hashed table still equal one process's. */
+static void partitions(coproc_mpi *m, const data *mine, const data *whole, int size)
+{
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    data empty;
+    CHECK(make_data(rt, 0, 0, &empty) == 0, "empty table");
+    /* every rank's block, round-robin: row g (its id) to rank g mod P */
+    coproc_mpi_table rr;
+    coproc_status s = coproc_mpi_partition(m, mine->t, COPROC_MPI_ROUND_ROBIN, NULL, &rr);
+    CHECK(s == COPROC_OK, "round-robin: %s", coproc_mpi_errmsg(m));
+    if (s == COPROC_OK) {
+        const int32_t *id = coproc_column_host_data(coproc_table_column(rr.table, "id"));
+        uint64_t n = coproc_table_rows(rr.table), total = 0;
+        for (uint64_t i = 0; i < n; i++)
+            CHECK(id[i] % size == rank && (i == 0 || id[i] > id[i - 1]), "round-robin row %d",
+                  id[i]);
+        MPI_Allreduce(&n, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(total == N, "round-robin: %llu rows", (unsigned long long)total);
+    }
+    coproc_mpi_table_free(&rr);
+    /* rank 0's whole table in blocks: the rows coproc_mpi_block gives, in order */
+    coproc_mpi_table blk;
+    s = coproc_mpi_partition(m, rank == 0 ? whole->t : empty.t, COPROC_MPI_BLOCK, NULL, &blk);
+    CHECK(s == COPROC_OK, "block: %s", coproc_mpi_errmsg(m));
+    if (s == COPROC_OK) {
+        uint64_t first, count;
+        coproc_mpi_block(m, N, &first, &count);
+        const int32_t *id = coproc_column_host_data(coproc_table_column(blk.table, "id"));
+        const double *f = coproc_column_host_data(coproc_table_column(blk.table, "f"));
+        CHECK(coproc_table_rows(blk.table) == count, "block: %zu rows, want %llu",
+              coproc_table_rows(blk.table), (unsigned long long)count);
+        for (uint64_t i = 0; i < count && !failures; i++)
+            CHECK(id[i] == (int32_t)(first + i) && f[i] == mine->f[i], "block row %llu",
+                  (unsigned long long)i);
+    }
+    coproc_mpi_table_free(&blk);
+    /* rank 0's whole table hashed on g1: each value on one rank; aggregations unchanged */
+    coproc_mpi_table h;
+    s = coproc_mpi_partition(m, rank == 0 ? whole->t : empty.t, COPROC_MPI_HASH, "g1", &h);
+    CHECK(s == COPROC_OK, "hash: %s", coproc_mpi_errmsg(m));
+    if (s == COPROC_OK) {
+        int here[7] = {0}, ranks[7];
+        const int32_t *g1 = coproc_column_host_data(coproc_table_column(h.table, "g1"));
+        for (size_t i = 0; i < coproc_table_rows(h.table); i++)
+            here[g1[i]] = 1;
+        MPI_Allreduce(here, ranks, 7, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int v = 0; v < 7; v++)
+            CHECK(ranks[v] == 1, "hash: g1 = %d on %d ranks", v, ranks[v]);
+        data hashed = {.t = h.table};
+        tcase c = {"keys, over the hashed table", 2, 2, {{"g1", 0}, {"g2", 1}}, 0, N};
+        run_case(m, &hashed, whole, &c);
+    }
+    coproc_mpi_table_free(&h);
+    /* errors on every rank: a float hash column; tables that differ */
+    s = coproc_mpi_partition(m, mine->t, COPROC_MPI_HASH, "f", &h);
+    CHECK(s == COPROC_INVALID_ARGUMENT, "hash on a float: %s", coproc_status_name(s));
+    coproc_table *other;
+    coproc_table_create(rt, &other);
+    coproc_table_add(other, rank == size - 1 ? "other" : "id", mine->cols[0]);
+    s = coproc_mpi_partition(m, other, COPROC_MPI_BLOCK, NULL, &h);
+    CHECK(s == (size > 1 ? COPROC_INVALID_ARGUMENT : COPROC_OK), "tables that differ: %s",
+          coproc_status_name(s));
+    coproc_mpi_table_free(&h);
+    coproc_table_free(other);
+    free_data(&empty);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -302,6 +371,7 @@ int main(int argc, char **argv)
     if (all_ok) {
         failing_rank(m, &mine, size - 1);
         run_case(m, &mine, &whole, &cases[0]); /* works again after an error */
+        partitions(m, &mine, &whole, size);
     }
     free_data(&mine);
     if (rank == 0)
