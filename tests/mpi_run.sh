@@ -3,8 +3,10 @@
 # mpirun -np NP on this machine; 77 (skipped) where MPI or the programs are missing.
 #   aggregate  tests/mpi/mpi_aggregate: distributed group-bys equal one process's, a
 #              failing rank's error returned on every rank
-#   ssb        coproc-ssb-mpi at SF 0.01: the 13 queries distributed equal the reference
-#              and one process's run (the program checks, exit 0)
+#   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
+#              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
+#              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there) and SF 0.3 under 4
+#              (every query finds rows)
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 # 4 ranks share 2 cores: one PoCL thread a rank, and ranks waiting in MPI yield the core.
@@ -13,7 +15,7 @@ build=$1 np=$3 what=$4
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
-ssb) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1) ;;
+ssb) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf "$([ "$np" -ge 4 ] && echo 0.3 || echo 0.01)" --repeat 1) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;
 esac
