@@ -9,6 +9,8 @@
 #              (every query finds rows)
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
+#   ssb-fault  the same with a driver error instead: the last rank alone runs with
+#              COPROC_FAULT=launch:0:every:1 (every kernel launch fails there)
 # 4 ranks share 2 cores: one PoCL thread a rank, and ranks waiting in MPI yield the core.
 set -u
 build=$1 np=$3 what=$4
@@ -17,6 +19,7 @@ case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf "$([ "$np" -ge 4 ] && echo 0.3 || echo 0.01)" --repeat 1) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
+ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;
 esac
 [ -x "$prog" ] || { echo "skipped: $prog not built (MPI not found at configure time)"; exit 77; }
@@ -25,17 +28,22 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_mpi_yield_when_idle=1 POCL_MAX_PTHREAD_C
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
-out=$(timeout 150 mpirun "${root[@]}" --oversubscribe -np "$np" \
+bad=$((np - 1))
+ranks=(-np "$np" "$prog" "${args[@]}")
+# MPMD: the last rank its own app context, with the fault
+[ "$what" = ssb-fault ] && ranks=(-np "$bad" "$prog" "${args[@]}" : -np 1 -x COPROC_FAULT=launch:0:every:1 "$prog" "${args[@]}")
+out=$(timeout 150 mpirun "${root[@]}" --oversubscribe \
     -x COPROC_CACHE_DIR -x COPROC_CALIBRATE -x POCL_MAX_PTHREAD_COUNT -x OMPI_MCA_mpi_yield_when_idle \
-    "$prog" "${args[@]}" 2>&1)
+    "${ranks[@]}" 2>&1)
 rc=$?
 echo "$out"
 [ $rc -eq 124 ] && { echo "FAIL: mpirun -np $np $what did not end in 150 s (a rank hangs)"; exit 1; }
-if [ "$what" = ssb-fail ]; then
+if [ "$what" = ssb-fail ] || [ "$what" = ssb-fault ]; then
     [ $rc -ne 0 ] || { echo "FAIL: a failing rank, yet exit 0"; exit 1; }
-    bad=$((np - 1))
+    want="q1.1: COPROC_INVALID_ARGUMENT: rank $bad: .*no_such_column"
+    [ "$what" = ssb-fault ] && want="q1.1: COPROC_[A-Z_]*: rank $bad: .*CL_OUT_OF_RESOURCES"
     for r in $(seq 0 $((np - 1))); do
-        echo "$out" | grep -q "rank $r: q1.1: COPROC_INVALID_ARGUMENT: rank $bad: .*no_such_column" ||
+        echo "$out" | grep -q "rank $r: $want" ||
             { echo "FAIL: rank $r did not return rank $bad's error"; exit 1; }
     done
     echo "ok: every rank returned rank $bad's error"

@@ -46,7 +46,9 @@ typedef struct coproc_mpi coproc_mpi;
  * the cores). COPROC_MPI_SHARE=all gives every rank every selected device;
  * a simulated selection ("sim:...") is given whole to every rank.
  * Finding the node's devices opens a runtime once, without calibration, on
- * local rank 0.
+ * local rank 0. While it opens, coproc_mpi_open sets COPROC_DEVICES to the
+ * rank's share (and unsets COPROC_CALIBRATE for that first runtime), then
+ * puts them back: no other thread may read or change the environment then.
  *
  * Collective. On success *out owns the handle. On failure (on any rank)
  * every rank returns the error; *out still receives a handle holding the
