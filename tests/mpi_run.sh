@@ -5,8 +5,8 @@
 #              failing rank's error returned on every rank
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
-#              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there) and SF 0.3 under 4
-#              (every query finds rows)
+#              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
+#              SF 0.3 under 4 (every query finds rows), the groups shuffled by key
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 #   ssb-fault  the same with a driver error instead: the last rank alone runs with
@@ -17,7 +17,9 @@ build=$1 np=$3 what=$4
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
-ssb) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf "$([ "$np" -ge 4 ] && echo 0.3 || echo 0.01)" --repeat 1) ;;
+ssb) prog=$build/bench/ssb/coproc-ssb-mpi
+    args=(--sf 0.01 --repeat 1)
+    [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;
@@ -32,9 +34,11 @@ bad=$((np - 1))
 ranks=(-np "$np" "$prog" "${args[@]}")
 # MPMD: the last rank its own app context, with the fault
 [ "$what" = ssb-fault ] && ranks=(-np "$bad" "$prog" "${args[@]}" : -np 1 -x COPROC_FAULT=launch:0:every:1 "$prog" "${args[@]}")
-out=$(timeout 150 mpirun "${root[@]}" --oversubscribe \
-    -x COPROC_CACHE_DIR -x COPROC_CALIBRATE -x POCL_MAX_PTHREAD_COUNT -x OMPI_MCA_mpi_yield_when_idle \
-    "${ranks[@]}" 2>&1)
+xs=()
+for v in COPROC_CACHE_DIR COPROC_CALIBRATE POCL_MAX_PTHREAD_COUNT OMPI_MCA_mpi_yield_when_idle; do
+    [ -n "${!v+x}" ] && xs+=(-x "$v")
+done
+out=$(timeout 150 mpirun "${root[@]}" --oversubscribe "${xs[@]}" "${ranks[@]}" 2>&1)
 rc=$?
 echo "$out"
 [ $rc -eq 124 ] && { echo "FAIL: mpirun -np $np $what did not end in 150 s (a rank hangs)"; exit 1; }

@@ -118,6 +118,16 @@ COPROC_API void coproc_mpi_table_free(coproc_mpi_table *t);
 
 /* ---------------------------------------------------------------- aggregation */
 
+/* How the partial groups meet (keyed aggregation; without keys: MPI_Allreduce). */
+typedef enum coproc_mpi_exchange {
+    /* every rank's partial groups to rank 0, merged there: few groups (SSB's) */
+    COPROC_MPI_GATHER = 0,
+    /* each partial group to the rank its keys hash to (one MPI_Alltoallv), merged
+     * there, then to rank 0 - with a limit only each rank's first `limit` in the
+     * final order: many groups, or a top-k over many */
+    COPROC_MPI_SHUFFLE
+} coproc_mpi_exchange;
+
 /*
  * A distributed group-by with order-by and limit: the equivalent of
  *   coproc_plan_order_by(coproc_plan_group_by(input, keys, aggs), order, limit)
@@ -135,6 +145,7 @@ typedef struct coproc_mpi_query {
     uint64_t limit; /* the first `limit` rows after ordering (0: all) */
     /* How each rank runs its part (coproc_query_run's options; NULL: defaults). */
     const coproc_query_options *options;
+    coproc_mpi_exchange exchange; /* default (0) COPROC_MPI_GATHER */
 } coproc_mpi_query;
 
 /* The result and where the time went, per rank. */
@@ -160,13 +171,12 @@ typedef struct coproc_mpi_result {
 /*
  * Run q on every rank and merge: each rank runs a group-by (AVG as SUM and
  * COUNT, with a hidden row count) over q->input through coproc_query_run,
- * the partial groups (8 bytes a value) are gathered to rank 0, combined by
- * key (SUM and COUNT added, MIN and MAX over the ranks with rows, AVG = the
- * sums added / the counts added), then ordered (the order keys, remaining
- * ties by every key ascending: the same rows for any number of ranks) and
- * cut to q->limit. A group without rows on every rank does not appear; with
- * no keys the one row over no rows holds 0 for SUM, COUNT, MIN, MAX and NaN
- * for AVG, as coproc_plan_group_by.
+ * the partial groups (8 bytes a value) are gathered to rank 0 (or shuffled
+ * by key first: q->exchange), combined by key (SUM and COUNT added, MIN and MAX over the ranks with
+ * rows, AVG = the sums added / the counts added), then ordered (the order keys, remaining ties by
+ * every key ascending: the same rows for any number of ranks) and cut to q->limit. A group without
+ * rows on every rank does not appear; with no keys the one row over no rows holds 0 for SUM, COUNT,
+ * MIN, MAX and NaN for AVG, as coproc_plan_group_by.
  *
  * Float sums are added in another order than one process would: equal up to
  * rounding, not bit for bit. Integer results are exact.

@@ -493,6 +493,13 @@ static int cmp_rows(const void *pa, const void *pb, void *u)
 
 /* ---- merging by key (rank 0) */
 
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 static uint64_t hash_keys(const slot *row, int nkeys)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull;
@@ -655,6 +662,8 @@ static int64_t shape_hash(const coproc_mpi_query *q, const layout *L)
     return (int64_t)(h >> 2); /* its negation fits */
 }
 
+static int resolve_order(const coproc_mpi_query *q, sort_ctx *x, char *msg);
+
 static coproc_status check_query(const coproc_mpi *m, const coproc_mpi_query *q, char *msg)
 {
     if (!q || !q->plan || !q->input || (q->nkeys && !q->keys) || !q->aggs ||
@@ -672,6 +681,10 @@ static coproc_status check_query(const coproc_mpi *m, const coproc_mpi_query *q,
                 q->nkeys, MAX_KEYS, q->naggs, MAX_AGGS, q->norder);
         return COPROC_INVALID_ARGUMENT;
     }
+    if ((unsigned)q->exchange > COPROC_MPI_SHUFFLE) {
+        set_msg(msg, "coproc_mpi_aggregate: exchange %d", (int)q->exchange);
+        return COPROC_INVALID_ARGUMENT;
+    }
     for (int a = 0; a < q->naggs; a++)
         if ((unsigned)q->aggs[a].fn > COPROC_AGG_AVG || !q->aggs[a].name ||
             (!q->aggs[a].arg && q->aggs[a].fn != COPROC_AGG_COUNT)) {
@@ -681,6 +694,9 @@ static coproc_status check_query(const coproc_mpi *m, const coproc_mpi_query *q,
                     a);
             return COPROC_INVALID_ARGUMENT;
         }
+    sort_ctx x; /* the order keys name keys or aggregates: checked on every rank */
+    if (resolve_order(q, &x, msg) != 0)
+        return COPROC_INVALID_ARGUMENT;
     return COPROC_OK;
 }
 
@@ -760,6 +776,100 @@ static coproc_status build_table(coproc_mpi *m, const coproc_mpi_query *q, const
         set_msg(msg, "the merged table: %s", coproc_errmsg(m->rt));
     out->groups = groups;
     return s;
+}
+
+/* COPROC_MPI_SHUFFLE: every partial row to the rank its keys hash to (one Alltoallv), merged
+ * there; with a limit, each rank keeps only its first `limit` rows in the final order (its
+ * groups are whole, so no row beyond them can make the result). *part and *n are replaced.
+ * Collective; the status is the same on every rank. */
+static coproc_status shuffle(coproc_mpi *m, const coproc_mpi_query *q, const layout *L, slot **part,
+                             uint64_t *n, char *msg, double *merge_s)
+{
+    int P = m->size, W = L->width;
+    uint64_t nrows = *n;
+    const slot *rows = *part;
+    long long *sendc = calloc(P, sizeof *sendc), *recvc = calloc(P, sizeof *recvc);
+    int *sc = calloc(P, sizeof *sc), *sd = calloc(P, sizeof *sd), *rc = calloc(P, sizeof *rc),
+        *rd = calloc(P, sizeof *rd);
+    int *dest = malloc((nrows ? nrows : 1) * sizeof *dest);
+    slot *sendbuf = malloc((nrows ? nrows : 1) * W * sizeof *sendbuf), *recvbuf = NULL;
+    coproc_status s = COPROC_OK;
+    if (!sendc || !recvc || !sc || !sd || !rc || !rd || !dest || !sendbuf) {
+        s = COPROC_HOST_OUT_OF_MEMORY;
+        set_msg(msg, "out of host memory shuffling %llu partial groups", (unsigned long long)nrows);
+    } else if (nrows * W > INT32_MAX) {
+        s = COPROC_OUT_OF_RANGE;
+        set_msg(msg, "%llu partial groups: more than one message carries",
+                (unsigned long long)nrows);
+    }
+    if (s == COPROC_OK) {
+        for (uint64_t i = 0; i < nrows; i++) {
+            /* mixed again: the merge's table takes the low bits of hash_keys */
+            dest[i] = (int)(mix64(hash_keys(rows + i * W, L->nkeys)) % (uint64_t)P);
+            sendc[dest[i]]++;
+        }
+        uint64_t at = 0;
+        for (int r = 0; r < P; r++)
+            sd[r] = (int)(at * W), sc[r] = (int)(sendc[r] * W), at += (uint64_t)sendc[r];
+        for (int r = 0; r < P; r++)
+            recvc[r] = sd[r] / W; /* the next free row of each destination, for now */
+        for (uint64_t i = 0; i < nrows; i++)
+            memcpy(sendbuf + (size_t)(recvc[dest[i]]++) * W, rows + i * W, W * sizeof *rows);
+    }
+    coproc_status all = agree(m, s, msg, 0);
+    uint64_t total = 0;
+    if (all == COPROC_OK) {
+        MPI_Alltoall(sendc, 1, MPI_LONG_LONG, recvc, 1, MPI_LONG_LONG, m->comm);
+        for (int r = 0; r < P; r++)
+            rd[r] = (int)(total * W), rc[r] = (int)(recvc[r] * W), total += (uint64_t)recvc[r];
+        recvbuf = total * W <= INT32_MAX ? malloc((total ? total : 1) * W * sizeof *recvbuf) : NULL;
+        if (!recvbuf)
+            set_msg(msg, "%llu partial groups to merge: %s", (unsigned long long)total,
+                    total * W <= INT32_MAX ? "out of host memory"
+                                           : "more than one message carries");
+        all = agree(m,
+                    recvbuf                  ? COPROC_OK
+                    : total * W <= INT32_MAX ? COPROC_HOST_OUT_OF_MEMORY
+                                             : COPROC_OUT_OF_RANGE,
+                    msg, 0);
+    }
+    if (all == COPROC_OK) {
+        MPI_Alltoallv(sendbuf, sc, sd, MPI_INT64_T, recvbuf, rc, rd, MPI_INT64_T, m->comm);
+        double t = wtime();
+        slot *merged = NULL;
+        uint64_t groups = 0;
+        s = merge_by_key(L, recvbuf, total, &merged, &groups) == 0 ? COPROC_OK
+                                                                   : COPROC_HOST_OUT_OF_MEMORY;
+        if (s != COPROC_OK)
+            set_msg(msg, "out of host memory merging %llu groups", (unsigned long long)total);
+        if (s == COPROC_OK && q->limit && q->limit < groups) {
+            sort_ctx x = {.L = L, .aggs = q->aggs, .rows = merged};
+            uint32_t *perm = groups <= UINT32_MAX ? malloc(groups * sizeof *perm) : NULL;
+            slot *cut = malloc(q->limit * W * sizeof *cut);
+            if (perm && cut && resolve_order(q, &x, msg) == 0) {
+                for (uint64_t i = 0; i < groups; i++)
+                    perm[i] = (uint32_t)i;
+                qsort_r(perm, groups, sizeof *perm, cmp_rows, &x);
+                for (uint64_t i = 0; i < q->limit; i++)
+                    memcpy(cut + i * W, merged + (size_t)perm[i] * W, W * sizeof *cut);
+                free(merged);
+                merged = cut, cut = NULL;
+                groups = q->limit;
+            } /* else: keep them all; rank 0 orders and cuts them anyway */
+            free(perm);
+            free(cut);
+        }
+        *merge_s += wtime() - t;
+        if (s == COPROC_OK) {
+            free(*part);
+            *part = merged;
+            *n = groups;
+        }
+        all = agree(m, s, msg, 0);
+    }
+    free(sendc), free(recvc), free(sc), free(sd), free(rc), free(rd), free(dest);
+    free(sendbuf), free(recvbuf);
+    return all;
 }
 
 coproc_status coproc_mpi_aggregate(coproc_mpi *m, const coproc_mpi_query *q, coproc_mpi_result *out)
@@ -850,6 +960,16 @@ coproc_status coproc_mpi_aggregate(coproc_mpi *m, const coproc_mpi_query *q, cop
         part = NULL;
         groups = 1;
     } else {
+        if (q->exchange == COPROC_MPI_SHUFFLE) {
+            s = shuffle(m, q, &L, &part, &nrows, msg, &merge_s);
+            if (s != COPROC_OK) { /* the same on every rank, its message set */
+                free(part);
+                snprintf(msg, sizeof msg, "%s", m->errmsg);
+                coproc_mpi_result_free(res);
+                set_msg(m->errmsg, "%s", msg);
+                return s;
+            }
+        }
         long long mine = (long long)nrows;
         long long *counts = m->rank == 0 ? malloc(m->size * sizeof *counts) : NULL;
         int *rc = m->rank == 0 ? malloc(m->size * sizeof *rc) : NULL;
@@ -935,13 +1055,6 @@ void coproc_mpi_result_free(coproc_mpi_result *r)
 /* ---------------------------------------------------------------- partitioning */
 
 #define MAX_COLUMNS 256
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* The first global row of block r of T rows over P ranks (coproc_mpi_block). */
 static uint64_t block_first(uint64_t r, uint64_t T, uint64_t P)

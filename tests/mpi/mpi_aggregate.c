@@ -158,8 +158,22 @@ static void compare(const char *what, const coproc_table *got, const coproc_tabl
     }
 }
 
+static void run_case_ex(coproc_mpi *m, const data *mine, const data *whole, const tcase *tc,
+                        coproc_mpi_exchange ex);
+
+/* Each case with both exchanges. */
 static void run_case(coproc_mpi *m, const data *mine, const data *whole, const tcase *tc)
 {
+    run_case_ex(m, mine, whole, tc, COPROC_MPI_GATHER);
+    run_case_ex(m, mine, whole, tc, COPROC_MPI_SHUFFLE);
+}
+
+static void run_case_ex(coproc_mpi *m, const data *mine, const data *whole, const tcase *tc,
+                        coproc_mpi_exchange ex)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s (%s)", tc->name,
+             ex == COPROC_MPI_GATHER ? "gather" : "shuffle");
     coproc_runtime *rt = coproc_mpi_runtime(m);
     coproc_plan *p;
     coproc_plan_create(rt, &p);
@@ -173,10 +187,11 @@ static void run_case(coproc_mpi *m, const data *mine, const data *whole, const t
                           .aggs = aggs,
                           .norder = tc->norder,
                           .order = tc->order,
-                          .limit = tc->limit};
+                          .limit = tc->limit,
+                          .exchange = ex};
     coproc_mpi_result res;
     coproc_status s = coproc_mpi_aggregate(m, &q, &res);
-    CHECK(s == COPROC_OK, "%s: %s: %s", tc->name, coproc_status_name(s), coproc_mpi_errmsg(m));
+    CHECK(s == COPROC_OK, "%s: %s: %s", name, coproc_status_name(s), coproc_mpi_errmsg(m));
     if (s == COPROC_OK && rank == 0) {
         /* the one-process run of the same plan over the whole table */
         coproc_plan *w;
@@ -196,16 +211,16 @@ static void run_case(coproc_mpi *m, const data *mine, const data *whole, const t
             n = coproc_plan_order_by(w, n, no, order, tc->limit);
         coproc_query_result r;
         s = coproc_query_run(w, n, NULL, &r);
-        CHECK(s == COPROC_OK, "%s: the one-process run: %s", tc->name, coproc_errmsg(rt));
+        CHECK(s == COPROC_OK, "%s: the one-process run: %s", name, coproc_errmsg(rt));
         if (s == COPROC_OK) {
-            CHECK(res.table != NULL, "%s: no table on rank 0", tc->name);
+            CHECK(res.table != NULL, "%s: no table on rank 0", name);
             if (res.table)
-                compare(tc->name, res.table, r.table);
+                compare(name, res.table, r.table);
             coproc_query_result_free(&r);
         }
         coproc_plan_free(w);
     } else if (s == COPROC_OK) {
-        CHECK(res.table == NULL, "%s: a table on rank %d", tc->name, rank);
+        CHECK(res.table == NULL, "%s: a table on rank %d", name, rank);
     }
     coproc_mpi_result_free(&res);
     coproc_plan_free(p);

@@ -31,12 +31,15 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpirun [...] coproc-ssb-mpi [--sf X] [--queries q1.1,...] [--repeat N]\n"
                "                      [--no-check] [--data-cache DIR] [--fail-rank R]\n"
+               "                      [--exchange gather|shuffle]\n"
                "  --sf X          scale factor (default 1)\n"
                "  --queries L     the queries to run (default all 13)\n"
                "  --repeat N      timed runs of each query (default 3), medians reported\n"
                "  --no-check      skip rank 0's checks (reference and one-process run)\n"
                "  --data-cache D  where rank 0 keeps the whole data for its checks\n"
                "                  (default $COPROC_CACHE_DIR/ssb, else ~/.cache/coproc/ssb)\n"
+               "  --exchange E    how the partial groups meet: gather (to rank 0, the default)\n"
+               "                  or shuffle (by key hash over the ranks, then to rank 0)\n"
                "  --fail-rank R   rank R groups by a column that does not exist (tests:\n"
                "                  every rank must return the error)\n");
 }
@@ -99,6 +102,7 @@ int main(int argc, char **argv)
 
     double sf = 1;
     int repeat = 3, checks = 1, fail_rank = -1;
+    coproc_mpi_exchange exchange = COPROC_MPI_GATHER;
     const char *queries = NULL, *cache = NULL;
     static const struct option longs[] = {{"sf", required_argument, 0, 's'},
                                           {"queries", required_argument, 0, 'q'},
@@ -107,6 +111,7 @@ int main(int argc, char **argv)
                                           {"data-cache", required_argument, 0, 'c'},
                                           {"fail-rank", required_argument, 0, 'f'},
                                           {"help", no_argument, 0, 'h'},
+                                          {"exchange", required_argument, 0, 'x'},
                                           {0, 0, 0, 0}};
     int c, bad = 0;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -125,6 +130,10 @@ int main(int argc, char **argv)
             break;
         case 'c':
             cache = optarg;
+            break;
+        case 'x':
+            exchange = strcmp(optarg, "shuffle") == 0 ? COPROC_MPI_SHUFFLE : COPROC_MPI_GATHER;
+            bad |= strcmp(optarg, "shuffle") != 0 && strcmp(optarg, "gather") != 0;
             break;
         case 'f':
             fail_rank = atoi(optarg);
@@ -277,7 +286,8 @@ int main(int argc, char **argv)
                                    .naggs = 1,
                                    .aggs = &a.agg,
                                    .norder = a.norder,
-                                   .order = a.order};
+                                   .order = a.order,
+                                   .exchange = exchange};
             coproc_mpi_result res;
             MPI_Barrier(MPI_COMM_WORLD);
             double start = MPI_Wtime();
