@@ -43,7 +43,9 @@ typedef struct coproc_mpi coproc_mpi;
  * device r mod D when D < L - several ranks then share one device (one PoCL
  * CPU device shared by every rank of the node, each with its own threads:
  * set POCL_MAX_PTHREAD_COUNT to cores / L to keep them from oversubscribing
- * the cores). COPROC_MPI_SHARE=all gives every rank every selected device;
+ * the cores; and mind mpirun's binding: Open MPI binds each rank to one core
+ * when there are no more ranks than cores, and a CPU device's threads then
+ * share that core - --bind-to none, or --map-by slot:PE=N). COPROC_MPI_SHARE=all gives every rank every selected device;
  * a simulated selection ("sim:...") is given whole to every rank.
  * Finding the node's devices opens a runtime once, without calibration, on
  * local rank 0. While it opens, coproc_mpi_open sets COPROC_DEVICES to the
