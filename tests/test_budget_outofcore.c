@@ -17,14 +17,10 @@
 
 #define BUDGET ((size_t)256 << 10)
 
-/* $COPROC_TEST_SCALE = d (1 to 4) divides the budget and every size of 1000
- * rows or more by d: as many chunks and partitions, d times less work (the
- * sanitizer runs set it; tests/CMakeLists.txt). */
+/* $COPROC_TEST_SCALE = d (1 to 4) divides every size of 1000 rows or more by
+ * d: d times fewer chunks and partitions, still several in each case (the
+ * sanitizer runs set it, tests/CMakeLists.txt: their time goes per chunk). */
 static size_t scale = 1;
-static size_t budget(void)
-{
-    return BUDGET / scale;
-}
 #define S(n) ((size_t)(n) >= 1000 ? (size_t)(n) / scale : (size_t)(n))
 
 /* The runtime and device the cases run on (test_each_device_path sets them). */
@@ -141,7 +137,7 @@ static void sort_case(coproc_type t, int vt, size_t n, int mode, test_rng *rng)
     coproc_column *kc = wrap(t, keys, n), *vc = vals ? wrap((coproc_type)vt, vals, n) : NULL;
     coproc_column *ko = NULL, *vo = (coproc_column *)1;
     uint64_t h2d = atomic_load(&dev->bytes_h2d);
-    coproc_status s = coproc__outofcore_sort(rt, dev, kc, vc, budget(), &ko, &vo);
+    coproc_status s = coproc__outofcore_sort(rt, dev, kc, vc, BUDGET, &ko, &vo);
     if (s != COPROC_OK)
         fail_msg("%s: %s: %s", ctx, coproc_status_name(s), coproc_errmsg(rt));
     if (n > 0 && atomic_load(&dev->bytes_h2d) - h2d < n * (kw + vw))
@@ -267,7 +263,7 @@ static void join_case(coproc_type t, size_t nl, size_t nr, size_t range, int mod
     coproc_column *lc = wrap(t, left, nl), *rc = wrap(t, right, nr);
     coproc_join_result res;
     uint64_t h2d = atomic_load(&dev->bytes_h2d);
-    coproc_status s = coproc__outofcore_hash_join(rt, dev, lc, rc, budget(), &res);
+    coproc_status s = coproc__outofcore_hash_join(rt, dev, lc, rc, BUDGET, &res);
     if (s != COPROC_OK)
         fail_msg("%s: %s: %s", ctx, coproc_status_name(s), coproc_errmsg(rt));
     if (m > 0 && atomic_load(&dev->bytes_h2d) == h2d)
