@@ -62,7 +62,7 @@ static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem f
                                const char *what, size_t limit)
 {
     cl_uint bad = 0;
-    cl_int err = coproc__read_now(dev->queue, flag, 0, sizeof bad, &bad, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev, dev->queue, flag, 0, sizeof bad, &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: reading the range check from device %d", what,
                                dev->index);
@@ -237,7 +237,7 @@ static coproc_status bitmap_counts(coproc_runtime *rt, coproc__device *dev, cl_m
         goto done;
     }
     cl_int err =
-        coproc__read_now(dev->queue, counts, 0, g->groups * sizeof *host, host, 0, NULL, NULL);
+        coproc__read_now(dev, dev->queue, counts, 0, g->groups * sizeof *host, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "bitmap_counts: reading counts from device %d", dev->index);
         goto done;
@@ -305,7 +305,7 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
     COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
     s = coproc__launch(rt, dev, &a, &g, kname);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(dev->queue);
+        cl_int err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: clFinish on device %d", kname, dev->index);
     }
@@ -406,10 +406,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     cl_int err = clEnqueueReadBuffer(dev->queue, partials[op], CL_FALSE, 0, g.groups * psize,
                                      host, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = coproc__read_now(dev->queue, counts, 0, g.groups * sizeof *host_counts, host_counts,
+        err = coproc__read_now(dev, dev->queue, counts, 0, g.groups * sizeof *host_counts, host_counts,
                                0, NULL, NULL);
     if (err != CL_SUCCESS) {
-        coproc__finish(dev->queue); /* the first read may still target host */
+        coproc__finish(dev, dev->queue); /* the first read may still target host */
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
         goto done;
     }

@@ -101,7 +101,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
         goto done;
 
     if (total) {
-        cl_int err = coproc__read_now(dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
+        cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
                                       0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the total from device %d", p->groups,
@@ -181,7 +181,7 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__launch(rt, dev, &a2, &one, plan.groups);
     if (s != COPROC_OK)
         goto done;
-    cl_int err = coproc__read_now(dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
+    cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
                                   0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading the count from device %d", plan.groups,
@@ -249,7 +249,7 @@ coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int 
         s = run_scan(rt, in->dev, &plans[in->type], in->mem, in->length, col->mem, !exclusive,
                      NULL);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(in->dev->queue);
+        cl_int err = coproc__finish(in->dev, in->dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_scan: clFinish on device %d", in->dev->index);
     }

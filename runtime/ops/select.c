@@ -237,7 +237,7 @@ static coproc_status sum_counts(coproc_runtime *rt, coproc__device *dev, cl_mem 
     if (!host)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     cl_int err =
-        coproc__read_now(dev->queue, counts, 0, groups * sizeof *host, host, 0, NULL, NULL);
+        coproc__read_now(dev, dev->queue, counts, 0, groups * sizeof *host, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         free(host);
         return coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
@@ -364,7 +364,7 @@ static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev,
 
 static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char *what)
 {
-    cl_int err = coproc__finish(dev->queue);
+    cl_int err = coproc__finish(dev, dev->queue);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clFinish on device %d", what, dev->index);
     return COPROC_OK;

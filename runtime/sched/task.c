@@ -484,6 +484,8 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
         w->rt = rt;
         w->ts = ts;
         w->device = d;
+        /* Given up by a wait in a caller's thread before there were tasks (sync.h). */
+        atomic_store(&w->lost, atomic_load(&rt->devices[d].no_progress) != 0);
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->not_empty, NULL);
         pthread_cond_init(&w->not_full, NULL);
@@ -848,6 +850,8 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
         s.tasks_moved = atomic_load(&w->tasks_moved);
     }
     pthread_mutex_unlock(&rt->tasks_lock);
+    if (atomic_load(&rt->devices[device].no_progress))
+        s.lost = 1; /* given up by a wait (sync.h), tasks or none */
     memcpy(out, &s, out->struct_size);
     return COPROC_OK;
 }

@@ -23,6 +23,13 @@ typedef struct coproc__profile coproc__profile;
 typedef struct coproc__device {
     coproc_device_info info;
     int index;                    /* index in the runtime */
+    coproc_runtime *rt;           /* the runtime that opened it */
+    /* A wait in the caller's thread (sync.h) that sees no progress for this
+     * long gives the device up (0: waits are not bounded), and then sets
+     * no_progress: every later wait and launch on it fails at once, and the
+     * watchdog moves its queued work elsewhere (sched/watchdog.c). */
+    double wait_bound_s;
+    atomic_int no_progress;
     /* The backend that opened it (backend/backend.h) and that backend's own
      * state for it (NULL for OpenCL devices). */
     const struct coproc__backend *backend;

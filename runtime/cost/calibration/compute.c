@@ -23,7 +23,7 @@ static coproc_status run_once(coproc__calib *c, cl_kernel k, const coproc__geome
         err = clEnqueueNDRangeKernel(c->dev->queue, k, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);
     if (err == CL_SUCCESS)
-        err = coproc__finish(c->dev->queue);
+        err = coproc__finish(c->dev, c->dev->queue);
     *seconds = coproc__now() - t0;
     if (err != CL_SUCCESS)
         return coproc__fail_cl(c->rt, err, "calibration: compute kernel on device %d",

@@ -22,7 +22,7 @@ static coproc_status timed_launch(coproc__calib *c, coproc__args *a, const copro
         err = clEnqueueNDRangeKernel(c->dev->queue, a->kernel, 1, NULL, &g->global, &g->local,
                                      0, NULL, &ev);
     if (err == CL_SUCCESS)
-        err = coproc__finish(c->dev->queue);
+        err = coproc__finish(c->dev, c->dev->queue);
     double wall = coproc__now() - t0;
     if (err != CL_SUCCESS) {
         if (ev)
