@@ -294,7 +294,10 @@ static void pull(hybrid *h, hdev *d)
 static void *pull_main(void *arg)
 {
     void **a = arg;
-    pull(a[0], a[1]);
+    hybrid *h = a[0];
+    cl_context own = coproc__thread_context_begin(h->f->rt); /* quirks.h context_per_thread */
+    pull(h, a[1]);
+    coproc__thread_context_end(own);
     return NULL;
 }
 

@@ -248,6 +248,7 @@ static void *prefetcher_main(void *arg)
 {
     worker *w = arg;
     coproc__topology_bind_thread(w->rt, w->device);
+    cl_context own = coproc__thread_context_begin(w->rt); /* quirks.h context_per_thread */
     pthread_mutex_lock(&w->lock);
     for (;;) {
         while (!w->pending && !w->stop)
@@ -267,6 +268,7 @@ static void *prefetcher_main(void *arg)
         pthread_cond_broadcast(&w->prefetch_cond);
     }
     pthread_mutex_unlock(&w->lock);
+    coproc__thread_context_end(own);
     return NULL;
 }
 
@@ -295,6 +297,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     coproc__tasks *ts = w->ts;
     coproc__topology_bind_thread(w->rt, w->device);
+    cl_context own = coproc__thread_context_begin(w->rt); /* quirks.h context_per_thread */
     for (;;) {
         pthread_mutex_lock(&w->lock);
         while (w->busy || (w->count == 0 && !w->stop))
@@ -302,6 +305,7 @@ static void *worker_main(void *arg)
         if (w->count == 0) {
             w->exited = 1;
             pthread_mutex_unlock(&w->lock);
+            coproc__thread_context_end(own);
             return NULL;
         }
         w->busy = 1; /* before take_head, which may let go of the lock */

@@ -13,6 +13,7 @@
 
 #include "data/residency.h"
 #include "core/error.h"
+#include "core/runtime.h"
 #include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
 #include "backend/opencl/sync.h"
@@ -459,4 +460,27 @@ void coproc__device_release(coproc__device *dev)
     pthread_mutex_destroy(&dev->model_lock);
     free(dev->profile);
     memset(dev, 0, sizeof *dev);
+}
+
+cl_context coproc__thread_context_begin(coproc_runtime *rt)
+{
+    /* One is enough for every such device: Oclgrind's per-thread pool is
+     * shared by all its contexts in the process. */
+    for (int d = 0; d < rt->device_count; d++) {
+        coproc__device *dev = &rt->devices[d];
+        if (!dev->quirks.context_per_thread)
+            continue;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform,
+                                         0};
+        cl_int err;
+        cl_context own = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
+        return err == CL_SUCCESS ? own : NULL;
+    }
+    return NULL;
+}
+
+void coproc__thread_context_end(cl_context own)
+{
+    if (own)
+        clReleaseContext(own);
 }

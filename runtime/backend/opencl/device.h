@@ -126,4 +126,11 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path);
  * counters are placeholders (quirks.h no_profiling): the caller's wall clock. */
 double coproc__device_event_seconds(const coproc__device *dev, cl_event start, cl_event end);
 
+/* For the quirk context_per_thread (quirks.h): a context of this thread's own
+ * on the first device that has it, NULL where none has it (or it cannot be
+ * made). Called at the start of each thread coproc starts that may run
+ * commands; coproc__thread_context_end(it) on the same thread at its end. */
+cl_context coproc__thread_context_begin(coproc_runtime *rt);
+void coproc__thread_context_end(cl_context own);
+
 #endif

@@ -43,7 +43,7 @@ static coproc_status throughput(coproc__calib *c, const char *name, int is_float
     cl_mem out = NULL;
     coproc_status s = coproc__kernel_create(c->rt, dev, "calibrate", name, &k);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(c->rt, dev, g.global * 4, &out);
+        s = coproc__buffer_new(c->rt, dev, g.global * 32, &out); /* a uint8/float8 per work-item */
     if (s != COPROC_OK)
         goto done;
     cl_uint ia = 1664525u, ib = 1013904223u;       /* an LCG's constants */

@@ -48,7 +48,7 @@ static coproc_status read_bandwidth(coproc__calib *c, size_t bytes, int reps, do
     if (s == COPROC_OK)
         s = coproc__buffer_new(c->rt, dev, n * 16, &in);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(c->rt, dev, g.global * sizeof(cl_uint), &out);
+        s = coproc__buffer_new(c->rt, dev, g.global * 16, &out); /* a uint4 per work-item */
     if (s != COPROC_OK)
         goto done;
     cl_uint fill = 0x01020304;
