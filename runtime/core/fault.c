@@ -56,7 +56,7 @@ static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
         if (strcmp(s, site_names[i]) == 0)
             site = i;
     if (site < 0)
-        return "unknown site (alloc, h2d, d2h, launch, map, build, lost or random)";
+        return "unknown site (alloc, h2d, d2h, launch, map, build, finish, stuck, lost or random)";
     long long d = 0, k = 0;
     const char *why = NULL;
     int max = rt->device_count < 16 ? rt->device_count : 16;
