@@ -77,6 +77,12 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
             CL_SUCCESS &&
         st <= CL_COMPLETE)
         return st < 0 ? st : CL_SUCCESS;
+    /* Sent to the device before the wait sleeps: a driver need not start
+     * what was never flushed (Oclgrind runs a queue only in a flush or a
+     * wait, on the calling thread). */
+    cl_command_queue q = NULL;
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q)
+        clFlush(q);
     bounded_wait *w = calloc(1, sizeof *w);
     if (!w)
         return CL_OUT_OF_HOST_MEMORY;
