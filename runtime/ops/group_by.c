@@ -234,10 +234,10 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
     /* 64-bit values without min/max: nothing to do in pass 1 */
     snprintf(kname, sizeof kname, "gb_insert_k%d_%s", p->nw == 3 ? 64 : 32,
              p->mm ? p1[p->vc] : "plain");
-    cl_kernel kinit = NULL, kins = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &kinit);
+    coproc__kernel_lease *linit = NULL, *lins = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", "gb_init", &linit);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &kins);
+        s = coproc__kernel_borrow(rt, dev, "group_by", kname, &lins);
     uint64_t item_rows = 0; /* after a stopped work-item: rows a work-item at most */
     while (s == COPROC_OK) {
         table_release(t);
@@ -247,7 +247,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         cl_ulong ncap = cap;
         cl_uint what = p->init;
         coproc__geometry gi = gb_geometry(dev, cap, 0, init_steps(p, p->nw));
-        coproc__args a = {kinit, 0, CL_SUCCESS};
+        coproc__args a = {linit->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, ncap);
         COPROC__ARG(a, what);
         COPROC__ARG(a, t->words);
@@ -274,7 +274,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
             gb_geometry(dev, n, dev->cpu_path ? INSERT_CACHE_STEPS : 0, INSERT_ROW_STEPS);
         if (item_rows)
             g = coproc__geometry_cap_rows(g, n, item_rows ? item_rows : 1);
-        coproc__args b = {kins, 0, CL_SUCCESS};
+        coproc__args b = {lins->kernel, 0, CL_SUCCESS};
         COPROC__ARG(b, keys->mem);
         COPROC__ARG(b, nn);
         COPROC__ARG(b, t->words);
@@ -330,10 +330,8 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         }
         item_rows = had / 2;
     }
-    if (kinit)
-        clReleaseKernel(kinit);
-    if (kins)
-        clReleaseKernel(kins);
+    coproc__kernel_return(dev, linit);
+    coproc__kernel_return(dev, lins);
     return s;
 }
 
@@ -345,8 +343,8 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     char kname[48];
     snprintf(kname, sizeof kname, "gb_aggregate_%s%s", vc_name[p->vc],
              p->vc != VC_NONE && !p->mm ? "_sum" : "");
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     size_t budget = dev->info.local_mem_bytes;
@@ -372,7 +370,7 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
             L = (cl_uint)(rows * g.local);
     }
     cl_ulong nn = n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, row_slot);
     COPROC__ARG(a, nn);
     switch (p->vc) {
@@ -409,7 +407,7 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     COPROC__ARG_LOCAL(a, (size_t)L * p->local_words * 4);
     COPROC__ARG(a, L);
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -419,13 +417,13 @@ static coproc_status write_keys(coproc_runtime *rt, coproc__device *dev, const g
                                 cl_uint use_dest, cl_mem out)
 {
     const char *kname = p->nw == 3 ? "gb_final_keys_w3" : "gb_final_keys_w2";
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     cl_ulong ng = groups;
     coproc__geometry g = coproc__geometry_for(dev, groups, 0);
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, pos);
     COPROC__ARG(a, ng);
     COPROC__ARG(a, t->words);
@@ -433,7 +431,7 @@ static coproc_status write_keys(coproc_runtime *rt, coproc__device *dev, const g
     COPROC__ARG(a, use_dest);
     COPROC__ARG(a, out);
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -444,15 +442,15 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
     char kname[48];
     snprintf(kname, sizeof kname, "gb_final_%s",
              p->vc != VC_NONE && !p->mm ? "sum" : vc_name[p->vc]);
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     cl_ulong ng = groups;
     /* float sums: gb_float_sum's negation loop */
     coproc__geometry g = gb_geometry(dev, groups, 0,
                                      p->vc == VC_F32 || p->vc == VC_F64 ? 1 + FIX_STEPS : 1);
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, pos);
     COPROC__ARG(a, ng);
     COPROC__ARG(a, dest);
@@ -485,7 +483,7 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
         COPROC__ARG(a, r->max->mem);
     }
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -514,14 +512,14 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
     if (groups >= HOST_SORT_MAX) {
         /* Many groups: the device's radix argsort, then invert the permutation. */
         coproc_column *perm = NULL;
-        cl_kernel k = NULL;
+        coproc__kernel_lease *l = NULL;
         s = coproc_argsort(rt, keys, &perm);
         if (s == COPROC_OK)
-            s = coproc__kernel_create(rt, dev, "group_by", "gb_invert", &k);
+            s = coproc__kernel_borrow(rt, dev, "group_by", "gb_invert", &l);
         if (s == COPROC_OK) {
             cl_ulong ng = groups;
             coproc__geometry g = coproc__geometry_for(dev, groups, 0);
-            coproc__args a = {k, 0, CL_SUCCESS};
+            coproc__args a = {l->kernel, 0, CL_SUCCESS};
             COPROC__ARG(a, perm->mem);
             COPROC__ARG(a, ng);
             COPROC__ARG(a, *rank);
@@ -532,8 +530,7 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
                     s = coproc__fail_cl(rt, err, "gb_invert on device %d", dev->index);
             }
         }
-        if (k)
-            clReleaseKernel(k);
+        coproc__kernel_return(dev, l);
         coproc_column_free(perm);
     } else {
         size_t ks = coproc_type_size(keys->type);
@@ -623,33 +620,31 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
 {
     int wide = coproc_type_size(keys->type) == 8;
     const char *kname = wide ? "gb_key_range_k64" : "gb_key_range_k32";
-    cl_kernel k = NULL;
-    cl_mem out = NULL;
     coproc__geometry g = coproc__geometry_for(dev, keys->length, 0);
-    uint64_t *part = malloc(g.groups * 16);
-    coproc_status s = part ? COPROC_OK
-                           : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    /* The partials go to the lease's scratch buffer and its host copy. */
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, g.groups * 16, &out);
+        s = coproc__lease_scratch(rt, dev, l, g.groups * 16);
     if (s == COPROC_OK) {
         cl_ulong nn = keys->length, f = flip;
-        coproc__args a = {k, 0, CL_SUCCESS};
+        coproc__args a = {l->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, keys->mem);
         COPROC__ARG(a, nn);
         COPROC__ARG(a, f);
-        COPROC__ARG(a, out);
+        COPROC__ARG(a, l->scratch);
         COPROC__ARG_LOCAL(a, 2 * g.local * sizeof(cl_ulong));
         s = coproc__launch(rt, dev, &a, &g, kname);
     }
     if (s == COPROC_OK) {
-        cl_int err = coproc__read_now(dev->queue, out, 0, g.groups * 16, part, 0, NULL, NULL);
+        cl_int err = coproc__read_now(dev->queue, l->scratch, 0, g.groups * 16, l->scratch_host, 0,
+                                      NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the key range from device %d", kname,
                                 dev->index);
     }
     if (s == COPROC_OK) {
+        const uint64_t *part = l->scratch_host;
         *lo = UINT64_MAX;
         *hi = 0;
         for (size_t i = 0; i < g.groups; i++) {
@@ -657,11 +652,7 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
             *hi = part[2 * i + 1] > *hi ? part[2 * i + 1] : *hi;
         }
     }
-    free(part);
-    if (out)
-        clReleaseMemObject(out);
-    if (k)
-        clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -733,8 +724,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     memset(&t, 0, sizeof t);
     coproc_group_result r;
     memset(&r, 0, sizeof r);
-    cl_mem part = NULL, flags = NULL, pos = NULL, ctl = NULL;
-    cl_kernel k = NULL, km = NULL;
+    cl_mem part = NULL, flags = NULL, pos = NULL;
+    coproc__kernel_lease *lk = NULL, *lkm = NULL;
     char kname[48], mname[48];
     const char *no_mm = values && !p->mm ? "_sum" : ""; /* the MM 0 kernels */
     snprintf(kname, sizeof kname, "gb_dense_k%d_%s%s", wide ? 64 : 32, vname, no_mm);
@@ -745,10 +736,10 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, range * 4, &flags);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+        s = coproc__kernel_borrow(rt, dev, "group_by", kname, &lk);
     if (s != COPROC_OK)
         goto done;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {lk->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, keys->mem);
     COPROC__ARG(a, nn);
     if (wide)
@@ -760,7 +751,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         /* Private tables, then merged slot by slot. */
         s = coproc__buffer_new(rt, dev, P * range * entry, &part);
         if (s == COPROC_OK)
-            s = coproc__kernel_create(rt, dev, "group_by", mname, &km);
+            s = coproc__kernel_borrow(rt, dev, "group_by", mname, &lkm);
         if (s != COPROC_OK)
             goto done;
         if (p->vc == VC_V32) {
@@ -775,7 +766,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = coproc__launch(rt, dev, &a, &g, kname);
         if (s != COPROC_OK)
             goto done;
-        coproc__args m = {km, 0, CL_SUCCESS};
+        coproc__args m = {lkm->kernel, 0, CL_SUCCESS};
         COPROC__ARG(m, part);
         COPROC__ARG(m, P32);
         COPROC__ARG(m, nrange);
@@ -796,14 +787,14 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     } else {
         /* One table of per-slot words, cleared by gb_init; a local copy of it
          * per work-group when it fits. */
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &km);
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_init", &lkm);
+        if (s == COPROC_OK) /* gb_init's control words, unused here */
+            s = coproc__lease_scratch(rt, dev, lkm, 4 * sizeof(cl_uint));
         if (s != COPROC_OK)
             goto done;
         cl_uint what = p->init, nw = 0;
-        s = coproc__buffer_new(rt, dev, 4 * sizeof(cl_uint), &ctl);
-        if (s != COPROC_OK)
-            goto done;
-        coproc__args b = {km, 0, CL_SUCCESS};
+        cl_mem ctl = lkm->scratch;
+        coproc__args b = {lkm->kernel, 0, CL_SUCCESS};
         COPROC__ARG(b, nrange);
         COPROC__ARG(b, what);
         COPROC__ARG(b, flags); /* no key words (nw = 0) */
@@ -845,12 +836,12 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = coproc__launch(rt, dev, &a, &g, kname);
         if (s != COPROC_OK)
             goto done;
-        clReleaseKernel(km);
-        km = NULL;
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &km);
+        coproc__kernel_return(dev, lkm);
+        lkm = NULL;
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_flags", &lkm);
         if (s != COPROC_OK)
             goto done;
-        coproc__args f = {km, 0, CL_SUCCESS};
+        coproc__args f = {lkm->kernel, 0, CL_SUCCESS};
         COPROC__ARG(f, t.cnt);
         COPROC__ARG(f, nrange);
         COPROC__ARG(f, flags);
@@ -870,14 +861,14 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = result_alloc(rt, dev, p, keys->type, values, (size_t)groups, &r);
     if (s != COPROC_OK)
         goto done;
-    clReleaseKernel(k);
-    k = NULL;
+    coproc__kernel_return(dev, lk);
+    lk = NULL;
     const char *keyname = wide ? "gb_dense_keys_k64" : "gb_dense_keys_k32";
-    s = coproc__kernel_create(rt, dev, "group_by", keyname, &k);
+    s = coproc__kernel_borrow(rt, dev, "group_by", keyname, &lk);
     if (s == COPROC_OK && groups > 0) {
         cl_ulong ng = groups;
         coproc__geometry gk = coproc__geometry_for(dev, (size_t)groups, 0);
-        coproc__args c = {k, 0, CL_SUCCESS};
+        coproc__args c = {lk->kernel, 0, CL_SUCCESS};
         COPROC__ARG(c, pos);
         COPROC__ARG(c, ng);
         if (wide)
@@ -900,14 +891,12 @@ done:
     else
         coproc_group_result_free(&r);
     table_release(&t);
-    cl_mem bufs[] = {part, flags, pos, ctl};
+    cl_mem bufs[] = {part, flags, pos};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    if (k)
-        clReleaseKernel(k);
-    if (km)
-        clReleaseKernel(km);
+    coproc__kernel_return(dev, lk);
+    coproc__kernel_return(dev, lkm);
     return s;
 }
 
@@ -966,7 +955,7 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     gb_table t;
     memset(&t, 0, sizeof t);
     cl_mem row_slot = NULL, ctl = NULL, flags = NULL, pos = NULL, rank = NULL;
-    cl_kernel kflags = NULL;
+    coproc__kernel_lease *lflags = NULL;
     coproc_column *tmp_keys = NULL;
     if (n == 0) {
         s = result_alloc(rt, dev, &p, keys->type, values, 0, &r);
@@ -1009,12 +998,12 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     /* Number the occupied slots: group g is the g-th one. */
     s = coproc__buffer_new(rt, dev, t.cap * 4, &flags);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &kflags);
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_flags", &lflags);
     if (s != COPROC_OK)
         goto done;
     cl_ulong ncap = t.cap;
     coproc__geometry gf = coproc__geometry_for(dev, t.cap, 0);
-    coproc__args a = {kflags, 0, CL_SUCCESS};
+    coproc__args a = {lflags->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, t.cnt);
     COPROC__ARG(a, ncap);
     COPROC__ARG(a, flags);
@@ -1064,8 +1053,7 @@ done:
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    if (kflags)
-        clReleaseKernel(kflags);
+    coproc__kernel_return(dev, lflags);
     return s;
 }
 
