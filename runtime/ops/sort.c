@@ -241,6 +241,20 @@ static coproc_status radix_sort(sort_job *j)
     size_t scan_local = j->local;
     if (dev->cpu_path && dev->quirks.max_rows_per_item)
         scan_local = coproc__sort_work_group(dev, &k_scan, 1);
+    /* Where the driver stops a work-item's loops after max_loop_steps, the
+     * table (256 x groups, groups growing with the rows when rows per
+     * work-item are capped) is scanned in segments a work-item's two walks
+     * over its chunk fit (2 x (chunk + 1) steps, plus sort_group_scan's
+     * loops): 2^20 entries and 32 work-items lost the tail before. The
+     * segments chain through the scan lease's scratch word. */
+    cl_uint scan_seg = UINT32_MAX;
+    uint64_t steps = dev->quirks.max_loop_steps;
+    if (steps) {
+        uint64_t chunk = steps > 128 ? (steps - 128) / 2 : 1;
+        scan_seg = chunk * scan_local < UINT32_MAX ? (cl_uint)(chunk * scan_local) : UINT32_MAX;
+    }
+    if ((s = coproc__lease_scratch(rt, dev, lease[2], sizeof(cl_uint))) != COPROC_OK)
+        goto done;
     cl_mem kin = j->keys, vin = argsort ? j->perm : j->values;
     for (int i = 0; i < m; i++) {
         cl_uint shift = (cl_uint)(8 * pass[i]);
@@ -274,12 +288,19 @@ static coproc_status radix_sort(sort_job *j)
             if ((s = enqueue(j, &a, j->groups, j->local, hist_name)) != COPROC_OK)
                 goto done;
         }
-        a = (coproc__args){k_scan, 0, CL_SUCCESS};
-        COPROC__ARG(a, table);
-        COPROC__ARG(a, off);
-        COPROC__ARG(a, len);
-        if ((s = enqueue(j, &a, 1, scan_local, "sort_scan_table")) != COPROC_OK)
-            goto done;
+        for (cl_ulong at = 0; at < len; at += scan_seg) {
+            cl_ulong seg_off = off + at;
+            cl_uint seg_len = (cl_uint)(len - at < scan_seg ? len - at : scan_seg),
+                    chained = at > 0;
+            a = (coproc__args){k_scan, 0, CL_SUCCESS};
+            COPROC__ARG(a, table);
+            COPROC__ARG(a, seg_off);
+            COPROC__ARG(a, seg_len);
+            COPROC__ARG(a, lease[2]->scratch);
+            COPROC__ARG(a, chained);
+            if ((s = enqueue(j, &a, 1, scan_local, "sort_scan_table")) != COPROC_OK)
+                goto done;
+        }
         a = (coproc__args){k_scatter, 0, CL_SUCCESS};
         COPROC__ARG(a, kin);
         COPROC__ARG(a, kout);
