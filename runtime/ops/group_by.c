@@ -53,6 +53,9 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
  * bytes a row (about what the hash path's table and slot map take). */
 #define DENSE_TABLES_SLACK ((size_t)8 << 20)
 #define DENSE_CACHED_TABLE ((size_t)256 << 10) /* a private table this small stays in L2 */
+/* The CPU path first tries tables of this many slots around each work-item's
+ * first key (dense_window): key ranges up to half of it need no range pass. */
+#define DENSE_WINDOW 4096
 
 /* Loop steps. Mesa's llvmpipe stops a work-item's loops after 65535 steps in
  * all, silently (quirk loop-65535; measured on 22.3.6: a loop entered costs
@@ -696,27 +699,42 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
     return want;
 }
 
+/* The CPU path's private tables already filled by gb_wdense_* (dense_window):
+ * P tables of W entries, each table's base in win. */
+typedef struct dense_win {
+    cl_mem part, win;
+    size_t P;
+    uint64_t W;
+} dense_win;
+
+/* The dense kernels' value name and private-table entry bytes. */
+static const char *dense_entry(const gb_plan *p, const coproc_column *values, size_t *entry)
+{
+    *entry = DENSE_ENTRY_NONE;
+    if (!values)
+        return "none";
+    *entry = !p->mm ? DENSE_ENTRY_SUM : p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
+    return p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
+}
+
 /*
  * Group by direct indexing: slot = key - base, for keys whose ordered forms
  * span range slots. *used = 0 (and nothing done) when the CPU path's private
- * tables would not fit; the caller then takes the hash path.
+ * tables would not fit; the caller then takes the hash path. With w, the
+ * tables are w's (filled already) and only merged here.
  */
 static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                     const coproc_column *keys, const coproc_column *values,
                                     uint64_t base, uint64_t range, coproc_group_result *out,
-                                    int *used)
+                                    int *used, const dense_win *w)
 {
     size_t n = keys->length;
     int wide = coproc_type_size(keys->type) == 8;
-    const char *vname = "none";
-    size_t entry = DENSE_ENTRY_NONE;
-    if (values) {
-        vname = p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
-        entry = !p->mm ? DENSE_ENTRY_SUM : p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
-    }
-    size_t P = 0;
+    size_t entry;
+    const char *vname = dense_entry(p, values, &entry);
+    size_t P = w ? w->P : 0;
     *used = 0;
-    if (dev->cpu_path && (P = dense_partitions(dev, n, range, entry)) == 0)
+    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry)) == 0)
         return COPROC_OK;
     *used = 1;
 
@@ -748,28 +766,38 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, base32);
     COPROC__ARG(a, nrange);
     if (dev->cpu_path) {
-        /* Private tables, then merged slot by slot. */
-        s = coproc__buffer_new(rt, dev, P * range * entry, &part);
+        /* Private tables (unless w's), then merged slot by slot. */
+        cl_mem tables = w ? w->part : NULL, win = w ? w->win : NULL;
+        cl_ulong W = w ? w->W : 0, mask = wide ? UINT64_MAX : UINT32_MAX;
+        if (!w)
+            s = coproc__buffer_new(rt, dev, P * range * entry, &part);
         if (s == COPROC_OK)
             s = coproc__kernel_borrow(rt, dev, "group_by", mname, &lkm);
         if (s != COPROC_OK)
             goto done;
-        if (p->vc == VC_V32) {
-            COPROC__ARG(a, values->mem);
-            COPROC__ARG(a, flip32);
-        } else if (p->vc == VC_V64) {
-            COPROC__ARG(a, values->mem);
-            COPROC__ARG(a, p->flip64);
+        if (!w) {
+            tables = win = part; /* win unread when W = 0 */
+            if (p->vc == VC_V32) {
+                COPROC__ARG(a, values->mem);
+                COPROC__ARG(a, flip32);
+            } else if (p->vc == VC_V64) {
+                COPROC__ARG(a, values->mem);
+                COPROC__ARG(a, p->flip64);
+            }
+            COPROC__ARG(a, part);
+            coproc__geometry g = {.groups = P, .local = 1, .global = P};
+            s = coproc__launch(rt, dev, &a, &g, kname);
+            if (s != COPROC_OK)
+                goto done;
         }
-        COPROC__ARG(a, part);
-        coproc__geometry g = {.groups = P, .local = 1, .global = P};
-        s = coproc__launch(rt, dev, &a, &g, kname);
-        if (s != COPROC_OK)
-            goto done;
         coproc__args m = {lkm->kernel, 0, CL_SUCCESS};
-        COPROC__ARG(m, part);
+        COPROC__ARG(m, tables);
         COPROC__ARG(m, P32);
         COPROC__ARG(m, nrange);
+        COPROC__ARG(m, W);
+        COPROC__ARG(m, win);
+        COPROC__ARG(m, base64);
+        COPROC__ARG(m, mask);
         COPROC__ARG(m, t.cnt);
         if (p->vc != VC_NONE)
             COPROC__ARG(m, t.sum);
@@ -900,6 +928,85 @@ done:
     return s;
 }
 
+/*
+ * The CPU path without the key-range pass (a pass over the keys, a third of
+ * the dense pass's time): gb_wdense_* aggregates each work-item's rows into a
+ * table of DENSE_WINDOW slots around its first key and reports the keys it
+ * saw; when every row fitted and the range is dense, dense_group_by merges
+ * those tables. *used = 0 when not (the caller measures the range then).
+ */
+static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                  const coproc_column *keys, const coproc_column *values,
+                                  uint64_t flip, coproc_group_result *out, int *used)
+{
+    size_t n = keys->length, entry;
+    int wide = coproc_type_size(keys->type) == 8;
+    const char *vname = dense_entry(p, values, &entry);
+    *used = 0;
+    size_t P = dense_partitions(dev, n, DENSE_WINDOW, entry);
+    if (!P)
+        return COPROC_OK;
+    char kname[48];
+    snprintf(kname, sizeof kname, "gb_wdense_k%d_%s%s", wide ? 64 : 32, vname,
+             values && !p->mm ? "_sum" : "");
+    /* The windows' bases and key ranges: the lease's scratch and its host copy. */
+    coproc__kernel_lease *l = NULL;
+    dense_win w = {NULL, NULL, P, DENSE_WINDOW};
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
+    if (s == COPROC_OK)
+        s = coproc__lease_scratch(rt, dev, l, P * 4 * sizeof(cl_ulong));
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, P * DENSE_WINDOW * entry, &w.part);
+    if (s != COPROC_OK)
+        goto done;
+    w.win = l->scratch;
+    cl_ulong nn = n, W = DENSE_WINDOW, kflip64 = flip;
+    cl_uint kflip32 = (cl_uint)flip, flip32 = p->flip32;
+    cl_mem vals = values ? values->mem : keys->mem; /* unread without values */
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
+    COPROC__ARG(a, keys->mem);
+    COPROC__ARG(a, nn);
+    COPROC__ARG(a, W);
+    if (wide)
+        COPROC__ARG(a, kflip64);
+    else
+        COPROC__ARG(a, kflip32);
+    COPROC__ARG(a, vals);
+    if (p->vc == VC_V64)
+        COPROC__ARG(a, p->flip64);
+    else
+        COPROC__ARG(a, flip32);
+    COPROC__ARG(a, w.part);
+    COPROC__ARG(a, w.win);
+    coproc__geometry g = {.groups = P, .local = 1, .global = P};
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong *win = l->scratch_host;
+    cl_int err =
+        coproc__read_now(dev->queue, w.win, 0, P * 4 * sizeof(cl_ulong), win, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "%s: reading the windows from device %d", kname, dev->index);
+        goto done;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < P; i++) {
+        if (win[4 * i + 3])
+            goto done; /* a key outside its work-item's window: not used */
+        lo = win[4 * i + 1] < lo ? win[4 * i + 1] : lo;
+        hi = win[4 * i + 2] > hi ? win[4 * i + 2] : hi;
+    }
+    /* Every key fitted; the range as coproc__group_by_run would find it
+     * (n >= 1, so lo <= hi). */
+    if (lo <= hi && hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK)
+        s = dense_group_by(rt, dev, p, keys, values, lo ^ flip, hi - lo + 1, out, used, &w);
+done:
+    if (w.part)
+        clReleaseMemObject(w.part);
+    coproc__kernel_return(dev, l);
+    return s;
+}
+
 void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
 {
     if (aggs == 0)
@@ -967,12 +1074,17 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
                                                                  : 0x8000000000000000ull)
                             : 0;
         uint64_t lo = 0, hi = 0;
+        int used = 0;
+        if (dev->cpu_path) {
+            s = dense_window(rt, dev, &p, keys, values, flip, &r, &used);
+            if (s != COPROC_OK || used)
+                goto done;
+        }
         s = key_range(rt, dev, keys, flip, &lo, &hi);
         if (s != COPROC_OK)
             goto done;
         if (hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK) {
-            int used = 0;
-            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used);
+            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used, NULL);
             if (s != COPROC_OK || used)
                 goto done;
         }
