@@ -944,7 +944,10 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
     const char *vname = dense_entry(p, values, &entry);
     *used = 0;
     size_t P = dense_partitions(dev, n, DENSE_WINDOW, entry);
-    if (!P)
+    /* Loop steps where the driver limits them: gb_wdense_* walks its table
+     * twice (clearing, then the occupied slots) besides its rows. */
+    uint64_t budget = step_budget(dev);
+    if (!P || (budget && 2 * (DENSE_WINDOW + 1) + (n + P - 1) / P > budget))
         return COPROC_OK;
     char kname[48];
     snprintf(kname, sizeof kname, "gb_wdense_k%d_%s%s", wide ? 64 : 32, vname,
