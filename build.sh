@@ -56,6 +56,10 @@ if [ "$mode" = test ]; then
     # Mesa's rusticl (RUSTICL_ENABLE=llvmpipe) and the Oclgrind simulator.
     need mesa-opencl-icd have_file '/etc/OpenCL/vendors/rusticl.icd'
     need oclgrind command -v oclgrind
+    # coproc_mpi and its tests under mpirun (label mpi): Open MPI's headers and mpicc,
+    # and mpirun.
+    need libopenmpi-dev have_file '/usr/lib/*/openmpi/include/mpi.h'
+    need openmpi-bin command -v mpirun
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -3,12 +3,14 @@
  * compute bound, and an empty kernel for the launch latency. */
 
 /* Read n uint4 in the device's access pattern; one sum per work-item goes out
- * so the loads cannot be optimised away. */
-__kernel void calibrate_read(__global const uint4 *in, ulong n, __global uint *out)
+ * so the loads cannot be optimised away. The kernels here store their vectors
+ * whole: folding lanes into one (acc.x ^ acc.y ...) becomes, in LLVM, shuffles
+ * with undefined lanes, on which Oclgrind 21.10's --uninitialized crashes. */
+__kernel void calibrate_read(__global const uint4 *in, ulong n, __global uint4 *out)
 {
     uint4 acc = (uint4)(0);
     COPROC_FOR_EACH_ROW(i, n) { acc += in[i]; }
-    out[get_global_id(0)] = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    out[get_global_id(0)] = acc;
 }
 
 /* CALIB_CHAINS independent chains of 8-wide vectors per work-item, so neither
@@ -22,7 +24,7 @@ __kernel void calibrate_read(__global const uint4 *in, ulong n, __global uint *o
 
 #define INT_MAD(x, a, b) ((x) * (a) + (b))
 
-__kernel void calibrate_int_mad(__global uint *out, uint iters, uint a, uint b)
+__kernel void calibrate_int_mad(__global uint8 *out, uint iters, uint a, uint b)
 {
     uint s = (uint)get_global_id(0);
     uint x0 = s, x1 = s + 1, x2 = s + 2, x3 = s + 3, x4 = s + 4, x5 = s + 5, x6 = s + 6,
@@ -33,14 +35,13 @@ __kernel void calibrate_int_mad(__global uint *out, uint iters, uint a, uint b)
     for (uint i = 0; i < iters; i++) {
         CALIB_STEP(v, a, b, INT_MAD);
     }
-    uint8 t = v0 ^ v1 ^ v2 ^ v3 ^ v4 ^ v5 ^ v6 ^ v7;
-    out[get_global_id(0)] = t.s0 ^ t.s1 ^ t.s2 ^ t.s3 ^ t.s4 ^ t.s5 ^ t.s6 ^ t.s7;
+    out[get_global_id(0)] = v0 ^ v1 ^ v2 ^ v3 ^ v4 ^ v5 ^ v6 ^ v7;
 }
 
 /* mad() lets the device use its fastest multiply-add (an FMA on GPUs and on
  * CPUs that have one). a slightly below 1 and b small keep values near 1:
  * no overflow, no denormals. */
-__kernel void calibrate_float_mad(__global float *out, uint iters, float a, float b)
+__kernel void calibrate_float_mad(__global float8 *out, uint iters, float a, float b)
 {
     float s = (float)(get_global_id(0) & 255) * (1.0f / 256.0f);
     float8 v0 = (float8)(s, s + 0.01f, s + 0.02f, s + 0.03f, s + 0.04f, s + 0.05f, s + 0.06f,
@@ -51,8 +52,7 @@ __kernel void calibrate_float_mad(__global float *out, uint iters, float a, floa
     for (uint i = 0; i < iters; i++) {
         CALIB_STEP(v, va, vb, mad);
     }
-    float8 t = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
-    out[get_global_id(0)] = t.s0 + t.s1 + t.s2 + t.s3 + t.s4 + t.s5 + t.s6 + t.s7;
+    out[get_global_id(0)] = v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
 }
 
 /* Does nothing: enqueue + finish of it is the launch latency. */

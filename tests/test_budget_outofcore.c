@@ -17,6 +17,12 @@
 
 #define BUDGET ((size_t)256 << 10)
 
+/* $COPROC_TEST_SCALE = d (1 to 4) divides every size of 1000 rows or more by
+ * d: d times fewer chunks and partitions, still several in each case (the
+ * sanitizer runs set it, tests/CMakeLists.txt: their time goes per chunk). */
+static size_t scale = 1;
+#define S(n) ((size_t)(n) >= 1000 ? (size_t)(n) / scale : (size_t)(n))
+
 /* The runtime and device the cases run on (test_each_device_path sets them). */
 static coproc_runtime *rt;
 static coproc__device *dev;
@@ -186,21 +192,21 @@ static void sort_device(coproc_runtime *r, int device, const char *p, void *user
     test_rng rng = {2024};
     int fp64 = dev->info.has_fp64;
     /* Many runs each (about 8000 rows a chunk at 256 KiB). */
-    sort_case(COPROC_INT32, COPROC_UINT32, 300000, SK_DUPS, &rng);
-    sort_case(COPROC_INT64, fp64 ? COPROC_FLOAT64 : COPROC_INT32, 200000, SK_DUPS, &rng);
-    sort_case(COPROC_UINT32, -1, 200000, SK_DUPS, &rng);
-    sort_case(COPROC_UINT64, COPROC_INT32, 150000, SK_DUPS, &rng);
-    sort_case(COPROC_FLOAT32, COPROC_UINT64, 200000, SK_SPECIAL, &rng);
-    sort_case(COPROC_FLOAT32, -1, 100000, SK_DUPS, &rng);
+    sort_case(COPROC_INT32, COPROC_UINT32, S(300000), SK_DUPS, &rng);
+    sort_case(COPROC_INT64, fp64 ? COPROC_FLOAT64 : COPROC_INT32, S(200000), SK_DUPS, &rng);
+    sort_case(COPROC_UINT32, -1, S(200000), SK_DUPS, &rng);
+    sort_case(COPROC_UINT64, COPROC_INT32, S(150000), SK_DUPS, &rng);
+    sort_case(COPROC_FLOAT32, COPROC_UINT64, S(200000), SK_SPECIAL, &rng);
+    sort_case(COPROC_FLOAT32, -1, S(100000), SK_DUPS, &rng);
     if (fp64) {
-        sort_case(COPROC_FLOAT64, -1, 150000, SK_SPECIAL, &rng);
-        sort_case(COPROC_FLOAT64, COPROC_INT64, 100000, SK_SPECIAL, &rng);
+        sort_case(COPROC_FLOAT64, -1, S(150000), SK_SPECIAL, &rng);
+        sort_case(COPROC_FLOAT64, COPROC_INT64, S(100000), SK_SPECIAL, &rng);
     }
     /* All keys equal: the merge alone must keep the input order. */
-    sort_case(COPROC_INT32, COPROC_UINT32, 100000, SK_EQUAL, &rng);
-    sort_case(COPROC_UINT64, COPROC_FLOAT32, 60000, SK_EQUAL, &rng);
+    sort_case(COPROC_INT32, COPROC_UINT32, S(100000), SK_EQUAL, &rng);
+    sort_case(COPROC_UINT64, COPROC_FLOAT32, S(60000), SK_EQUAL, &rng);
     /* One run, one row, none. */
-    sort_case(COPROC_INT32, COPROC_INT64, 1000, SK_DUPS, &rng);
+    sort_case(COPROC_INT32, COPROC_INT64, S(1000), SK_DUPS, &rng);
     sort_case(COPROC_FLOAT32, COPROC_UINT32, 1, SK_SPECIAL, &rng);
     sort_case(COPROC_UINT32, COPROC_UINT32, 0, SK_DUPS, &rng);
     sort_case(COPROC_INT64, -1, 0, SK_DUPS, &rng);
@@ -285,24 +291,24 @@ static void join_device(coproc_runtime *r, int device, const char *p, void *user
     use_device(r, device, p);
     test_rng rng = {99};
     /* Many partitions; duplicates on both sides (about 2.5 pairs a right row). */
-    join_case(COPROC_INT32, 120000, 150000, 25000, JK_DUPS, &rng);
-    join_case(COPROC_INT64, 100000, 100000, 100000, JK_UNIQUE, &rng);
-    join_case(COPROC_UINT32, 40000, 200000, 10000, JK_DUPS, &rng);
-    join_case(COPROC_UINT64, 6000, 4000, 0, JK_EXTREME, &rng); /* 10 hot keys: 1.1M pairs */
+    join_case(COPROC_INT32, S(120000), S(150000), S(25000), JK_DUPS, &rng);
+    join_case(COPROC_INT64, S(100000), S(100000), S(100000), JK_UNIQUE, &rng);
+    join_case(COPROC_UINT32, S(40000), S(200000), S(10000), JK_DUPS, &rng);
+    join_case(COPROC_UINT64, S(6000), S(4000), 0, JK_EXTREME, &rng); /* 10 hot keys: 1.1M pairs */
     /* A hot key in 1 % of the rows (1000 x 1000 pairs) among unique keys. */
-    join_case(COPROC_INT64, 100000, 100000, 1000000, JK_HOT, &rng);
+    join_case(COPROC_INT64, S(100000), S(100000), S(1000000), JK_HOT, &rng);
     /* Every key equal: one partition, left blocks times right chunks. */
-    join_case(COPROC_INT32, 5000, 300, 0, JK_EQUAL, &rng);
-    join_case(COPROC_UINT64, 700, 2000, 0, JK_EQUAL, &rng);
+    join_case(COPROC_INT32, S(5000), 300, 0, JK_EQUAL, &rng);
+    join_case(COPROC_UINT64, 700, S(2000), 0, JK_EQUAL, &rng);
     /* No matches, empty sides, single rows. */
-    join_case(COPROC_UINT32, 100000, 100000, 100000, JK_DISJOINT, &rng);
+    join_case(COPROC_UINT32, S(100000), S(100000), S(100000), JK_DISJOINT, &rng);
     join_case(COPROC_INT32, 0, 0, 10, JK_DUPS, &rng);
-    join_case(COPROC_INT32, 0, 1000, 10, JK_DUPS, &rng);
-    join_case(COPROC_UINT64, 1000, 0, 10, JK_DUPS, &rng);
+    join_case(COPROC_INT32, 0, S(1000), 10, JK_DUPS, &rng);
+    join_case(COPROC_UINT64, S(1000), 0, 10, JK_DUPS, &rng);
     join_case(COPROC_INT64, 1, 1, 0, JK_EQUAL, &rng);
     join_case(COPROC_UINT32, 1, 1, 10, JK_DISJOINT, &rng);
-    join_case(COPROC_INT32, 1, 50000, 0, JK_EQUAL, &rng);
-    join_case(COPROC_UINT64, 50000, 1, 0, JK_EQUAL, &rng);
+    join_case(COPROC_INT32, 1, S(50000), 0, JK_EQUAL, &rng);
+    join_case(COPROC_UINT64, S(50000), 1, 0, JK_EQUAL, &rng);
 }
 
 static void test_outofcore_hash_join(void **state)
@@ -371,6 +377,9 @@ static void test_outofcore_bad_input(void **state)
 
 int main(void)
 {
+    const char *sc = getenv("COPROC_TEST_SCALE");
+    if (sc && atoi(sc) >= 1 && atoi(sc) <= 4)
+        scale = (size_t)atoi(sc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outofcore_bad_input),
         cmocka_unit_test(test_outofcore_sort),

@@ -23,7 +23,11 @@ failures=0 checked=0
 # expression kind) go through the same compilations.
 mkdir -p "$tmp/gen"
 if "$1/tests/dump_query_kernels" "$tmp/gen"; then
-    echo "$(ls "$tmp/gen" | wc -l) generated kernels"
+    # Many pipelines generate the same source (the SSB joins' build sides):
+    # each distinct source is compiled once.
+    total=$(ls "$tmp/gen" | wc -l)
+    (cd "$tmp/gen" && md5sum -- *.cl | sort | awk 'seen[$1]++ {print $2}' | xargs -r rm -f --)
+    echo "$total generated kernels, $(ls "$tmp/gen" | wc -l) distinct"
 else
     rc=$?
     if [ "$rc" -ne 77 ]; then echo "FAIL: dump_query_kernels exited $rc"; failures=$((failures + 1)); fi

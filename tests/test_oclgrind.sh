@@ -5,9 +5,10 @@
 # OCL_ICD_VENDORS directory), on both kernel paths; any report fails the test.
 # Oclgrind runs kernels about 1000x slower than PoCL: small sizes only.
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
-# query kernels (test_query, tables up to 777 rows) and every operator at small
-# sizes (test_portable test_ops_small). See docs/portability.md for what is
-# still left out.
+# query kernels (test_query, tables up to 777 rows), every operator at small
+# sizes and the calibration kernels (test_portable test_ops_small). The Oclgrind
+# quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
+# fill-by-write, write-new-buffers, context-per-thread.
 set -u
 build=$1
 lib=/usr/lib/oclgrind/liboclgrind-rt-icd.so
@@ -27,7 +28,7 @@ export OCLGRIND_DATA_RACES=1 OCLGRIND_UNINITIALIZED=1 OCLGRIND_CHECK_API=1
 # Oclgrind rightly answers CL_INVALID_VALUE: not coproc's calls, left out.
 export HWLOC_COMPONENTS=-opencl
 export COPROC_CALIBRATE=off COPROC_CACHE_DIR=$tmp/cache
-unset COPROC_DEVICES RUSTICL_ENABLE
+unset COPROC_DEVICES RUSTICL_ENABLE COPROC_TEST_SKIP
 
 failures=0
 run() { # run PATH TEST-FILTER [PROGRAM]
@@ -49,30 +50,19 @@ for path in cpu gpu; do
     run "$path" test_nan_casts
 done
 # Every query plan of test_query, both modes, tables up to 777 rows, in
-# work-groups of 16 and chunks of 16 rows. Without --uninitialized: Oclgrind
-# 21.10's shadow memory crashes (MemoryPool::alloc) when a buffer is written
-# from a thread other than the one that made the context, as a query's is.
-unset OCLGRIND_UNINITIALIZED
+# work-groups of 16 and chunks of 16 rows; its queries run on coproc's threads
+# (submit, the scheduler's workers), each holding a context of its own there
+# (quirk context-per-thread).
 export COPROC_TEST_MAX_ROWS=777 COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16
 for path in cpu gpu; do
     run "$path" "" test_query
 done
-unset COPROC_TEST_MAX_ROWS COPROC_QUIRKS
-export OCLGRIND_UNINITIALIZED=1
+unset COPROC_TEST_MAX_ROWS
 # Every operator, type and cast at sizes 1, one group, one more, several groups
-# plus an odd tail (test_portable test_ops_small) in groups and chunks of 16.
-# The calibration kernels are left out here: Oclgrind 21.10's --uninitialized
-# crashes on a shufflevector with an undefined lane (the lane reductions of
-# calibrate_read); they run below without that check (docs/portability.md).
-export COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16
-skip=calibrate
+# plus an odd tail, then the calibration kernels (test_portable test_ops_small),
+# in groups and chunks of 16.
 for path in cpu gpu; do
-    COPROC_TEST_SKIP=$skip run "$path" test_ops_small
-done
-unset OCLGRIND_UNINITIALIZED
-echo "the calibration kernels, without --uninitialized:"
-for path in cpu gpu; do
-    COPROC_TEST_SKIP=ops run "$path" test_ops_small
+    run "$path" test_ops_small
 done
 unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]

@@ -1000,5 +1000,9 @@ int main(void)
         cmocka_unit_test(test_plans),
         cmocka_unit_test(test_hybrid),
     };
+    /* COPROC_TEST_FILTER picks tests by name (glob), as in test_portable. */
+    const char *filter = getenv("COPROC_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -213,6 +213,37 @@ static void check_places(size_t n, const int32_t *key, const int32_t *city, cons
         for (int k = 0; k < 25; k++) assert_true(seen[k] > 0);
 }
 
+/* The slices of a distributed run (ssb_generate_slice) are the whole data's rows: every
+ * dimension whole, lineorder's parts in order its rows, for 1 to 5 parts. */
+static void test_slices(void **state)
+{
+    (void)state;
+    ssb_db whole, part;
+    assert_int_equal(ssb_generate(0.01, &whole), 0);
+    for (int n = 1; n <= 5; n++) {
+        size_t row = 0;
+        for (int p = 0; p < n; p++) {
+            assert_int_equal(ssb_generate_slice(0.01, p, n, &part), 0);
+            for (int i = 0; i < ssb_ncolumns(); i++) {
+                ssb_column a, b;
+                assert_int_equal(ssb_column_at(&whole, i, &a), 0);
+                assert_int_equal(ssb_column_at(&part, i, &b), 0);
+                size_t first = a.table == SSB_LINEORDER ? row : 0;
+                if (a.table != SSB_LINEORDER)
+                    assert_int_equal(b.rows, a.rows);
+                assert_true(first + b.rows <= a.rows);
+                assert_memory_equal(b.data, a.data + first, b.rows * sizeof *b.data);
+            }
+            row += part.rows[SSB_LINEORDER];
+            ssb_free(&part);
+        }
+        assert_int_equal(row, whole.rows[SSB_LINEORDER]);
+    }
+    assert_int_equal(ssb_generate_slice(0.01, 2, 2, &part), -1);
+    assert_int_equal(ssb_generate_slice(0.01, 0, 0, &part), -1);
+    ssb_free(&whole);
+}
+
 static void test_ranges(void **state)
 {
     (void)state;
@@ -602,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_encoders),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_slices),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_result_equal),

@@ -189,6 +189,50 @@ static void test_stall_only_device(void **state)
     free_fixture(f);
 }
 
+/* A wait in the caller's own thread (a synchronous call) whose command never
+ * ends (COPROC_FAULT=stuck, as with a driver that deadlocks inside it) returns
+ * DEVICE_LOST at the wait's bound (sync.h: watchdog_seconds, 10 s at least),
+ * does not hang; the device is given up, later calls on it fail at once, and
+ * work not bound to it runs on another device (with one only: DEVICE_LOST). */
+static void test_caller_wait_stuck(void **state)
+{
+    (void)state;
+    fixture *f = make_fixture();
+    setenv("COPROC_FAULT", "stuck:0:1", 1);
+    coproc_runtime *rt = open_stalled(f, 0.3, -1, 0, 0, COPROC_POLICY_WTAR);
+    unsetenv("COPROC_FAULT");
+    coproc_column *dcol = NULL, *hcol = NULL;
+    double t0 = test_now();
+    coproc_status s = coproc_column_upload(rt, 0, COPROC_INT32, f->vals, ROWS, &dcol);
+    double took = test_now() - t0;
+    if (s != COPROC_DEVICE_LOST)
+        fail_msg("upload to a stuck device: %s: %s", coproc_status_name(s), coproc_errmsg(rt));
+    assert_null(dcol);
+    if (took < 9 || took > 60)
+        fail_msg("the stuck wait ended after %.2f s (its bound: 10 s)", took);
+    assert_non_null(strstr(f->log, "made no progress"));
+    /* Given up: the watchdog marks it lost within a few of its looks. */
+    for (int i = 0; i < 100 && !device_lost(rt, 0, NULL); i++)
+        test_sleep(0.05);
+    assert_true(device_lost(rt, 0, NULL));
+    t0 = test_now();
+    assert_int_equal(coproc_column_upload(rt, 0, COPROC_INT32, f->vals, ROWS, &dcol),
+                     COPROC_DEVICE_LOST);
+    assert_true(test_now() - t0 < 5);
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT32, f->vals, ROWS, &hcol), COPROC_OK);
+    coproc_scalar sum;
+    s = coproc_reduce(rt, COPROC_REDUCE_SUM, hcol, &sum);
+    if (coproc_device_count(rt) > 1) {
+        assert_int_equal(s, COPROC_OK);
+        assert_int_equal(sum.v.i64, f->sum);
+    } else {
+        assert_int_equal(s, COPROC_DEVICE_LOST);
+    }
+    coproc_column_free(hcol);
+    coproc_close(rt);
+    free_fixture(f);
+}
+
 /* Without a stall the watchdog changes nothing; with it off a short stall
  * just delays (the run then fails as the hung driver call would, DEVICE_LOST,
  * and the device is given up on its own word). */
@@ -263,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_stall_moves_work),
         cmocka_unit_test(test_stall_only_device),
         cmocka_unit_test(test_no_false_alarm),
+        cmocka_unit_test(test_caller_wait_stuck),
         cmocka_unit_test(test_bad_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/runtime.h"
@@ -223,4 +224,17 @@ void test_ref_argsort(coproc_type t, const void *d, size_t n, uint32_t *perm)
         memcpy(perm, tmp, n * sizeof *perm);
     }
     free(tmp);
+}
+
+double test_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void test_sleep(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
 }

@@ -33,6 +33,10 @@ void test_each_device_path_quirks(const char *quirks, test_device_fn fn, void *u
 /* Force device i's kernel path before it builds anything (1 CPU, 0 GPU). */
 void test_force_path(coproc_runtime *rt, int device, int cpu_path);
 
+/* Seconds on the monotonic clock; sleep for s seconds. */
+double test_now(void);
+void test_sleep(double s);
+
 /* Deterministic random numbers (splitmix64). */
 typedef struct test_rng { uint64_t s; } test_rng;
 uint64_t test_rand(test_rng *r);

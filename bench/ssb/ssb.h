@@ -76,6 +76,13 @@ int ssb_sizes_for(double sf, ssb_sizes *out);
  * or -1 on an invalid sf or when out of memory. */
 int ssb_generate(double sf, ssb_db *out);
 
+/* One part of nparts of the database for sf, for a process of a distributed
+ * run: every dimension table whole, and of lineorder the lines of orders
+ * [part * orders / nparts, (part + 1) * orders / nparts) - exactly the rows
+ * ssb_generate gives there, so the parts in order make its lineorder.
+ * Returns 0, or -1 on an invalid sf or part or out of memory (*out zeroed). */
+int ssb_generate_slice(double sf, int part, int nparts, ssb_db *out);
+
 /* Release the columns of a database filled by this library and zero it.
  * A zeroed struct is fine. */
 void ssb_free(ssb_db *db);

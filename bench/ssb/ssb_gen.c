@@ -14,9 +14,11 @@ typedef struct rng {
     uint64_t s;
 } rng;
 
+#define GAMMA 0x9E3779B97F4A7C15ull
+
 static uint64_t rng_next(rng *r)
 {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (r->s += GAMMA);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -124,21 +126,27 @@ static void gen_part(ssb_db *db)
  * (CUST_MORTALITY): the k-th such key, k from 0. */
 static int32_t living_customer(int64_t k) { return (int32_t)(k / 2 * 3 + k % 2 + 1); }
 
-static size_t count_lines(size_t orders)
+/* The lines of orders [first, last). */
+static size_t count_lines(size_t first, size_t last)
 {
-    rng lines = {SEED_LINES};
+    rng lines = {SEED_LINES + first * GAMMA};
     size_t total = 0;
-    for (size_t o = 0; o < orders; o++) total += (size_t)rng_between(&lines, 1, 7);
+    for (size_t o = first; o < last; o++)
+        total += (size_t)rng_between(&lines, 1, 7);
     return total;
 }
 
-static void gen_lineorder(ssb_db *db, size_t orders)
+/* The lines of orders [first, last) into rows 0.. of db's lineorder; row0: the lines of
+ * the orders before first. Each stream is a counter (splitmix64), so it starts where a
+ * whole run would be: lines and orders draw 1 and 2 values an order, lines 7 a line. */
+static void gen_lineorder(ssb_db *db, size_t first, size_t last, size_t row0)
 {
-    rng lines = {SEED_LINES}, ord = {SEED_ORDER}, r = {SEED_LINEORDER};
+    rng lines = {SEED_LINES + first * GAMMA}, ord = {SEED_ORDER + 2 * first * GAMMA},
+        r = {SEED_LINEORDER + 7 * row0 * GAMMA};
     int64_t living = (int64_t)db->rows[SSB_CUSTOMER] - (int64_t)db->rows[SSB_CUSTOMER] / 3;
     int64_t nparts = (int64_t)db->rows[SSB_PART], nsupp = (int64_t)db->rows[SSB_SUPPLIER];
     size_t row = 0;
-    for (size_t o = 0; o < orders; o++) {
+    for (size_t o = first; o < last; o++) {
         int nlines = (int)rng_between(&lines, 1, 7);
         int64_t day = rng_between(&ord, 0, ORDERDATE_LAST);
         int32_t cust = living_customer(rng_between(&ord, 0, living - 1));
@@ -167,11 +175,20 @@ static void gen_lineorder(ssb_db *db, size_t orders)
 
 int ssb_generate(double sf, ssb_db *out)
 {
+    return ssb_generate_slice(sf, 0, 1, out);
+}
+
+int ssb_generate_slice(double sf, int part, int nparts, ssb_db *out)
+{
     memset(out, 0, sizeof *out);
     ssb_sizes sz;
-    if (ssb_sizes_for(sf, &sz) != 0) return -1;
+    if (ssb_sizes_for(sf, &sz) != 0 || nparts < 1 || part < 0 || part >= nparts)
+        return -1;
+    size_t first = (size_t)((uint64_t)sz.orders * (uint64_t)part / (uint64_t)nparts);
+    size_t last = (size_t)((uint64_t)sz.orders * (uint64_t)(part + 1) / (uint64_t)nparts);
+    size_t row0 = count_lines(0, first);
     out->sf = sf;
-    out->rows[SSB_LINEORDER] = count_lines(sz.orders);
+    out->rows[SSB_LINEORDER] = count_lines(first, last);
     out->rows[SSB_DATE] = sz.dates;
     out->rows[SSB_CUSTOMER] = sz.customers;
     out->rows[SSB_SUPPLIER] = sz.suppliers;
@@ -183,6 +200,6 @@ int ssb_generate(double sf, ssb_db *out)
     gen_places(&supp, sz.suppliers, out->s_suppkey, out->s_city, out->s_nation, out->s_region);
     gen_places(&cust, sz.customers, out->c_custkey, out->c_city, out->c_nation, out->c_region);
     gen_part(out);
-    gen_lineorder(out, sz.orders);
+    gen_lineorder(out, first, last, row0);
     return 0;
 }

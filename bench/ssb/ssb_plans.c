@@ -46,6 +46,7 @@ void ssb_tables_close(ssb_tables *t)
 typedef struct qb {
     coproc_plan *p;
     const ssb_tables *t;
+    ssb_plan_agg *agg; /* non-NULL: record the aggregation here instead of building it */
 } qb;
 
 static coproc_expr *col(qb *b, const char *name) { return coproc_expr_column(b->p, name); }
@@ -85,6 +86,17 @@ static coproc_node *group_sum(qb *b, coproc_node *in, int nkeys, const char *con
                               const char *name, int norder, const coproc_order_key *order)
 {
     coproc_aggregate ag = {COPROC_AGG_SUM, sum, name};
+    if (b->agg) {
+        b->agg->in = in;
+        b->agg->nkeys = nkeys;
+        for (int i = 0; i < nkeys; i++)
+            b->agg->keys[i] = keys[i];
+        b->agg->agg = ag;
+        b->agg->norder = norder;
+        for (int i = 0; i < norder; i++)
+            b->agg->order[i] = order[i];
+        return in;
+    }
     coproc_node *g = coproc_plan_group_by(b->p, in, nkeys, keys, 1, &ag);
     return norder ? coproc_plan_order_by(b->p, g, norder, order, 0) : g;
 }
@@ -153,9 +165,10 @@ static coproc_node *q4(qb *b, int q)
     return group_sum(b, lo, nk, keys, profit, "profit", nk, order);
 }
 
-coproc_status ssb_plan_build(coproc_plan *p, const ssb_tables *t, int q, coproc_node **root)
+static coproc_status build(coproc_plan *p, const ssb_tables *t, int q, ssb_plan_agg *agg,
+                           coproc_node **root)
 {
-    qb b = {p, t};
+    qb b = {p, t, agg};
     coproc_node *r = NULL;
     switch (q) {
     case SSB_Q1_1: r = q1(&b, eq(&b, "d_year", 1993), 1, 3, 0, 24); break;
@@ -189,6 +202,18 @@ coproc_status ssb_plan_build(coproc_plan *p, const ssb_tables *t, int q, coproc_
     }
     *root = r;
     return coproc_plan_status(p);
+}
+
+coproc_status ssb_plan_build(coproc_plan *p, const ssb_tables *t, int q, coproc_node **root)
+{
+    return build(p, t, q, NULL, root);
+}
+
+coproc_status ssb_plan_build_agg(coproc_plan *p, const ssb_tables *t, int q, ssb_plan_agg *out)
+{
+    memset(out, 0, sizeof *out);
+    coproc_node *in = NULL;
+    return build(p, t, q, out, &in);
 }
 
 /* ---------------------------------------------------------------- bytes and results */

@@ -24,6 +24,21 @@ void ssb_tables_close(ssb_tables *t);
  * plan's status (coproc_plan_status). */
 coproc_status ssb_plan_build(coproc_plan *p, const ssb_tables *t, int q, coproc_node **root);
 
+/* Query q cut at its aggregation, for a distributed run (coproc/mpi.h): in,
+ * the node whose rows are grouped (lineorder joined with its dimensions), and
+ * the group-by and order-by the whole plan puts on it (names are static
+ * strings; with no keys, no order). */
+typedef struct ssb_plan_agg {
+    coproc_node *in;
+    int nkeys;
+    const char *keys[3];
+    coproc_aggregate agg; /* the query's one sum */
+    int norder;
+    coproc_order_key order[4];
+} ssb_plan_agg;
+
+coproc_status ssb_plan_build_agg(coproc_plan *p, const ssb_tables *t, int q, ssb_plan_agg *out);
+
 /* The bytes of columns query q must read at least (each column it touches,
  * once): the numerator of Crystal's bandwidth-bound time. */
 double ssb_query_bytes(const ssb_db *db, int q);

@@ -22,6 +22,10 @@ coproc_status coproc__fail_cl(coproc_runtime *rt, int cl_err, const char *fmt, .
 /* Map an OpenCL error code to the closest coproc status. */
 coproc_status coproc__status_from_cl(int cl_err);
 
+/* Not an OpenCL code: a wait saw its command make no progress within the
+ * device's bound (backend/opencl/sync.h); DEVICE_LOST. */
+#define COPROC__CL_NO_PROGRESS (-9100)
+
 /* Copy the last error message of rt into buf (size bytes), under its lock. */
 void coproc__errmsg_copy(coproc_runtime *rt, char *buf, size_t size);
 

@@ -10,8 +10,8 @@
 #include "core/parse.h"
 #include "core/runtime.h"
 
-static const char *const site_names[COPROC__FAULT_SITES] = {"alloc", "h2d", "d2h", "launch",
-                                                            "build", "map", "lost"};
+static const char *const site_names[COPROC__FAULT_SITES] = {
+    "alloc", "h2d", "d2h", "launch", "build", "map", "lost", "finish", "stuck"};
 
 static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                                      CL_OUT_OF_RESOURCES,
@@ -19,7 +19,9 @@ static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FA
                                                      CL_OUT_OF_RESOURCES,
                                                      CL_BUILD_PROGRAM_FAILURE,
                                                      CL_OUT_OF_RESOURCES,
-                                                     CL_DEVICE_NOT_AVAILABLE};
+                                                     CL_DEVICE_NOT_AVAILABLE,
+                                                     CL_OUT_OF_RESOURCES,
+                                                     COPROC__CL_NO_PROGRESS};
 
 /* random:PERMILLE[:SEED] into f; NULL or the reason. */
 static const char *parse_random(char *s, coproc__faults *f)
@@ -113,7 +115,9 @@ int coproc__fault(coproc_runtime *rt, int device, coproc__fault_site site)
     coproc__faults *f = &rt->faults;
     if ((f->n == 0 && !f->random_permille) || device < 0 || device >= 16)
         return 0;
-    if (f->random_permille && site != COPROC__FAULT_BUILD && random_hit(f))
+    /* Random faults strike allocations, copies, launches and maps only. */
+    if (f->random_permille && site != COPROC__FAULT_BUILD && site < COPROC__FAULT_LOST &&
+        random_hit(f))
         return inject(rt, device, site, atomic_load(&f->calls[device][site]) + 1);
     if (atomic_load(&f->gone[device]) && site != COPROC__FAULT_BUILD)
         return inject(rt, device, COPROC__FAULT_LOST, 0);

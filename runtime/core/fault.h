@@ -7,9 +7,12 @@
  *   COPROC_FAULT=SPEC[,SPEC...]   SPEC = SITE:DEVICE:NTH
  *     SITE   alloc (CL_MEM_OBJECT_ALLOCATION_FAILURE), h2d, d2h, launch,
  *            map (a result mapped on a zero-copy device) (CL_OUT_OF_RESOURCES),
- *            build (CL_BUILD_PROGRAM_FAILURE), or lost (CL_DEVICE_NOT_AVAILABLE
- *            from the NTH launch on, for every call of the device: it
- *            disappeared)
+ *            build (CL_BUILD_PROGRAM_FAILURE), finish (a wait for all of a
+ *            queue's commands, CL_OUT_OF_RESOURCES), stuck (a blocking wait in
+ *            the caller's thread sees its command never end, as with a driver
+ *            that deadlocks: the wait ends at the device's bound, sync.h), or
+ *            lost (CL_DEVICE_NOT_AVAILABLE from the NTH launch on, for every
+ *            call of the device: it disappeared)
  *     NTH    the call's number on that device and site, from 1; "every:K"
  *            fails every K-th
  *   COPROC_FAULT=random:PERMILLE[:SEED]
@@ -34,6 +37,8 @@ typedef enum coproc__fault_site {
     COPROC__FAULT_BUILD,
     COPROC__FAULT_MAP,
     COPROC__FAULT_LOST,
+    COPROC__FAULT_FINISH,
+    COPROC__FAULT_STUCK,
     COPROC__FAULT_SITES
 } coproc__fault_site;
 

@@ -56,7 +56,8 @@ coproc_status coproc__status_from_cl(int cl_err)
     case CL_DEVICE_NOT_AVAILABLE:
     case CL_DEVICE_NOT_FOUND:
     case CL_INVALID_DEVICE:
-    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: return COPROC_DEVICE_LOST;
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+    case COPROC__CL_NO_PROGRESS: return COPROC_DEVICE_LOST;
     case CL_BUILD_PROGRAM_FAILURE:
     case CL_COMPILER_NOT_AVAILABLE: return COPROC_BUILD_FAILED;
     case CL_PLATFORM_NOT_FOUND_KHR: return COPROC_NO_PLATFORM;
@@ -219,6 +220,8 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
         else
             rt->watchdog_s = w;
     }
+    for (int i = 0; i < rt->device_count; i++) /* waits in callers' threads too (sync.h) */
+        rt->devices[i].wait_bound_s = rt->watchdog_s;
     env = getenv("COPROC_POLICY");
     if (env && *env) {
         static const char *const usage = "wtar, srt, rr, tbo, pbo, static, fixed or fixed:N";

@@ -50,7 +50,7 @@ coproc_status coproc__copy_bandwidth(coproc_runtime *rt, coproc__device *dev, si
         s = coproc__launch(rt, dev, &a, &g, "copy bandwidth");
         if (s != COPROC_OK)
             goto done;
-        err = coproc__finish(dev->queue);
+        err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "copy bandwidth: clFinish");
             goto done;

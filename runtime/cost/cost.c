@@ -8,6 +8,7 @@
 #include "cost/bandwidth.h"
 #include "cost/model.h"
 #include "core/runtime.h"
+#include "backend/opencl/sync.h"
 
 _Static_assert(COPROC__OP_KIND_COUNT <= COPROC__DEVICE_OP_KINDS,
                "coproc__device counts runs of every operator kind");
@@ -61,7 +62,7 @@ static double device_seconds(coproc__device *dev, cl_event start)
     double seconds = -1;
     if (!start || clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end) != CL_SUCCESS)
         return -1;
-    if (clWaitForEvents(1, &end) == CL_SUCCESS)
+    if (coproc__wait_event(dev, end) == CL_SUCCESS)
         seconds = coproc__device_event_seconds(dev, start, end);
     clReleaseEvent(end);
     return seconds;

@@ -18,7 +18,7 @@ static cl_int write_whole(coproc__device *dev, cl_mem mem, size_t bytes)
     if (!host)
         return CL_OUT_OF_HOST_MEMORY;
     memset(host, 0xa5, bytes);
-    cl_int err = coproc__write_now(dev->queue, mem, 0, bytes, host, 0, NULL, NULL);
+    cl_int err = coproc__write_now(dev, dev->queue, mem, 0, bytes, host, 0, NULL, NULL);
     free(host);
     return err;
 }
@@ -254,7 +254,7 @@ coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_type t, size_t
                                     NULL, &err);
         if (!mem)
             continue;
-        void *p = coproc__map_now(dev->queue, mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+        void *p = coproc__map_now(dev, dev->queue, mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
         if (!p) {
             clReleaseMemObject(mem);
             continue;
@@ -313,7 +313,7 @@ void coproc_column_free(coproc_column *col)
             coproc__residency_forget(&col->rt->devices[i], col);
         if (col->pinned) {
             clEnqueueUnmapMemObject(col->pinned_dev->queue, col->pinned, col->host, 0, NULL, NULL);
-            coproc__finish(col->pinned_dev->queue);
+            coproc__finish(col->pinned_dev, col->pinned_dev->queue);
             clReleaseMemObject(col->pinned);
         } else if (col->host_owned) {
             free(col->host);
@@ -324,7 +324,7 @@ void coproc_column_free(coproc_column *col)
     if (col->host_wrapped) {
         /* Never pooled: the buffer must not outlive the caller's memory, nor may a
          * queued command still read it when on_free lets the caller have it back. */
-        coproc__finish(col->dev->queue);
+        coproc__finish(col->dev, col->dev->queue);
         clReleaseMemObject(col->mem);
     } else {
         coproc__pool_give(&col->dev->pool, col->mem);

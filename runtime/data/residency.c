@@ -306,7 +306,7 @@ void coproc__residency_forget(coproc__device *dev, const coproc_column *col)
     if (!mem)
         return;
     if (in_place) {
-        coproc__finish(dev->queue); /* idle before the host memory goes back to the caller */
+        coproc__finish(dev, dev->queue); /* idle before the host memory goes back to the caller */
         clReleaseMemObject(mem);
     } else {
         coproc__pool_give(&dev->pool, mem);

@@ -113,7 +113,7 @@ static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device 
                                              CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
                                              NULL, &err);
             if (st->stage[s][i])
-                st->stage_ptr[s][i] = coproc__map_now(dev->queue, st->stage[s][i],
+                st->stage_ptr[s][i] = coproc__map_now(dev, dev->queue, st->stage[s][i],
                                                       CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
             /* No pinned memory: copy straight from the caller's (slower, still right). */
         }
@@ -130,7 +130,7 @@ static coproc_status stream_wait(stream *st, size_t k, coproc_column views[2])
 {
     int slot = (int)(k % st->nbuf);
     if (st->copied[slot]) {
-        cl_int err = clWaitForEvents(1, &st->copied[slot]);
+        cl_int err = coproc__wait_event(st->dev, st->copied[slot]);
         clReleaseEvent(st->copied[slot]);
         st->copied[slot] = NULL;
         if (err != CL_SUCCESS)
@@ -152,10 +152,10 @@ static coproc_status stream_done(stream *st, size_t k)
 static void stream_close(stream *st)
 {
     if (st->dev)
-        coproc__finish(st->dev->queue); /* no kernel may still read a buffer the pool hands out */
+        coproc__finish(st->dev, st->dev->queue); /* no kernel may still read a buffer the pool hands out */
     for (int s = 0; s < STREAM_BUFFERS; s++) {
         if (st->copied[s]) {
-            clWaitForEvents(1, &st->copied[s]); /* never free a buffer under a copy */
+            coproc__wait_event(st->dev, st->copied[s]); /* never free a buffer under a copy */
             clReleaseEvent(st->copied[s]);
         }
         for (int i = 0; i < 2; i++) {
@@ -169,7 +169,7 @@ static void stream_close(stream *st)
         }
     }
     if (st->dev)
-        coproc__finish(st->dev->queue); /* the unmaps */
+        coproc__finish(st->dev, st->dev->queue); /* the unmaps */
     memset(st, 0, sizeof *st);
 }
 

@@ -62,7 +62,7 @@ static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem f
                                const char *what, size_t limit)
 {
     cl_uint bad = 0;
-    cl_int err = coproc__read_now(dev->queue, flag, 0, sizeof bad, &bad, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev, dev->queue, flag, 0, sizeof bad, &bad, 0, NULL, NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: reading the range check from device %d", what,
                                dev->index);
@@ -237,7 +237,7 @@ static coproc_status bitmap_counts(coproc_runtime *rt, coproc__device *dev, cl_m
         goto done;
     }
     cl_int err =
-        coproc__read_now(dev->queue, counts, 0, g->groups * sizeof *host, host, 0, NULL, NULL);
+        coproc__read_now(dev, dev->queue, counts, 0, g->groups * sizeof *host, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "bitmap_counts: reading counts from device %d", dev->index);
         goto done;
@@ -272,6 +272,10 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
     cl_mem counts = NULL;
     cl_kernel k = NULL;
     uint64_t total = 0;
+    cl_program built; /* built before the geometry: it tells the work-group limit */
+    s = coproc__program_get(rt, dev, "gather", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_ulong wchunk = ((n + 31) / 32 + g.groups - 1) / g.groups;
     if (n > 0) {
@@ -301,7 +305,7 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
     COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
     s = coproc__launch(rt, dev, &a, &g, kname);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(dev->queue);
+        cl_int err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: clFinish on device %d", kname, dev->index);
     }
@@ -346,6 +350,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
         return COPROC_OK;
     }
     coproc__device *dev = col->dev;
+    cl_program built; /* built before the geometry: it tells the work-group limit */
+    s = coproc__program_get(rt, dev, "gather", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_mem partials[3] = {NULL, NULL, NULL}, counts = NULL; /* sum, min, max */
     cl_kernel k = NULL;
@@ -398,10 +406,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     cl_int err = clEnqueueReadBuffer(dev->queue, partials[op], CL_FALSE, 0, g.groups * psize,
                                      host, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = coproc__read_now(dev->queue, counts, 0, g.groups * sizeof *host_counts, host_counts,
+        err = coproc__read_now(dev, dev->queue, counts, 0, g.groups * sizeof *host_counts, host_counts,
                                0, NULL, NULL);
     if (err != CL_SUCCESS) {
-        coproc__finish(dev->queue); /* the first read may still target host */
+        coproc__finish(dev, dev->queue); /* the first read may still target host */
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
         goto done;
     }

@@ -304,7 +304,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         if (s != COPROC_OK)
             break;
         cl_uint c[3] = {0, 0, 0};
-        cl_int err = coproc__read_now(dev->queue, ctl, 0, sizeof c, c, 0, NULL, NULL);
+        cl_int err = coproc__read_now(dev, dev->queue, ctl, 0, sizeof c, c, 0, NULL, NULL);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "%s: reading the overflow flag from device %d", kname,
                                 dev->index);
@@ -528,7 +528,7 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
             COPROC__ARG(a, *rank);
             s = coproc__launch(rt, dev, &a, &g, "gb_invert");
             if (s == COPROC_OK) {
-                cl_int err = coproc__finish(dev->queue);
+                cl_int err = coproc__finish(dev, dev->queue);
                 if (err != CL_SUCCESS)
                     s = coproc__fail_cl(rt, err, "gb_invert on device %d", dev->index);
             }
@@ -562,7 +562,7 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
             qsort(ki, groups, sizeof *ki, cmp_key_index);
             for (size_t j = 0; j < groups; j++)
                 r[ki[j].index] = (uint32_t)j;
-            cl_int err = coproc__write_now(dev->queue, *rank, 0, groups * 4, r, 0, NULL, NULL);
+            cl_int err = coproc__write_now(dev, dev->queue, *rank, 0, groups * 4, r, 0, NULL, NULL);
             if (err != CL_SUCCESS)
                 s = coproc__fail_cl(rt, err, "uploading group ranks to device %d", dev->index);
         }
@@ -640,8 +640,8 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
         s = coproc__launch(rt, dev, &a, &g, kname);
     }
     if (s == COPROC_OK) {
-        cl_int err = coproc__read_now(dev->queue, l->scratch, 0, g.groups * 16, l->scratch_host, 0,
-                                      NULL, NULL);
+        cl_int err = coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * 16,
+                                      l->scratch_host, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the key range from device %d", kname,
                                 dev->index);
@@ -909,7 +909,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
             s = write_aggregates(rt, dev, p, &t, pos, (size_t)groups, pos, 0, &r);
     }
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(dev->queue);
+        cl_int err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
     }
@@ -987,7 +987,7 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
         goto done;
     cl_ulong *win = l->scratch_host;
     cl_int err =
-        coproc__read_now(dev->queue, w.win, 0, P * 4 * sizeof(cl_ulong), win, 0, NULL, NULL);
+        coproc__read_now(dev, dev->queue, w.win, 0, P * 4 * sizeof(cl_ulong), win, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading the windows from device %d", kname, dev->index);
         goto done;
@@ -1151,7 +1151,7 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     if (s == COPROC_OK)
         s = write_aggregates(rt, dev, &p, &t, pos, (size_t)groups, dest, use_dest, &r);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(dev->queue);
+        cl_int err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
     }

@@ -25,7 +25,7 @@ static coproc_status run(coproc_runtime *rt, coproc__device *dev, coproc__args *
         coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, a, &g, kname);
         if (s == COPROC_OK) {
-            cl_int err = coproc__finish(dev->queue);
+            cl_int err = coproc__finish(dev, dev->queue);
             if (err != CL_SUCCESS)
                 s = coproc__fail_cl(rt, err, "%s: clFinish on device %d", kname, dev->index);
         }

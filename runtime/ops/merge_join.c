@@ -250,7 +250,7 @@ output:
         if ((s = launch_rows(rt, dev, &a, nl, "mj_pairs")) != COPROC_OK)
             goto done;
     }
-    cl_int err = coproc__finish(dev->queue);
+    cl_int err = coproc__finish(dev, dev->queue);
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: running on device %d", what, dev->index);
 done:
@@ -310,7 +310,7 @@ coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *pro
     if ((s = launch_searches(rt, dev, &a, np, "mj_semi")) != COPROC_OK ||
         (s = coproc__flags_to_positions(rt, dev, flags, np, &pos, &found)) != COPROC_OK)
         goto done;
-    cl_int err = coproc__finish(dev->queue);
+    cl_int err = coproc__finish(dev, dev->queue);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: running on device %d", what, dev->index);
         goto done;

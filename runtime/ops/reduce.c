@@ -47,15 +47,18 @@ coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const 
     char kname[32];
     snprintf(kname, sizeof kname, "reduce_%s_%s", op_name[op], type_suffix[col->type]);
     size_t psize = coproc__reduce_partial_size(dev, op, col->type);
-    coproc__geometry g = coproc__geometry_for(dev, col->length, 0);
 
     /* The kernel and its partials buffer come from the device's pool (made
      * once); the partials are read with the blocking read right after the
-     * launch: one wait a call. */
+     * launch: one wait a call. The kernel first: its build tells the
+     * work-group limit the geometry keeps to (program.c). */
     coproc__kernel_lease *l = NULL;
+    coproc__geometry g = {0};
     s = coproc__kernel_borrow(rt, dev, "reduce", kname, &l);
-    if (s == COPROC_OK)
+    if (s == COPROC_OK) {
+        g = coproc__geometry_for(dev, col->length, 0);
         s = coproc__lease_scratch(rt, dev, l, g.groups * psize);
+    }
     if (s != COPROC_OK)
         goto done;
     cl_ulong n = col->length;
@@ -68,7 +71,7 @@ coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const 
     if (s != COPROC_OK)
         goto done;
     unsigned char *host = l->scratch_host;
-    cl_int err = coproc__read_now(dev->queue, l->scratch, 0, g.groups * psize, host, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * psize, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
         goto done;

@@ -58,6 +58,12 @@ static void return_kernels(coproc__device *dev, coproc__kernel_lease **l)
 static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const scan_plan *p,
                               cl_mem in, size_t n, cl_mem out, int inclusive, void *total)
 {
+    /* Built before the geometry is made: the build tells the work-group
+     * limit its kernels allow (program.c). */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "scan", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     coproc__geometry one = coproc__geometry_for(dev, 0, 0); /* one work-group */
     /* Chunks of whole 64-row blocks keep GPU tiles aligned. */
@@ -65,7 +71,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     cl_ulong nn = n;
     cl_uint groups = (cl_uint)g.groups;
     coproc__kernel_lease *k[3] = {NULL, NULL, NULL};
-    coproc_status s = borrow_kernels(rt, dev, p, (g.groups + 1) * p->sum_size, k);
+    s = borrow_kernels(rt, dev, p, (g.groups + 1) * p->sum_size, k);
     if (s != COPROC_OK)
         goto done;
     cl_mem sums = k[0]->scratch;
@@ -104,7 +110,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
         goto done;
 
     if (total) {
-        cl_int err = coproc__read_now(dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
+        cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
                                       0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the total from device %d", p->groups,
@@ -142,7 +148,12 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     if (n > UINT32_MAX)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "%zu rows: positions are 32-bit", n);
     /* The output's size is known only after pass 2, so the passes run in two
-     * steps: counts and offsets first, then the positions. */
+     * steps: counts and offsets first, then the positions. The program is
+     * built first: the build tells its kernels' work-group limit. */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "scan", &built);
+    if (s != COPROC_OK)
+        return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     coproc__geometry one = coproc__geometry_for(dev, 0, 0);
     cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
@@ -151,7 +162,6 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     coproc__kernel_lease *k[3] = {NULL, NULL, NULL};
     cl_mem out = NULL;
     cl_ulong total = 0;
-    coproc_status s = COPROC_OK;
     if (n == 0)
         goto done;
     s = borrow_kernels(rt, dev, &plan, (g.groups + 1) * plan.sum_size, k);
@@ -175,7 +185,7 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__launch(rt, dev, &a2, &one, plan.groups);
     if (s != COPROC_OK)
         goto done;
-    cl_int err = coproc__read_now(dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
+    cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
                                   0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading the count from device %d", plan.groups,
@@ -241,7 +251,7 @@ coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int 
         s = run_scan(rt, in->dev, &plans[in->type], in->mem, in->length, col->mem, !exclusive,
                      NULL);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(in->dev->queue);
+        cl_int err = coproc__finish(in->dev, in->dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_scan: clFinish on device %d", in->dev->index);
     }

@@ -196,15 +196,37 @@ static coproc_status filter_prepare(coproc_runtime *rt, const coproc_filter *f, 
     return COPROC_OK;
 }
 
+/* The cl/select.cl variant for p's column type: its defines. */
+static void pred_defines(const pred_args *p, char *defines, size_t size)
+{
+    snprintf(defines, size, "#define SEL_T %s\n", type_cl[p->col->type]);
+}
+
 /* Kernel select_<p's comparison> (positions: select_positions) of the
  * cl/select.cl variant for p's column type. */
 static coproc_status pred_kernel(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
                                  int positions, cl_kernel *out)
 {
     char defines[32], kernel[32];
-    snprintf(defines, sizeof defines, "#define SEL_T %s\n", type_cl[p->col->type]);
+    pred_defines(p, defines, sizeof defines);
     snprintf(kernel, sizeof kernel, "select_%s", positions ? "positions" : cmp_name[p->cmp]);
     return coproc__kernel_create_variant(rt, dev, "select", defines, kernel, out);
+}
+
+/* Build the variants the np predicates use before a geometry is made: a
+ * build tells the work-group limit of its kernels (program.c). */
+static coproc_status pred_programs(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
+                                   int np)
+{
+    for (int i = 0; i < np; i++) {
+        char defines[32];
+        cl_program built;
+        pred_defines(&p[i], defines, sizeof defines);
+        coproc_status s = coproc__program_variant(rt, dev, "select", defines, &built);
+        if (s != COPROC_OK)
+            return s;
+    }
+    return COPROC_OK;
 }
 
 /* Read the groups' counts back (blocking) and add them into *count. */
@@ -215,7 +237,7 @@ static coproc_status sum_counts(coproc_runtime *rt, coproc__device *dev, cl_mem 
     if (!host)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     cl_int err =
-        coproc__read_now(dev->queue, counts, 0, groups * sizeof *host, host, 0, NULL, NULL);
+        coproc__read_now(dev, dev->queue, counts, 0, groups * sizeof *host, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         free(host);
         return coproc__fail_cl(rt, err, "select: reading counts from device %d", dev->index);
@@ -232,12 +254,12 @@ static coproc_status sum_counts(coproc_runtime *rt, coproc__device *dev, cl_mem 
 static coproc_status count_only(coproc_runtime *rt, coproc__device *dev, const pred_args *p,
                                 size_t n, uint64_t *count)
 {
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_mem counts = NULL;
     cl_kernel k = NULL;
-    coproc_status s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
+    coproc_status s = pred_kernel(rt, dev, p, 0, &k); /* first: see pred_programs */
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
     if (s == COPROC_OK)
-        s = pred_kernel(rt, dev, p, 0, &k);
+        s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
     if (s == COPROC_OK) {
         cl_ulong nn = n, wchunk = 0;
         cl_int mode = 3; /* count only: the bitmap argument is not used */
@@ -280,12 +302,15 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
                                     filter_run *r)
 {
     size_t words = (n + 31) / 32;
-    r->g = coproc__geometry_for(dev, n, 0);
-    r->wchunk = (words + r->g.groups - 1) / r->g.groups;
     r->counts = NULL;
     r->count = 0;
+    coproc_status s = pred_programs(rt, dev, p, np);
+    if (s != COPROC_OK)
+        return s;
+    r->g = coproc__geometry_for(dev, n, 0);
+    r->wchunk = (words + r->g.groups - 1) / r->g.groups;
     cl_kernel k = NULL;
-    coproc_status s = coproc__buffer_new(rt, dev, r->g.groups * sizeof(cl_uint), &r->counts);
+    s = coproc__buffer_new(rt, dev, r->g.groups * sizeof(cl_uint), &r->counts);
     if (s != COPROC_OK)
         return s;
     cl_ulong nn = n;
@@ -339,7 +364,7 @@ static coproc_status bitmap_positions(coproc_runtime *rt, coproc__device *dev,
 
 static coproc_status finish(coproc_runtime *rt, coproc__device *dev, const char *what)
 {
-    cl_int err = coproc__finish(dev->queue);
+    cl_int err = coproc__finish(dev, dev->queue);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clFinish on device %d", what, dev->index);
     return COPROC_OK;

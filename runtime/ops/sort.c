@@ -194,7 +194,7 @@ static coproc_status radix_sort(sort_job *j)
     COPROC__ARG(a, totals);
     if ((s = enqueue(j, &a, j->groups, j->local, hist_all_name)) != COPROC_OK)
         goto done;
-    err = coproc__read_now(dev->queue, totals, 0, totals_len * 4, host_totals, 0, NULL, NULL);
+    err = coproc__read_now(dev, dev->queue, totals, 0, totals_len * 4, host_totals, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading digit counts from device %d", j->what,
                             dev->index);
@@ -333,7 +333,7 @@ static coproc_status radix_sort(sort_job *j)
     }
 done:
     if (s == COPROC_OK) {
-        err = coproc__finish(dev->queue);
+        err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: running on device %d", j->what, dev->index);
     }
@@ -426,7 +426,7 @@ coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
     if (j.n == 1) { /* nothing to sort: the permutation is {0} */
         cl_uint zero = 0;
         cl_int err =
-            coproc__write_now(j.dev->queue, out->mem, 0, sizeof zero, &zero, 0, NULL, NULL);
+            coproc__write_now(j.dev, j.dev->queue, out->mem, 0, sizeof zero, &zero, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "coproc_argsort: writing to device %d", j.dev->index);
     } else if (j.n > 1) {

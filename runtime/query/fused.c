@@ -375,7 +375,7 @@ coproc_status coproc__qkernel_of(fused *f, coproc__device *dev, const coproc__qk
 
 static coproc_status wait_queue(fused *f, coproc__device *dev, const char *what)
 {
-    cl_int err = coproc__finish(dev->queue);
+    cl_int err = coproc__finish(dev, dev->queue);
     return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: %s on device %d", what, dev->index);
 }
 
@@ -388,7 +388,7 @@ coproc_status coproc__qread(fused *f, coproc__device *dev, cl_mem m, void *dst, 
 {
     if (!bytes)
         return COPROC_OK;
-    cl_int err = coproc__read_now(dev->queue, m, 0, bytes, dst, 0, NULL, NULL);
+    cl_int err = coproc__read_now(dev, dev->queue, m, 0, bytes, dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? COPROC_OK : coproc__fail_cl(f->rt, err, "query: reading a result");
 }
 
@@ -467,7 +467,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     }
     err = coproc__enqueue_fill(dev, dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
     if (err == CL_SUCCESS && q->nranges)
-        err = coproc__write_now(dev->queue, kr, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL,
+        err = coproc__write_now(dev, dev->queue, kr, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL,
                                 NULL);
     cl_kernel kern = NULL;
     if (err != CL_SUCCESS)
@@ -613,7 +613,7 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
         s = buffer(f, dev, P * sizeof(cl_ulong), &offsets);
         if (s == COPROC_OK) {
             cl_int err =
-                coproc__write_now(dev->queue, offsets, 0, P * sizeof *off, off, 0, NULL, NULL);
+                coproc__write_now(dev, dev->queue, offsets, 0, P * sizeof *off, off, 0, NULL, NULL);
             if (err != CL_SUCCESS)
                 s = coproc__fail_cl(rt, err, "query: writing offsets");
         }
@@ -731,7 +731,7 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
         if (s == COPROC_OK)
             s = wait_queue(f, dev, "a pipeline");
         else
-            coproc__finish(dev->queue); /* nothing may still read the columns we unpin */
+            coproc__finish(dev, dev->queue); /* nothing may still read the columns we unpin */
         coproc__qunbind(dev, b, k->nargs);
     }
     coproc__qkernel_free(k);

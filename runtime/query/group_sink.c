@@ -394,7 +394,10 @@ static coproc_status close_partitions(coproc__qgroup *g, coproc__qpartial *p)
         COPROC__ARG(a, g->oa[x]);
     }
     coproc__geometry gc = coproc__geometry_for(g->dev, S, 0);
-    gc.local = g->dev->cpu_path ? 1 : 64;
+    if (g->dev->cpu_path)
+        gc.local = 1;
+    else if (gc.local > 64) /* within the kernel's limit: geometry_for keeps to it */
+        gc.local = 64;
     gc.groups = (S + gc.local - 1) / gc.local;
     gc.global = gc.groups * gc.local;
     coproc_status s = coproc__launch(rt, g->dev, &a, &gc, "query combine");

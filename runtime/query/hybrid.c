@@ -246,11 +246,11 @@ static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
     if (s == COPROC_OK)
         s = coproc__qgroup_add(&d->g, m->len, cols);
     if (s == COPROC_OK) {
-        cl_int err = coproc__finish(dev->queue);
+        cl_int err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "query (hybrid): a morsel on device %d", dev->index);
     } else {
-        coproc__finish(dev->queue); /* nothing may still read the sub-buffers */
+        coproc__finish(dev, dev->queue); /* nothing may still read the sub-buffers */
     }
     for (int i = 0; i < d->k->nargs; i++)
         if (subs[i])
@@ -294,7 +294,10 @@ static void pull(hybrid *h, hdev *d)
 static void *pull_main(void *arg)
 {
     void **a = arg;
-    pull(a[0], a[1]);
+    hybrid *h = a[0];
+    cl_context own = coproc__thread_context_begin(h->f->rt); /* quirks.h context_per_thread */
+    pull(h, a[1]);
+    coproc__thread_context_end(own);
     return NULL;
 }
 

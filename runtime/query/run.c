@@ -128,7 +128,9 @@ struct coproc_query_task {
 static void *task_main(void *arg)
 {
     coproc_query_task *t = arg;
+    cl_context own = coproc__thread_context_begin(t->plan->rt); /* quirks.h context_per_thread */
     t->status = coproc_query_run(t->plan, t->root, t->has_opts ? &t->opts : NULL, &t->result);
+    coproc__thread_context_end(own);
     return NULL;
 }
 

@@ -248,6 +248,7 @@ static void *prefetcher_main(void *arg)
 {
     worker *w = arg;
     coproc__topology_bind_thread(w->rt, w->device);
+    cl_context own = coproc__thread_context_begin(w->rt); /* quirks.h context_per_thread */
     pthread_mutex_lock(&w->lock);
     for (;;) {
         while (!w->pending && !w->stop)
@@ -267,6 +268,7 @@ static void *prefetcher_main(void *arg)
         pthread_cond_broadcast(&w->prefetch_cond);
     }
     pthread_mutex_unlock(&w->lock);
+    coproc__thread_context_end(own);
     return NULL;
 }
 
@@ -295,6 +297,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     coproc__tasks *ts = w->ts;
     coproc__topology_bind_thread(w->rt, w->device);
+    cl_context own = coproc__thread_context_begin(w->rt); /* quirks.h context_per_thread */
     for (;;) {
         pthread_mutex_lock(&w->lock);
         while (w->busy || (w->count == 0 && !w->stop))
@@ -302,6 +305,7 @@ static void *worker_main(void *arg)
         if (w->count == 0) {
             w->exited = 1;
             pthread_mutex_unlock(&w->lock);
+            coproc__thread_context_end(own);
             return NULL;
         }
         w->busy = 1; /* before take_head, which may let go of the lock */
@@ -484,6 +488,8 @@ static coproc_status tasks_start(coproc_runtime *rt, coproc__tasks **out)
         w->rt = rt;
         w->ts = ts;
         w->device = d;
+        /* Given up by a wait in a caller's thread before there were tasks (sync.h). */
+        atomic_store(&w->lost, atomic_load(&rt->devices[d].no_progress) != 0);
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->not_empty, NULL);
         pthread_cond_init(&w->not_full, NULL);
@@ -848,6 +854,8 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
         s.tasks_moved = atomic_load(&w->tasks_moved);
     }
     pthread_mutex_unlock(&rt->tasks_lock);
+    if (atomic_load(&rt->devices[device].no_progress))
+        s.lost = 1; /* given up by a wait (sync.h), tasks or none */
     memcpy(out, &s, out->struct_size);
     return COPROC_OK;
 }

@@ -160,6 +160,10 @@ static void scan(coproc_runtime *rt, coproc__tasks *ts)
     double now = coproc__now();
     for (int i = 0; i < rt->device_count; i++) {
         coproc__worker *w = &ts->w[i];
+        /* A wait in a caller's thread gave the device up (sync.h): its queued
+         * work goes elsewhere now, not when a task of it next fails. */
+        if (atomic_load(&rt->devices[i].no_progress) && !atomic_load(&w->lost))
+            coproc__device_give_up(ts, i, "a wait saw no progress within its bound");
         pthread_mutex_lock(&w->lock);
         coproc_task *t = w->running;
         int attempt = w->running_attempt, d = w->running_device;

@@ -13,6 +13,7 @@
 
 #include "data/residency.h"
 #include "core/error.h"
+#include "core/runtime.h"
 #include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
 #include "backend/opencl/sync.h"
@@ -309,10 +310,10 @@ static int profiling_tells_time(coproc__device *dev)
     size_t tick = 0;
     clGetDeviceInfo(dev->id, CL_DEVICE_PROFILING_TIMER_RESOLUTION, sizeof tick, &tick, NULL);
     long gap_ns = tick > 100000 ? (long)(tick < 5000000 ? 2 * tick : 10000000) : 200000;
-    if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &a) == CL_SUCCESS) {
+    if (coproc__write_now(dev, dev->queue, buf, 0, sizeof word, &word, 0, NULL, &a) == CL_SUCCESS) {
         struct timespec gap = {0, gap_ns};
         nanosleep(&gap, NULL);
-        if (coproc__write_now(dev->queue, buf, 0, sizeof word, &word, 0, NULL, &b) ==
+        if (coproc__write_now(dev, dev->queue, buf, 0, sizeof word, &word, 0, NULL, &b) ==
                 CL_SUCCESS &&
             clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof a_end, &a_end, NULL) ==
                 CL_SUCCESS &&
@@ -347,6 +348,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     memset(dev, 0, sizeof *dev);
     dev->info = found->info;
     dev->index = index;
+    dev->rt = rt;
     dev->backend = &coproc__backend_opencl;
     dev->platform = found->platform;
     dev->id = found->id;
@@ -430,16 +432,16 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path)
 void coproc__device_release(coproc__device *dev)
 {
     if (dev->queue)
-        coproc__finish(dev->queue); /* no leased kernel still runs */
+        coproc__finish(dev, dev->queue); /* no leased kernel still runs */
     coproc__kernel_pool_release(dev);
     for (int i = 0; i < COPROC__MAX_PROGRAMS; i++)
         if (dev->programs[i])
             clReleaseProgram(dev->programs[i]);
     coproc__program_variants_release(dev);
     if (dev->queue)
-        coproc__finish(dev->queue);
+        coproc__finish(dev, dev->queue);
     if (dev->copy_queue)
-        coproc__finish(dev->copy_queue);
+        coproc__finish(dev, dev->copy_queue);
     if (dev->residency)
         coproc__residency_release_all(dev->residency);
     free(dev->residency);
@@ -458,4 +460,27 @@ void coproc__device_release(coproc__device *dev)
     pthread_mutex_destroy(&dev->model_lock);
     free(dev->profile);
     memset(dev, 0, sizeof *dev);
+}
+
+cl_context coproc__thread_context_begin(coproc_runtime *rt)
+{
+    /* One is enough for every such device: Oclgrind's per-thread pool is
+     * shared by all its contexts in the process. */
+    for (int d = 0; d < rt->device_count; d++) {
+        coproc__device *dev = &rt->devices[d];
+        if (!dev->quirks.context_per_thread)
+            continue;
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform,
+                                         0};
+        cl_int err;
+        cl_context own = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
+        return err == CL_SUCCESS ? own : NULL;
+    }
+    return NULL;
+}
+
+void coproc__thread_context_end(cl_context own)
+{
+    if (own)
+        clReleaseContext(own);
 }

@@ -23,6 +23,13 @@ typedef struct coproc__profile coproc__profile;
 typedef struct coproc__device {
     coproc_device_info info;
     int index;                    /* index in the runtime */
+    coproc_runtime *rt;           /* the runtime that opened it */
+    /* A wait in the caller's thread (sync.h) that sees no progress for this
+     * long gives the device up (0: waits are not bounded), and then sets
+     * no_progress: every later wait and launch on it fails at once, and the
+     * watchdog moves its queued work elsewhere (sched/watchdog.c). */
+    double wait_bound_s;
+    atomic_int no_progress;
     /* The backend that opened it (backend/backend.h) and that backend's own
      * state for it (NULL for OpenCL devices). */
     const struct coproc__backend *backend;
@@ -118,5 +125,12 @@ void coproc__device_set_path(coproc__device *dev, int cpu_path);
  * command), from OpenCL profiling; -1 where the driver gives none or its
  * counters are placeholders (quirks.h no_profiling): the caller's wall clock. */
 double coproc__device_event_seconds(const coproc__device *dev, cl_event start, cl_event end);
+
+/* For the quirk context_per_thread (quirks.h): a context of this thread's own
+ * on the first device that has it, NULL where none has it (or it cannot be
+ * made). Called at the start of each thread coproc starts that may run
+ * commands; coproc__thread_context_end(it) on the same thread at its end. */
+cl_context coproc__thread_context_begin(coproc_runtime *rt);
+void coproc__thread_context_end(cl_context own);
 
 #endif

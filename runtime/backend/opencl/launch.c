@@ -57,6 +57,20 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
 {
     if (a->err != CL_SUCCESS)
         return coproc__fail_cl(rt, a->err, "%s: clSetKernelArg %u", what, a->next);
+    if (atomic_load(&dev->no_progress)) /* given up by a wait (sync.h) */
+        return coproc__fail_cl(rt, COPROC__CL_NO_PROGRESS, "%s on device %d (%s), given up", what,
+                               dev->index, dev->info.name);
+    /* A group larger than the kernel allows is a sizing bug of coproc's (the
+     * geometry made before the kernel's program was built and its limit
+     * learned, program.c): some drivers refuse it, some run it; none may. */
+    size_t limit = 0;
+    if (g->local > 1 &&
+        clGetKernelWorkGroupInfo(a->kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit,
+                                 &limit, NULL) == CL_SUCCESS &&
+        limit > 0 && g->local > limit)
+        return coproc__fail(rt, COPROC_INTERNAL,
+                            "%s: a work-group of %zu on device %d (%s), whose kernel allows %zu",
+                            what, g->local, dev->index, dev->info.name, limit);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
@@ -67,7 +81,7 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
     return COPROC_OK;
 }
 
-cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_mem mem,
+cl_int coproc__enqueue_fill(coproc__device *dev, cl_command_queue q, cl_mem mem,
                             const void *pattern, size_t pattern_size, size_t offset, size_t bytes,
                             cl_uint nwait, const cl_event *wait, cl_event *event)
 {
@@ -79,7 +93,7 @@ cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_me
         return CL_OUT_OF_HOST_MEMORY;
     for (size_t at = 0; at < bytes; at += pattern_size)
         memcpy(host + at, pattern, pattern_size < bytes - at ? pattern_size : bytes - at);
-    cl_int err = coproc__write_now(q, mem, offset, bytes, host, nwait, wait, event);
+    cl_int err = coproc__write_now(dev, q, mem, offset, bytes, host, nwait, wait, event);
     free(host);
     return err;
 }

@@ -40,7 +40,7 @@ static inline void coproc__arg(coproc__args *a, size_t size, const void *value)
 
 /* clEnqueueFillBuffer on q, or where the device's quirks ask for it
  * (fill_by_write) a blocking clEnqueueWriteBuffer of the repeated pattern. */
-cl_int coproc__enqueue_fill(const coproc__device *dev, cl_command_queue q, cl_mem mem,
+cl_int coproc__enqueue_fill(coproc__device *dev, cl_command_queue q, cl_mem mem,
                             const void *pattern, size_t pattern_size, size_t offset, size_t bytes,
                             cl_uint nwait, const cl_event *wait, cl_event *event);
 

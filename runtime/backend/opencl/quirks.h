@@ -43,6 +43,13 @@ typedef struct coproc__quirks {
      * gives the shadow the buffer's size. What Oclgrind no longer sees, a read
      * of memory nothing wrote, reads the pattern and the results show it. */
     int write_new_buffers;
+    /* Every coproc thread that may run commands holds a context of its own on
+     * the device while it runs (coproc__thread_context_begin, device.h):
+     * Oclgrind 21.10's uninitialised-memory check keeps a scratch pool per
+     * thread, made only on a thread that creates a context, and the first
+     * command that another thread runs (a write, a map) crashes on its missing
+     * pool (MemoryPool::alloc). The shadow it keeps per context is unchanged. */
+    int context_per_thread;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 

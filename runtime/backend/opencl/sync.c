@@ -1,11 +1,120 @@
-/* sync.c - blocking OpenCL calls that wait on their own event (sync.h). */
+/* sync.c - blocking OpenCL calls that wait on their own event, within the
+ * device's bound (sync.h). */
 #include "backend/opencl/sync.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/fault.h"
+#include "core/runtime.h"
+#include "cost/bandwidth.h"
+#include "sched/tasks_internal.h"
+
+/* One bounded wait: the event's completion callback signals it. Shared by
+ * the waiter and the callback, freed by whichever lets go last (a wait that
+ * gives up returns before the callback ever runs). */
+typedef struct bounded_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;   /* the callback ran */
+    cl_int status;
+    int refs;
+} bounded_wait;
+
+static void bw_unref(bounded_wait *w)
+{
+    pthread_mutex_lock(&w->lock);
+    int last = --w->refs == 0;
+    pthread_mutex_unlock(&w->lock);
+    if (last) {
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+    }
+}
+
+static void CL_CALLBACK bw_complete(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    bounded_wait *w = user;
+    pthread_mutex_lock(&w->lock);
+    w->done = 1;
+    w->status = status;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    bw_unref(w);
+}
+
+/* The device is given up: later calls fail at once, and the watchdog moves
+ * its queued work (sched/watchdog.c reads no_progress). */
+static cl_int no_progress(coproc__device *dev, double waited_s)
+{
+    if (atomic_exchange(&dev->no_progress, 1) == 0)
+        coproc__log(dev->rt, COPROC_LOG_ERROR,
+                    "device %d (%s): a command made no progress in %.2f s (its bound): the "
+                    "device is given up",
+                    dev->index, dev->info.name, waited_s);
+    return COPROC__CL_NO_PROGRESS;
+}
+
+cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
+{
+    if (atomic_load(&dev->no_progress))
+        return COPROC__CL_NO_PROGRESS;
+    double bound = dev->wait_bound_s;
+    if (bound <= 0)
+        return clWaitForEvents(1, &ev);
+    if (bound < COPROC__WAIT_FLOOR_S)
+        bound = COPROC__WAIT_FLOOR_S;
+    int stuck = coproc__fault(dev->rt, dev->index, COPROC__FAULT_STUCK) == COPROC__CL_NO_PROGRESS;
+    double start = coproc__now();
+    /* Already over (a read right after a short kernel often is): no
+     * callback to arm. */
+    cl_int st = CL_QUEUED;
+    if (!stuck &&
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st <= CL_COMPLETE)
+        return st < 0 ? st : CL_SUCCESS;
+    bounded_wait *w = calloc(1, sizeof *w);
+    if (!w)
+        return CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_init(&w->lock, NULL);
+    coproc__cond_init_monotonic(&w->cond);
+    w->refs = 2;
+    cl_int err = clSetEventCallback(ev, CL_COMPLETE, bw_complete, w);
+    if (err != CL_SUCCESS) {
+        w->refs = 1;
+        bw_unref(w);
+        return stuck ? no_progress(dev, 0) : clWaitForEvents(1, &ev);
+    }
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        if (w->done && !stuck)
+            break;
+        double built = (double)atomic_load(&dev->build_end_ns) * 1e-9;
+        double since = built > start ? built : start;
+        double until = since + bound;
+        if (coproc__now() >= until && !atomic_load(&dev->building))
+            break;
+        coproc__cond_wait_until(&w->cond, &w->lock, until < coproc__now() + 1 ? until
+                                                                              : coproc__now() + 1);
+    }
+    int done = w->done && !stuck;
+    cl_int status = w->status;
+    pthread_mutex_unlock(&w->lock);
+    bw_unref(w);
+    if (!done)
+        return no_progress(dev, coproc__now() - start);
+    return status < 0 ? status : CL_SUCCESS;
+}
+
 /* Wait for ev, then hand it to *event or release it. */
-static cl_int waited(cl_int err, cl_event ev, cl_event *event)
+static cl_int waited(coproc__device *dev, cl_int err, cl_event ev, cl_event *event)
 {
     if (err == CL_SUCCESS)
-        err = clWaitForEvents(1, &ev);
+        err = coproc__wait_event(dev, ev);
     if (ev && event && err == CL_SUCCESS)
         *event = ev;
     else if (ev)
@@ -13,32 +122,42 @@ static cl_int waited(cl_int err, cl_event ev, cl_event *event)
     return err;
 }
 
-cl_int coproc__read_now(cl_command_queue q, cl_mem src, size_t offset, size_t bytes, void *dst,
-                        cl_uint nwait, const cl_event *wait, cl_event *event)
+cl_int coproc__read_now(coproc__device *dev, cl_command_queue q, cl_mem src, size_t offset,
+                        size_t bytes, void *dst, cl_uint nwait, const cl_event *wait,
+                        cl_event *event)
 {
     cl_event ev = NULL;
     if (event)
         *event = NULL;
+    if (atomic_load(&dev->no_progress))
+        return COPROC__CL_NO_PROGRESS;
     cl_int err = clEnqueueReadBuffer(q, src, CL_FALSE, offset, bytes, dst, nwait, wait, &ev);
-    return waited(err, ev, event);
+    return waited(dev, err, ev, event);
 }
 
-cl_int coproc__write_now(cl_command_queue q, cl_mem dst, size_t offset, size_t bytes,
-                         const void *src, cl_uint nwait, const cl_event *wait, cl_event *event)
+cl_int coproc__write_now(coproc__device *dev, cl_command_queue q, cl_mem dst, size_t offset,
+                         size_t bytes, const void *src, cl_uint nwait, const cl_event *wait,
+                         cl_event *event)
 {
     cl_event ev = NULL;
     if (event)
         *event = NULL;
+    if (atomic_load(&dev->no_progress))
+        return COPROC__CL_NO_PROGRESS;
     cl_int err = clEnqueueWriteBuffer(q, dst, CL_FALSE, offset, bytes, src, nwait, wait, &ev);
-    return waited(err, ev, event);
+    return waited(dev, err, ev, event);
 }
 
-void *coproc__map_now(cl_command_queue q, cl_mem mem, cl_map_flags flags, size_t offset,
-                      size_t bytes, cl_int *err)
+void *coproc__map_now(coproc__device *dev, cl_command_queue q, cl_mem mem, cl_map_flags flags,
+                      size_t offset, size_t bytes, cl_int *err)
 {
     cl_event ev = NULL;
+    if (atomic_load(&dev->no_progress)) {
+        *err = COPROC__CL_NO_PROGRESS;
+        return NULL;
+    }
     void *p = clEnqueueMapBuffer(q, mem, CL_FALSE, flags, offset, bytes, 0, NULL, &ev, err);
-    *err = waited(p ? CL_SUCCESS : *err, ev, NULL);
+    *err = waited(dev, p ? CL_SUCCESS : *err, ev, NULL);
     if (*err != CL_SUCCESS && p) {
         clEnqueueUnmapMemObject(q, mem, p, 0, NULL, NULL);
         p = NULL;
@@ -46,10 +165,16 @@ void *coproc__map_now(cl_command_queue q, cl_mem mem, cl_map_flags flags, size_t
     return p;
 }
 
-cl_int coproc__finish(cl_command_queue q)
+cl_int coproc__finish(coproc__device *dev, cl_command_queue q)
 {
+    if (atomic_load(&dev->no_progress))
+        return COPROC__CL_NO_PROGRESS;
+    cl_int injected = dev->rt ? coproc__fault(dev->rt, dev->index, COPROC__FAULT_FINISH) : 0;
+    if (injected)
+        return injected;
     cl_event ev = NULL;
     cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
-    err = waited(err, ev, NULL);
+    err = waited(dev, err, ev, NULL);
+    /* The marker ended: every command before it did; clFinish only flushes. */
     return err == CL_SUCCESS ? clFinish(q) : err;
 }

@@ -9,25 +9,49 @@
  * threads reducing on one runtime read stale partials about once a thousand
  * calls (tests/test_isolation.c). Waiting on the command's own event is what
  * the specification promises everywhere, so coproc does it on every driver.
+ *
+ * Every wait is bounded by dev->wait_bound_s (the runtime's watchdog_seconds,
+ * 60 s unless set; 0 waits for ever), and by COPROC__WAIT_FLOOR_S at least (a
+ * driver may compile a kernel inside its first launch, which coproc cannot
+ * tell from a stop, unlike its own builds): a command that has not ended by then
+ * is taken for a driver that stopped (issue 18: PoCL's basic device deadlocks
+ * on its own lock), the device is given up (dev->no_progress, then the
+ * watchdog) and the wait returns COPROC__CL_NO_PROGRESS (DEVICE_LOST); later
+ * waits and launches on it fail at once. A command that still ends after
+ * its bound may yet write the memory it was given (a read's destination),
+ * which its caller may have freed by then: the bound (60 s by default) is
+ * long so that only a driver that has stopped, not a slow one, is given up
+ * (docs/reliability.md).
  */
 #ifndef COPROC_SYNC_H
 #define COPROC_SYNC_H
 
 #include <CL/cl.h>
 
-/* clEnqueueReadBuffer / clEnqueueWriteBuffer, returning once the copy has
- * finished. event (may be NULL) receives the finished command's event. */
-cl_int coproc__read_now(cl_command_queue q, cl_mem src, size_t offset, size_t bytes, void *dst,
-                        cl_uint nwait, const cl_event *wait, cl_event *event);
-cl_int coproc__write_now(cl_command_queue q, cl_mem dst, size_t offset, size_t bytes,
-                         const void *src, cl_uint nwait, const cl_event *wait, cl_event *event);
+#include "backend/opencl/device.h"
+
+#define COPROC__WAIT_FLOOR_S 10.0
+
+/* clEnqueueReadBuffer / clEnqueueWriteBuffer on q (one of dev's queues),
+ * returning once the copy has finished. event (may be NULL) receives the
+ * finished command's event. */
+cl_int coproc__read_now(coproc__device *dev, cl_command_queue q, cl_mem src, size_t offset,
+                        size_t bytes, void *dst, cl_uint nwait, const cl_event *wait,
+                        cl_event *event);
+cl_int coproc__write_now(coproc__device *dev, cl_command_queue q, cl_mem dst, size_t offset,
+                         size_t bytes, const void *src, cl_uint nwait, const cl_event *wait,
+                         cl_event *event);
 
 /* clEnqueueMapBuffer, returning once the map has finished; NULL and *err on failure. */
-void *coproc__map_now(cl_command_queue q, cl_mem mem, cl_map_flags flags, size_t offset,
-                      size_t bytes, cl_int *err);
+void *coproc__map_now(coproc__device *dev, cl_command_queue q, cl_mem mem, cl_map_flags flags,
+                      size_t offset, size_t bytes, cl_int *err);
 
 /* Returns once every command enqueued on q before the call has finished
  * (a marker waited for, then clFinish). */
-cl_int coproc__finish(cl_command_queue q);
+cl_int coproc__finish(coproc__device *dev, cl_command_queue q);
+
+/* Wait for ev (not released) within dev's bound: CL_SUCCESS, the command's
+ * error, or COPROC__CL_NO_PROGRESS (the device is then given up). */
+cl_int coproc__wait_event(coproc__device *dev, cl_event ev);
 
 #endif

@@ -71,7 +71,7 @@ void coproc__staging_release(coproc__device *dev, coproc__staging *s)
             clEnqueueUnmapMemObject(dev->queue, s->mem[i], s->ptr[i], 0, NULL, NULL);
     }
     if (dev->queue)
-        coproc__finish(dev->queue);
+        coproc__finish(dev, dev->queue);
     for (int i = 0; i < 2; i++)
         if (s->mem[i])
             clReleaseMemObject(s->mem[i]);
@@ -94,7 +94,7 @@ static int staging_ready(coproc__device *dev, coproc__staging *s, cl_command_que
                                    COPROC__STAGING_BYTES, NULL, &err);
         if (!s->mem[i])
             return 0;
-        s->ptr[i] = coproc__map_now(q, s->mem[i], CL_MAP_READ | CL_MAP_WRITE, 0,
+        s->ptr[i] = coproc__map_now(dev, q, s->mem[i], CL_MAP_READ | CL_MAP_WRITE, 0,
                                     COPROC__STAGING_BYTES, &err);
         if (!s->ptr[i])
             return 0;
@@ -127,7 +127,7 @@ static coproc__staging *staging_take(coproc__device *dev, cl_command_queue q, si
 }
 
 /* Fill one pinned buffer while the bus drains the other; waits for the end. */
-static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, size_t dst_off,
+static cl_int staged_write(coproc__device *dev, coproc__staging *s, cl_command_queue q, cl_mem dst, size_t dst_off,
                            const void *src, size_t bytes)
 {
     cl_int err = CL_SUCCESS;
@@ -136,7 +136,7 @@ static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, s
     for (int k = 0; done < bytes && err == CL_SUCCESS; k ^= 1) {
         size_t n = bytes - done < COPROC__STAGING_BYTES ? bytes - done : COPROC__STAGING_BYTES;
         if (pending[k]) {
-            err = clWaitForEvents(1, &pending[k]);
+            err = coproc__wait_event(dev, pending[k]);
             clReleaseEvent(pending[k]);
             pending[k] = NULL;
             if (err != CL_SUCCESS)
@@ -149,7 +149,7 @@ static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, s
     }
     for (int k = 0; k < 2; k++)
         if (pending[k]) {
-            cl_int e = clWaitForEvents(1, &pending[k]);
+            cl_int e = coproc__wait_event(dev, pending[k]);
             err = err == CL_SUCCESS ? e : err;
             clReleaseEvent(pending[k]);
         }
@@ -157,7 +157,7 @@ static cl_int staged_write(coproc__staging *s, cl_command_queue q, cl_mem dst, s
 }
 
 /* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
-static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_mem src,
+static cl_int staged_read(coproc__device *dev, coproc__staging *s, cl_command_queue q, void *dst, cl_mem src,
                           size_t src_off, size_t bytes)
 {
     cl_int err = CL_SUCCESS;
@@ -178,7 +178,7 @@ static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_
         }
         if (err != CL_SUCCESS)
             break;
-        err = clWaitForEvents(1, &pending[head]);
+        err = coproc__wait_event(dev, pending[head]);
         clReleaseEvent(pending[head]);
         pending[head] = NULL;
         if (err == CL_SUCCESS)
@@ -188,7 +188,7 @@ static cl_int staged_read(coproc__staging *s, cl_command_queue q, void *dst, cl_
     }
     for (int i = 0; i < 2; i++)
         if (pending[i]) {
-            clWaitForEvents(1, &pending[i]);
+            coproc__wait_event(dev, pending[i]);
             clReleaseEvent(pending[i]);
         }
     return err;
@@ -244,8 +244,8 @@ coproc_status coproc__h2d(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     cl_event ev = NULL;
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
-    cl_int err = s ? staged_write(s, q, dst, dst_off, src, bytes)
-                   : coproc__write_now(q, dst, dst_off, bytes, src, 0, NULL, timed);
+    cl_int err = s ? staged_write(dev, s, q, dst, dst_off, src, bytes)
+                   : coproc__write_now(dev, q, dst, dst_off, bytes, src, 0, NULL, timed);
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);
@@ -268,8 +268,8 @@ coproc_status coproc__d2h(coproc_runtime *rt, coproc__device *dev, cl_command_qu
     cl_event ev = NULL;
     cl_event *timed = (double)bytes >= COPROC__DRIFT_MIN_BYTES ? &ev : NULL;
     double t0 = coproc__now();
-    cl_int err = s ? staged_read(s, q, dst, src, src_off, bytes)
-                   : coproc__read_now(q, src, src_off, bytes, dst, 0, NULL, timed);
+    cl_int err = s ? staged_read(dev, s, q, dst, src, src_off, bytes)
+                   : coproc__read_now(dev, q, src, src_off, bytes, dst, 0, NULL, timed);
     double wall = coproc__now() - t0;
     if (s)
         pthread_mutex_unlock(&s->lock);

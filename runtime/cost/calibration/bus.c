@@ -38,7 +38,7 @@ static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned_buf *out)
                               NULL, &err);
     if (!out->mem)
         return coproc__fail_cl(c->rt, err, "calibration: pinned host buffer of %zu bytes", bytes);
-    out->ptr = coproc__map_now(c->dev->queue, out->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+    out->ptr = coproc__map_now(c->dev, c->dev->queue, out->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
     if (!out->ptr)
         return coproc__fail_cl(c->rt, err, "calibration: mapping a pinned host buffer");
     memset(out->ptr, 1, bytes); /* touch every page before timing */
@@ -49,7 +49,7 @@ static void pinned_free(coproc__calib *c, pinned_buf *p)
 {
     if (p->ptr) {
         clEnqueueUnmapMemObject(c->dev->queue, p->mem, p->ptr, 0, NULL, NULL);
-        coproc__finish(c->dev->queue);
+        coproc__finish(c->dev, c->dev->queue);
     }
     if (p->mem)
         clReleaseMemObject(p->mem);
@@ -116,10 +116,10 @@ static coproc_status transfer_once(coproc__calib *c, evictor *ev_cache, int to_d
         evict(ev_cache);
     cl_event ev = NULL;
     double t0 = coproc__now();
-    cl_int err = to_device ? coproc__write_now(q, dbuf, 0, bytes, host, 0, NULL, &ev)
-                           : coproc__read_now(q, dbuf, 0, bytes, host, 0, NULL, &ev);
+    cl_int err = to_device ? coproc__write_now(c->dev, q, dbuf, 0, bytes, host, 0, NULL, &ev)
+                           : coproc__read_now(c->dev, q, dbuf, 0, bytes, host, 0, NULL, &ev);
     if (err == CL_SUCCESS)
-        err = coproc__finish(q);
+        err = coproc__finish(c->dev, q);
     *seconds = coproc__now() - t0;
     if (ev) {
         double device = err == CL_SUCCESS ? coproc__device_event_seconds(c->dev, ev, ev) : -1;
@@ -339,7 +339,7 @@ static coproc_status both_directions(coproc__calib *c, cl_mem d1, cl_mem d2, pin
             err = clFlush(q1);
         if (err == CL_SUCCESS)
             err = clFlush(q2);
-        cl_int e1 = coproc__finish(q1), e2 = coproc__finish(q2);
+        cl_int e1 = coproc__finish(c->dev, q1), e2 = coproc__finish(c->dev, q2);
         if (err == CL_SUCCESS)
             err = e1 != CL_SUCCESS ? e1 : e2;
         double t = coproc__now() - t0;
@@ -387,7 +387,7 @@ coproc_status coproc__calib_bus(coproc__calib *c, coproc__profile *p)
     if (err == CL_SUCCESS)
         err = clEnqueueFillBuffer(c->dev->queue, d2, &fill, sizeof fill, 0, top, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = coproc__finish(c->dev->queue);
+        err = coproc__finish(c->dev, c->dev->queue);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(c->rt, err, "calibration: clEnqueueFillBuffer");
         goto done;
@@ -505,7 +505,7 @@ coproc_status coproc__check_transfers(coproc_runtime *rt, coproc__device *dev,
         cl_int err = clEnqueueFillBuffer(dev->queue, d, &fill, sizeof fill, 0, (size_t)hi, 0,
                                          NULL, NULL);
         if (err == CL_SUCCESS)
-            err = coproc__finish(dev->queue);
+            err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "transfer check: clEnqueueFillBuffer");
     }

@@ -23,7 +23,7 @@ static coproc_status run_once(coproc__calib *c, cl_kernel k, const coproc__geome
         err = clEnqueueNDRangeKernel(c->dev->queue, k, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);
     if (err == CL_SUCCESS)
-        err = coproc__finish(c->dev->queue);
+        err = coproc__finish(c->dev, c->dev->queue);
     *seconds = coproc__now() - t0;
     if (err != CL_SUCCESS)
         return coproc__fail_cl(c->rt, err, "calibration: compute kernel on device %d",
@@ -43,7 +43,7 @@ static coproc_status throughput(coproc__calib *c, const char *name, int is_float
     cl_mem out = NULL;
     coproc_status s = coproc__kernel_create(c->rt, dev, "calibrate", name, &k);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(c->rt, dev, g.global * 4, &out);
+        s = coproc__buffer_new(c->rt, dev, g.global * 32, &out); /* a uint8/float8 per work-item */
     if (s != COPROC_OK)
         goto done;
     cl_uint ia = 1664525u, ib = 1013904223u;       /* an LCG's constants */

@@ -42,7 +42,7 @@ coproc_status coproc__calib_launch(coproc__calib *c, coproc__profile *p)
         double t0 = coproc__now();
         err = clEnqueueNDRangeKernel(c->dev->queue, k, 1, NULL, &one, &one, 0, NULL, NULL);
         if (err == CL_SUCCESS)
-            err = coproc__finish(c->dev->queue);
+            err = coproc__finish(c->dev, c->dev->queue);
         if (r >= 0)
             t[r] = coproc__now() - t0;
     }
@@ -84,7 +84,7 @@ static coproc_status build_and_run(coproc__calib *c, const char *source, double 
         COPROC__ARG(a, n);
         s = coproc__launch(c->rt, c->dev, &a, &g, "calibrate_probe");
     }
-    if (s == COPROC_OK && (err = coproc__finish(c->dev->queue)) != CL_SUCCESS)
+    if (s == COPROC_OK && (err = coproc__finish(c->dev, c->dev->queue)) != CL_SUCCESS)
         s = coproc__fail_cl(c->rt, err, "calibration: clFinish");
     *seconds = coproc__now() - t0;
     if (buf)

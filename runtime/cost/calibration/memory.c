@@ -22,7 +22,7 @@ static coproc_status timed_launch(coproc__calib *c, coproc__args *a, const copro
         err = clEnqueueNDRangeKernel(c->dev->queue, a->kernel, 1, NULL, &g->global, &g->local,
                                      0, NULL, &ev);
     if (err == CL_SUCCESS)
-        err = coproc__finish(c->dev->queue);
+        err = coproc__finish(c->dev, c->dev->queue);
     double wall = coproc__now() - t0;
     if (err != CL_SUCCESS) {
         if (ev)
@@ -48,7 +48,7 @@ static coproc_status read_bandwidth(coproc__calib *c, size_t bytes, int reps, do
     if (s == COPROC_OK)
         s = coproc__buffer_new(c->rt, dev, n * 16, &in);
     if (s == COPROC_OK)
-        s = coproc__buffer_new(c->rt, dev, g.global * sizeof(cl_uint), &out);
+        s = coproc__buffer_new(c->rt, dev, g.global * 16, &out); /* a uint4 per work-item */
     if (s != COPROC_OK)
         goto done;
     cl_uint fill = 0x01020304;

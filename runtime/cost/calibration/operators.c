@@ -153,7 +153,7 @@ static coproc_status run(op_ctx *o, coproc__op_kind k, int param, size_t n, op_i
         err = clEnqueueCopyBuffer(dev->queue, in->col[0]->mem, in->col[1]->mem, 0, 0, n * 4, 0,
                                   NULL, NULL);
         if (err == CL_SUCCESS)
-            err = coproc__finish(dev->queue);
+            err = coproc__finish(dev, dev->queue);
         if (err != CL_SUCCESS)
             return coproc__fail_cl(rt, err, "calibration: copying sort keys");
     }
@@ -226,7 +226,7 @@ static coproc_status run(op_ctx *o, coproc__op_kind k, int param, size_t n, op_i
         break;
     }
     *seconds = coproc__op_timer_seconds(dev, &timer);
-    if (s == COPROC_OK && (err = coproc__finish(dev->queue)) != CL_SUCCESS)
+    if (s == COPROC_OK && (err = coproc__finish(dev, dev->queue)) != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "calibration: clFinish after %s", coproc__op_kind_name(k));
     coproc_column_free(out);
     coproc_group_result_free(&g);

@@ -1,0 +1,197 @@
+/* coproc/mpi.h - coproc over MPI ranks: a runtime per rank over its share of
+ * the node's devices, and distributed aggregation (each rank runs a query plan
+ * over its partition of the data, the partial groups are merged across ranks,
+ * the result lands on rank 0). Opt-in header and library: link coproc_mpi
+ * (built only where CMake finds MPI) and the coproc you use, with MPI's C
+ * library; needs coproc.h and coproc/query.h.
+ *
+ * Every function here that takes a coproc_mpi is collective: every rank of
+ * its communicator calls it, in the same order, with the same shape of
+ * arguments (the same keys and aggregates; the data differ). A rank that fails
+ * (a bad column on one rank, a driver error, out of memory) makes every rank
+ * return an error: before each exchange that could block, the ranks agree on
+ * the status (one MPI_Allreduce), and when one failed, every rank returns the
+ * status of the lowest failing rank, its message in coproc_mpi_errmsg
+ * prefixed "rank R: ". No rank is left waiting. An error of MPI itself keeps
+ * MPI's own handler (by default MPI_ERRORS_ARE_FATAL: the job ends).
+ *
+ * Threads: a coproc_mpi is used by one thread at a time; MPI must be
+ * initialised (MPI_Init or MPI_Init_thread, any level) before coproc_mpi_open
+ * and finalised after coproc_mpi_close.
+ */
+#ifndef COPROC_MPI_H
+#define COPROC_MPI_H
+
+#include <mpi.h>
+
+#include "coproc.h"
+#include "coproc/query.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct coproc_mpi coproc_mpi;
+
+/*
+ * Open a coproc runtime on this rank over its share of the node's devices.
+ * comm is duplicated (the caller keeps its own). opts as coproc_open (NULL:
+ * defaults); its devices, or COPROC_DEVICES when set, select the node's
+ * devices as coproc_open does. The ranks on one node (MPI_Comm_split_type
+ * MPI_COMM_TYPE_SHARED) then deal them out: with L local ranks and D selected
+ * devices, local rank r takes devices r, r + L, r + 2L ... when D >= L, and
+ * device r mod D when D < L - several ranks then share one device (one PoCL
+ * CPU device shared by every rank of the node, each with its own threads:
+ * set POCL_MAX_PTHREAD_COUNT to cores / L to keep them from oversubscribing
+ * the cores; and mind mpirun's binding: Open MPI binds each rank to one core
+ * when there are no more ranks than cores, and a CPU device's threads then
+ * share that core - --bind-to none, or --map-by slot:PE=N). COPROC_MPI_SHARE=all gives every rank every selected device;
+ * a simulated selection ("sim:...") is given whole to every rank.
+ * Finding the node's devices opens a runtime once, without calibration, on
+ * local rank 0. While it opens, coproc_mpi_open sets COPROC_DEVICES to the
+ * rank's share (and unsets COPROC_CALIBRATE for that first runtime), then
+ * puts them back: no other thread may read or change the environment then.
+ *
+ * Collective. On success *out owns the handle. On failure (on any rank)
+ * every rank returns the error; *out still receives a handle holding the
+ * message (coproc_mpi_errmsg) and no runtime, unless the error is
+ * NULL_POINTER or HOST_OUT_OF_MEMORY; close it with coproc_mpi_close.
+ */
+COPROC_API coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts,
+                                         coproc_mpi **out);
+
+/* Close the runtime and free the communicator. Collective only in that it
+ * frees a duplicated communicator (MPI_Comm_free). NULL is a no-op. Free the
+ * tables and columns made on the runtime first. */
+COPROC_API void coproc_mpi_close(coproc_mpi *m);
+
+/* This rank's runtime (NULL after a failed open): build tables and plans on it. */
+COPROC_API coproc_runtime *coproc_mpi_runtime(const coproc_mpi *m);
+/* The duplicated communicator. */
+COPROC_API MPI_Comm coproc_mpi_comm(const coproc_mpi *m);
+COPROC_API int coproc_mpi_rank(const coproc_mpi *m);
+COPROC_API int coproc_mpi_size(const coproc_mpi *m);
+COPROC_API int coproc_mpi_local_rank(const coproc_mpi *m); /* among the ranks of its node */
+COPROC_API int coproc_mpi_local_size(const coproc_mpi *m);
+/* The last error in English ("" if none); owned by m. */
+COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);
+
+/* A contiguous block partition of n items over the ranks: this rank's first
+ * item and count (rank r of P: from r*n/P to (r+1)*n/P). Not collective. */
+COPROC_API void coproc_mpi_block(const coproc_mpi *m, uint64_t n, uint64_t *first, uint64_t *count);
+
+/* ---------------------------------------------------------------- partitioning */
+
+typedef enum coproc_mpi_partitioning {
+    COPROC_MPI_ROUND_ROBIN = 0, /* row i of all (ranks in order, rows in order) to rank i mod P */
+    COPROC_MPI_HASH,            /* each row to the rank a hash of its integer column picks */
+    COPROC_MPI_BLOCK            /* all rows in order cut into P blocks of (nearly) equal length */
+} coproc_mpi_partitioning;
+
+/* A table made by coproc_mpi_partition: host columns owned by it. */
+typedef struct coproc_mpi_table {
+    coproc_table *table;
+    int ncolumns_; /* private */
+    coproc_column **columns_;
+} coproc_mpi_table;
+
+/*
+ * Redistribute the rows of a table spread over the ranks (each rank's `in`
+ * its share, 0 rows allowed: to scatter a table from one rank, the others
+ * pass a table of the same columns with 0 rows) so that each rank ends with
+ * the rows `how` gives it, in *out on the rank's runtime; rows keep their
+ * order (by source rank, then row). Every rank's `in` must have the same
+ * column names and types in the same order. HASH takes column `column` (an
+ * integer column; equal values go to one rank, the same rank for every table
+ * of the same key type: co-partitioned joins); the others ignore it. Device
+ * columns are downloaded first. One MPI_Alltoallv per column.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty):
+ * INVALID_ARGUMENT for tables that differ between ranks, a missing or
+ * non-integer HASH column; OUT_OF_RANGE when one message would carry
+ * 2^31 values or more.
+ */
+COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
+                                              coproc_mpi_partitioning how, const char *column,
+                                              coproc_mpi_table *out);
+
+/* Free the table and its columns. NULL is a no-op. */
+COPROC_API void coproc_mpi_table_free(coproc_mpi_table *t);
+
+/* ---------------------------------------------------------------- aggregation */
+
+/* How the partial groups meet (keyed aggregation; without keys: MPI_Allreduce). */
+typedef enum coproc_mpi_exchange {
+    /* every rank's partial groups to rank 0, merged there: few groups (SSB's) */
+    COPROC_MPI_GATHER = 0,
+    /* each partial group to the rank its keys hash to (one MPI_Alltoallv), merged
+     * there, then to rank 0 - with a limit only each rank's first `limit` in the
+     * final order: many groups, or a top-k over many */
+    COPROC_MPI_SHUFFLE
+} coproc_mpi_exchange;
+
+/*
+ * A distributed group-by with order-by and limit: the equivalent of
+ *   coproc_plan_order_by(coproc_plan_group_by(input, keys, aggs), order, limit)
+ * over the union of every rank's input rows.
+ */
+typedef struct coproc_mpi_query {
+    coproc_plan *plan;  /* this rank's plan (on coproc_mpi_runtime) */
+    coproc_node *input; /* the node of plan whose rows are this rank's share */
+    int nkeys;          /* 0..8 integer key columns; 0: one row over all rows */
+    const char *const *keys;
+    int naggs; /* 1..16; SUM, COUNT, MIN, MAX and AVG as coproc_plan_group_by */
+    const coproc_aggregate *aggs;
+    int norder; /* order-by over key and aggregate names (0: none) */
+    const coproc_order_key *order;
+    uint64_t limit; /* the first `limit` rows after ordering (0: all) */
+    /* How each rank runs its part (coproc_query_run's options; NULL: defaults). */
+    const coproc_query_options *options;
+    coproc_mpi_exchange exchange; /* default (0) COPROC_MPI_GATHER */
+} coproc_mpi_query;
+
+/* The result and where the time went, per rank. */
+typedef struct coproc_mpi_result {
+    /* Rank 0: the merged result, the keys then the aggregates as
+     * coproc_plan_group_by gives them (SUM integer int64, float float64;
+     * COUNT int64; MIN, MAX the type of rank 0's partial column; AVG
+     * float64), host columns owned by the result. Other ranks: NULL. */
+    coproc_table *table;
+    coproc_query_result local; /* this rank's run over its share (owned) */
+    uint64_t local_groups;     /* partial groups this rank contributed */
+    uint64_t groups;           /* rank 0: groups after the merge, before the limit */
+    double seconds;            /* the whole call on this rank */
+    double compute_s;          /* the local coproc_query_run */
+    double compute_cpu_s;      /* CPU seconds of this process, every thread, during it */
+    double wait_s;             /* agreeing on the status: waiting for the slowest rank */
+    double exchange_s;         /* moving the partial groups (and the final status) */
+    double merge_s;            /* rank 0: merging, ordering, building the table */
+    int ncolumns_;             /* private: the columns the table owns */
+    coproc_column **columns_;
+} coproc_mpi_result;
+
+/*
+ * Run q on every rank and merge: each rank runs a group-by (AVG as SUM and
+ * COUNT, with a hidden row count) over q->input through coproc_query_run,
+ * the partial groups (8 bytes a value) are gathered to rank 0 (or shuffled
+ * by key first: q->exchange), combined by key (SUM and COUNT added, MIN and MAX over the ranks with
+ * rows, AVG = the sums added / the counts added), then ordered (the order keys, remaining ties by
+ * every key ascending: the same rows for any number of ranks) and cut to q->limit. A group without
+ * rows on every rank does not appear; with no keys the one row over no rows holds 0 for SUM, COUNT,
+ * MIN, MAX and NaN for AVG, as coproc_plan_group_by.
+ *
+ * Float sums are added in another order than one process would: equal up to
+ * rounding, not bit for bit. Integer results are exact.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty).
+ */
+COPROC_API coproc_status coproc_mpi_aggregate(coproc_mpi *m, const coproc_mpi_query *q,
+                                              coproc_mpi_result *out);
+
+/* Free the result's table, columns and local run. NULL is a no-op. */
+COPROC_API void coproc_mpi_result_free(coproc_mpi_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COPROC_MPI_H */
