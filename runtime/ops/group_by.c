@@ -1071,6 +1071,12 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
         s = result_alloc(rt, dev, &p, keys->type, values, 0, &r);
         goto done;
     }
+    /* Built before any geometry is made: the build tells the work-group limit
+     * its kernels allow (program.c). */
+    cl_program built;
+    s = coproc__program_get(rt, dev, "group_by", &built);
+    if (s != COPROC_OK)
+        goto done;
     if (dense_possible(dev, &p)) {
         uint64_t flip = is_signed_int(keys->type)
                             ? (coproc_type_size(keys->type) == 4 ? 0x80000000u

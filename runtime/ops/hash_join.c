@@ -86,6 +86,12 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
 {
     coproc__device *dev = left->dev;
     size_t ks = coproc_type_size(left->type), nl = left->length;
+    /* Built before the geometry is made: the build tells the work-group limit
+     * its kernels allow (program.c). */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "hash_join", &built);
+    if (s != COPROC_OK)
+        return s;
     uint64_t slots = hj_slots(nl);
     unsigned bits = 0;
     while (((uint64_t)1 << bits) < slots)
@@ -93,7 +99,7 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     t->sfx = ks == 8 ? "k64" : "k32";
     t->shift = 64 - bits;
     t->mask = (cl_uint)(slots - 1);
-    coproc_status s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
+    s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, nl * 4, &t->next);
     if (s == COPROC_OK)
@@ -276,6 +282,10 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     uint32_t *start = NULL;
     uint64_t pairs = 0, most = 0; /* all pairs, a work-item's most */
     char kname[2][32];
+    cl_program built; /* before the geometry, as in hj_build */
+    if (left->length && right->length &&
+        (s = coproc__program_get(rt, dev, "hash_join", &built)) != COPROC_OK)
+        return s;
     coproc__geometry g = join_geometry(dev, right->length);
     cl_ulong n = right->length;
     if (left->length == 0 || right->length == 0)
