@@ -781,17 +781,9 @@ __kernel void gb_invert(__global const uint *perm, ulong n, __global uint *rank)
  * (their min/max need the hash path's two phases). */
 
 /* Per work-group minimum and maximum of the keys' ordered form (raw ^ flip),
- * as ulong pairs at out[2 * group]. */
-#define GB_DEFINE_RANGE(NAME, KT)                                                        \
-    __kernel void NAME(__global const KT *keys, ulong n, ulong flip,                     \
-                       __global ulong *out, __local ulong *scratch)                      \
+ * as ulong pairs at out[2 * group]: each work-item's (lo, hi), then the group's. */
+#define GB_RANGE_GROUP(lo, hi, out, scratch)                                             \
     {                                                                                    \
-        ulong lo = ULONG_MAX, hi = 0;                                                    \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            ulong o = (ulong)keys[i] ^ flip;                                             \
-            lo = min(lo, o);                                                             \
-            hi = max(hi, o);                                                             \
-        }                                                                                \
         uint lid = get_local_id(0), ls = get_local_size(0);                              \
         scratch[lid] = lo;                                                               \
         scratch[ls + lid] = hi;                                                          \
@@ -809,8 +801,50 @@ __kernel void gb_invert(__global const uint *perm, ulong n, __global uint *rank)
             out[2 * get_group_id(0) + 1] = scratch[ls];                                  \
         }                                                                                \
     }
-GB_DEFINE_RANGE(gb_key_range_k32, uint)
+
+#define GB_DEFINE_RANGE(NAME, KT)                                                        \
+    __kernel void NAME(__global const KT *keys, ulong n, ulong flip,                     \
+                       __global ulong *out, __local ulong *scratch)                      \
+    {                                                                                    \
+        ulong lo = ULONG_MAX, hi = 0;                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            ulong o = (ulong)keys[i] ^ flip;                                             \
+            lo = min(lo, o);                                                             \
+            hi = max(hi, o);                                                             \
+        }                                                                                \
+        GB_RANGE_GROUP(lo, hi, out, scratch)                                             \
+    }
 GB_DEFINE_RANGE(gb_key_range_k64, ulong)
+
+#if COPROC_CPU
+/* 32-bit keys on the CPU path: a work-item's chunk 8 keys a step in uint
+ * lanes (the row loop in ulong stays scalar, and took about half as long as
+ * the dense pass that follows it). */
+__kernel void gb_key_range_k32(__global const uint *keys, ulong n, ulong flip,
+                               __global ulong *out, __local ulong *scratch)
+{
+    ulong chunk = (n + get_global_size(0) - 1) / get_global_size(0);
+    ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk);
+    uint8 f = (uint8)((uint)flip), vlo = (uint8)(UINT_MAX), vhi = (uint8)(0);
+    for (; i + 8 <= end; i += 8) {
+        uint8 o = vload8(0, keys + i) ^ f;
+        vlo = min(vlo, o);
+        vhi = max(vhi, o);
+    }
+    uint4 lo4 = min(vlo.lo, vlo.hi), hi4 = max(vhi.lo, vhi.hi);
+    uint2 lo2 = min(lo4.lo, lo4.hi), hi2 = max(hi4.lo, hi4.hi);
+    uint lo32 = min(lo2.x, lo2.y), hi32 = max(hi2.x, hi2.y);
+    for (; i < end; i++) {
+        uint o = keys[i] ^ (uint)flip;
+        lo32 = min(lo32, o);
+        hi32 = max(hi32, o);
+    }
+    ulong lo = lo32, hi = hi32; /* a work-item without rows: UINT_MAX, 0 (neutral) */
+    GB_RANGE_GROUP(lo, hi, out, scratch)
+}
+#else
+GB_DEFINE_RANGE(gb_key_range_k32, uint)
+#endif
 
 /* Group g's key: base + its slot, in the key's width (wrapping). */
 __kernel void gb_dense_keys_k32(__global const uint *pos, ulong groups, uint base,
@@ -908,22 +942,111 @@ GB_DEFINE_DENSE(gb_dense_k64_u32_sum, ulong, uint, gb_des, GB_DV_u32, 0)
 GB_DEFINE_DENSE(gb_dense_k32_v64_sum, uint, ulong, gb_des, GB_DV_v64, 0)
 GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
 
+/* Windowed: the key range not measured first. Work-item p's table covers the
+ * W slots from base_p = its first key - W / 2 (wrapping); it stops at a key
+ * outside them. It leaves (base_p, the smallest and largest ordered key
+ * (raw ^ kflip) it aggregated, 1 if it stopped) at win + 4 p: the host takes
+ * the range from these, and gb_dmerge_* finds slot s of p at base + s - base_p.
+ * The extremes come from the table's occupied slots after the rows (min/max
+ * a row made the row loop twice as slow). None (values unused) or values as
+ * GB_DEFINE_DENSE; USED(j) whether slot j holds rows. */
+#define GB_DEFINE_WDENSE(NAME, KT, VT, ET, CLEAR, ROW, USED)                              \
+    __kernel void NAME(__global const KT *keys, ulong n, ulong W, KT kflip,               \
+                       __global const VT *vals, VT flip, __global ET *part,               \
+                       __global ulong *win)                                               \
+    {                                                                                     \
+        __global ET *t = part + get_global_id(0) * W;                                     \
+        for (ulong s = 0; s < W; s++) {                                                   \
+            CLEAR                                                                         \
+        }                                                                                 \
+        ulong chunk = (n + get_global_size(0) - 1) / get_global_size(0);                  \
+        ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk);              \
+        KT base = i < end ? keys[i] - (KT)(W / 2) : 0;                                    \
+        uint out = 0;                                                                     \
+        for (; i < end && !out; i++) { /* a flag, not a break (hash_join.cl) */           \
+            KT s = keys[i] - base;                                                        \
+            if (s >= W)                                                                   \
+                out = 1;                                                                  \
+            else                                                                          \
+                ROW                                                                       \
+        }                                                                                 \
+        ulong lo = ULONG_MAX, hi = 0;                                                     \
+        for (ulong j = 0; j < W; j++)                                                     \
+            if (USED(j)) {                                                                \
+                ulong o = (ulong)((KT)(base + (KT)j) ^ kflip);                            \
+                lo = min(lo, o);                                                          \
+                hi = max(hi, o);                                                          \
+            }                                                                             \
+        __global ulong *w = win + 4 * get_global_id(0);                                   \
+        w[0] = (ulong)base;                                                               \
+        w[1] = lo;                                                                        \
+        w[2] = hi;                                                                        \
+        w[3] = out;                                                                       \
+    }
+#define GB_WCLEAR_NONE t[s] = 0;
+#define GB_WROW_NONE t[(uint)s]++;
+#define GB_WCLEAR(MM, VT)                                                                 \
+    t[s].sum = 0;                                                                         \
+    t[s].cnt = 0;                                                                         \
+    t[s].pad = 0;                                                                         \
+    GB_DMM_CLEAR_##MM(t[s], VT)
+#define GB_WROW(ET, MM, DV, VT)                                                           \
+    {                                                                                     \
+        __global ET *e = t + (uint)s;                                                     \
+        VT x = vals[i], o = x ^ flip;                                                     \
+        e->cnt++;                                                                         \
+        e->sum += DV;                                                                     \
+        GB_DMM_ROW_##MM(e, o)                                                             \
+    }
+#define GB_WUSED_NONE(j) (t[j] != 0)
+#define GB_WUSED(j) (t[j].cnt != 0)
+#define GB_DEFINE_WDENSE_V(NAME, KT, VT, ET, DV, MM)                                      \
+    GB_DEFINE_WDENSE(NAME, KT, VT, ET, GB_WCLEAR(MM, VT), GB_WROW(ET, MM, DV, VT), GB_WUSED)
+GB_DEFINE_WDENSE(gb_wdense_k32_none, uint, uint, uint, GB_WCLEAR_NONE, GB_WROW_NONE,
+                 GB_WUSED_NONE)
+GB_DEFINE_WDENSE(gb_wdense_k64_none, ulong, uint, uint, GB_WCLEAR_NONE, GB_WROW_NONE,
+                 GB_WUSED_NONE)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_i32, uint, uint, gb_de32, GB_DV_i32, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_i32, ulong, uint, gb_de32, GB_DV_i32, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_u32, uint, uint, gb_de32, GB_DV_u32, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_u32, ulong, uint, gb_de32, GB_DV_u32, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_v64, uint, ulong, gb_de64, GB_DV_v64, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_v64, ulong, ulong, gb_de64, GB_DV_v64, 1)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_i32_sum, uint, uint, gb_des, GB_DV_i32, 0)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_i32_sum, ulong, uint, gb_des, GB_DV_i32, 0)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_u32_sum, uint, uint, gb_des, GB_DV_u32, 0)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_u32_sum, ulong, uint, gb_des, GB_DV_u32, 0)
+GB_DEFINE_WDENSE_V(gb_wdense_k32_v64_sum, uint, ulong, gb_des, GB_DV_v64, 0)
+GB_DEFINE_WDENSE_V(gb_wdense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
+
 /* The P private tables added slot by slot into the per-slot arrays gb_final_*
  * read (sums as lo/hi words, min/max of 64-bit values as lo words + mnhi/mxhi),
- * and the occupancy flags. */
-__kernel void gb_dmerge_none(__global const uint *part, uint P, ulong range,
+ * and the occupancy flags. W = 0: tables of `range` entries, slot s at s.
+ * W > 0 (gb_wdense_*): tables of W entries, slot s (key base + s) of table p
+ * at (base + s - win[4 p]) & mask (the key's width), when below W. */
+#define GB_DMERGE_ARGS ulong W, __global const ulong *win, ulong base, ulong mask
+#define GB_DMERGE_ENTRY(p, s, e)                                                          \
+    ulong e##_at = s, e##_stride = W ? W : range;                                         \
+    if (W) {                                                                              \
+        e##_at = (base + s - win[4 * p]) & mask;                                          \
+        if (e##_at >= W)                                                                  \
+            continue;                                                                     \
+    }
+__kernel void gb_dmerge_none(__global const uint *part, uint P, ulong range, GB_DMERGE_ARGS,
                              __global uint *cnt, __global uint *flags)
 {
     COPROC_FOR_EACH_ROW(s, range) {
         uint c = 0;
-        for (uint p = 0; p < P; p++)
-            c += part[p * range + s];
+        for (uint p = 0; p < P; p++) {
+            GB_DMERGE_ENTRY(p, s, e)
+            c += part[p * e_stride + e_at];
+        }
         cnt[s] = c;
         flags[s] = c != 0;
     }
 }
 
-__kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range,
+__kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range, GB_DMERGE_ARGS,
                             __global uint *cnt, __global uint *sum, __global uint *mn,
                             __global uint *mx, __global uint *flags)
 {
@@ -931,7 +1054,8 @@ __kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range,
         uint c = 0, lo = 0xFFFFFFFFu, hi = 0;
         ulong t = 0;
         for (uint p = 0; p < P; p++) {
-            __global const gb_de32 *e = part + p * range + s;
+            GB_DMERGE_ENTRY(p, s, e)
+            __global const gb_de32 *e = part + p * e_stride + e_at;
             c += e->cnt;
             t += e->sum;
             lo = min(lo, e->mn);
@@ -946,7 +1070,7 @@ __kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range,
     }
 }
 
-__kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
+__kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range, GB_DMERGE_ARGS,
                             __global uint *cnt, __global uint *sum, __global uint *mn,
                             __global uint *mx, __global uint *mnhi, __global uint *mxhi,
                             __global uint *flags)
@@ -955,7 +1079,8 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
         uint c = 0;
         ulong t = 0, lo = ULONG_MAX, hi = 0;
         for (uint p = 0; p < P; p++) {
-            __global const gb_de64 *e = part + p * range + s;
+            GB_DMERGE_ENTRY(p, s, e)
+            __global const gb_de64 *e = part + p * e_stride + e_at;
             c += e->cnt;
             t += e->sum;
             lo = min(lo, e->mn);
@@ -972,14 +1097,15 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range,
     }
 }
 
-__kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range,
+__kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB_DMERGE_ARGS,
                             __global uint *cnt, __global uint *sum, __global uint *flags)
 {
     COPROC_FOR_EACH_ROW(s, range) {
         uint c = 0;
         ulong t = 0;
         for (uint p = 0; p < P; p++) {
-            __global const gb_des *e = part + p * range + s;
+            GB_DMERGE_ENTRY(p, s, e)
+            __global const gb_des *e = part + p * e_stride + e_at;
             c += e->cnt;
             t += e->sum;
         }

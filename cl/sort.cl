@@ -185,8 +185,12 @@ SORT_HIST(sort_hist_k64, ulong)
 
 /* Exclusive scan in place of table[off, off + len), by one work-group: each
  * work-item sums a contiguous chunk, the group scans the sums, then each
- * work-item rewrites its chunk. The table is 256 x groups, small. */
-__kernel void sort_scan_table(__global uint *table, ulong off, uint len)
+ * work-item rewrites its chunk. The table is 256 x groups, small. A table
+ * longer than a work-item's loop steps allow (quirk loop-65535) is scanned in
+ * segments, one launch each, in order: `chained` adds *carry (the sum of the
+ * segments before), and every launch leaves its end sum in *carry. */
+__kernel void sort_scan_table(__global uint *table, ulong off, uint len, __global uint *carry,
+                              uint chained)
 {
     __local uint scratch[SORT_MAX_LOCAL + 17];
     uint lid = get_local_id(0), nl = get_local_size(0);
@@ -197,7 +201,11 @@ __kernel void sort_scan_table(__global uint *table, ulong off, uint len)
     for (uint i = b; i < e; i++)
         sum += t[i];
     uint total;
-    uint run = sort_group_scan(sum, scratch, &total);
+    uint base = chained ? *carry : 0;
+    uint run = base + sort_group_scan(sum, scratch, &total);
+    barrier(CLK_GLOBAL_MEM_FENCE); /* every work-item has read *carry */
+    if (lid == 0)
+        *carry = base + total;
     for (uint i = b; i < e; i++) {
         uint v = t[i];
         t[i] = run;

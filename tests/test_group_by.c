@@ -594,6 +594,28 @@ static void run_device_capped(coproc_runtime *rt, int dev, const char *path, voi
                COPROC_GROUP_COUNT | COPROC_GROUP_SUM, path, &rng);
 }
 
+/* Sorted output of 65,536 groups or more (the device argsort, then the ranks
+ * inverted) with the rows of a work-item capped at 16: sort's groups (rows /
+ * 16) make a digit table of over 2^20 entries, whose one-work-group scan ran
+ * past llvmpipe's 65535 loop steps and came out misordered on rusticl
+ * before. A loop-step limit of 4096 makes the table's scan go in chained
+ * segments on every device. */
+static void run_device_capped_many(coproc_runtime *rt, int dev, const char *path, void *user)
+{
+    (void)user;
+    test_rng rng = {4242};
+    check_aggs(rt, dev, COPROC_INT32, COPROC_INT32, 100003, KD_MANY, VM_RANDOM,
+               COPROC_GROUP_COUNT | COPROC_GROUP_SUM, path, &rng);
+    check_aggs(rt, dev, COPROC_UINT64, NO_VALUES, 70001, KD_MANY, VM_RANDOM, 0, path, &rng);
+}
+
+static void test_group_by_capped_many_groups(void **state)
+{
+    (void)state;
+    test_each_device_path_quirks("max_rows_per_item=16,max_loop_steps=4096", run_device_capped_many,
+                                 NULL);
+}
+
 static void test_group_by_capped_rows(void **state)
 {
     (void)state;
@@ -947,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_group_by_aggs_bad_flags),
         cmocka_unit_test(test_group_by_colliding_keys),
         cmocka_unit_test(test_group_by_capped_rows),
+        cmocka_unit_test(test_group_by_capped_many_groups),
         cmocka_unit_test(test_group_by_f32_exact_sums),
     };
     /* COPROC_TEST_FILTER picks tests by name (glob). */

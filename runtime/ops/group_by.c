@@ -53,6 +53,9 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
  * bytes a row (about what the hash path's table and slot map take). */
 #define DENSE_TABLES_SLACK ((size_t)8 << 20)
 #define DENSE_CACHED_TABLE ((size_t)256 << 10) /* a private table this small stays in L2 */
+/* The CPU path first tries tables of this many slots around each work-item's
+ * first key (dense_window): key ranges up to half of it need no range pass. */
+#define DENSE_WINDOW 4096
 
 /* Loop steps. Mesa's llvmpipe stops a work-item's loops after 65535 steps in
  * all, silently (quirk loop-65535; measured on 22.3.6: a loop entered costs
@@ -234,10 +237,10 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
     /* 64-bit values without min/max: nothing to do in pass 1 */
     snprintf(kname, sizeof kname, "gb_insert_k%d_%s", p->nw == 3 ? 64 : 32,
              p->mm ? p1[p->vc] : "plain");
-    cl_kernel kinit = NULL, kins = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &kinit);
+    coproc__kernel_lease *linit = NULL, *lins = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", "gb_init", &linit);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &kins);
+        s = coproc__kernel_borrow(rt, dev, "group_by", kname, &lins);
     uint64_t item_rows = 0; /* after a stopped work-item: rows a work-item at most */
     while (s == COPROC_OK) {
         table_release(t);
@@ -247,7 +250,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         cl_ulong ncap = cap;
         cl_uint what = p->init;
         coproc__geometry gi = gb_geometry(dev, cap, 0, init_steps(p, p->nw));
-        coproc__args a = {kinit, 0, CL_SUCCESS};
+        coproc__args a = {linit->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, ncap);
         COPROC__ARG(a, what);
         COPROC__ARG(a, t->words);
@@ -274,7 +277,7 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
             gb_geometry(dev, n, dev->cpu_path ? INSERT_CACHE_STEPS : 0, INSERT_ROW_STEPS);
         if (item_rows)
             g = coproc__geometry_cap_rows(g, n, item_rows ? item_rows : 1);
-        coproc__args b = {kins, 0, CL_SUCCESS};
+        coproc__args b = {lins->kernel, 0, CL_SUCCESS};
         COPROC__ARG(b, keys->mem);
         COPROC__ARG(b, nn);
         COPROC__ARG(b, t->words);
@@ -330,10 +333,8 @@ static coproc_status insert_rows(coproc_runtime *rt, coproc__device *dev, const 
         }
         item_rows = had / 2;
     }
-    if (kinit)
-        clReleaseKernel(kinit);
-    if (kins)
-        clReleaseKernel(kins);
+    coproc__kernel_return(dev, linit);
+    coproc__kernel_return(dev, lins);
     return s;
 }
 
@@ -345,8 +346,8 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     char kname[48];
     snprintf(kname, sizeof kname, "gb_aggregate_%s%s", vc_name[p->vc],
              p->vc != VC_NONE && !p->mm ? "_sum" : "");
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     size_t budget = dev->info.local_mem_bytes;
@@ -372,7 +373,7 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
             L = (cl_uint)(rows * g.local);
     }
     cl_ulong nn = n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, row_slot);
     COPROC__ARG(a, nn);
     switch (p->vc) {
@@ -409,7 +410,7 @@ static coproc_status aggregate_rows(coproc_runtime *rt, coproc__device *dev, con
     COPROC__ARG_LOCAL(a, (size_t)L * p->local_words * 4);
     COPROC__ARG(a, L);
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -419,13 +420,13 @@ static coproc_status write_keys(coproc_runtime *rt, coproc__device *dev, const g
                                 cl_uint use_dest, cl_mem out)
 {
     const char *kname = p->nw == 3 ? "gb_final_keys_w3" : "gb_final_keys_w2";
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     cl_ulong ng = groups;
     coproc__geometry g = coproc__geometry_for(dev, groups, 0);
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, pos);
     COPROC__ARG(a, ng);
     COPROC__ARG(a, t->words);
@@ -433,7 +434,7 @@ static coproc_status write_keys(coproc_runtime *rt, coproc__device *dev, const g
     COPROC__ARG(a, use_dest);
     COPROC__ARG(a, out);
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -444,15 +445,15 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
     char kname[48];
     snprintf(kname, sizeof kname, "gb_final_%s",
              p->vc != VC_NONE && !p->mm ? "sum" : vc_name[p->vc]);
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s != COPROC_OK)
         return s;
     cl_ulong ng = groups;
     /* float sums: gb_float_sum's negation loop */
     coproc__geometry g = gb_geometry(dev, groups, 0,
                                      p->vc == VC_F32 || p->vc == VC_F64 ? 1 + FIX_STEPS : 1);
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, pos);
     COPROC__ARG(a, ng);
     COPROC__ARG(a, dest);
@@ -485,7 +486,7 @@ static coproc_status write_aggregates(coproc_runtime *rt, coproc__device *dev, c
         COPROC__ARG(a, r->max->mem);
     }
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -514,14 +515,14 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
     if (groups >= HOST_SORT_MAX) {
         /* Many groups: the device's radix argsort, then invert the permutation. */
         coproc_column *perm = NULL;
-        cl_kernel k = NULL;
+        coproc__kernel_lease *l = NULL;
         s = coproc_argsort(rt, keys, &perm);
         if (s == COPROC_OK)
-            s = coproc__kernel_create(rt, dev, "group_by", "gb_invert", &k);
+            s = coproc__kernel_borrow(rt, dev, "group_by", "gb_invert", &l);
         if (s == COPROC_OK) {
             cl_ulong ng = groups;
             coproc__geometry g = coproc__geometry_for(dev, groups, 0);
-            coproc__args a = {k, 0, CL_SUCCESS};
+            coproc__args a = {l->kernel, 0, CL_SUCCESS};
             COPROC__ARG(a, perm->mem);
             COPROC__ARG(a, ng);
             COPROC__ARG(a, *rank);
@@ -532,8 +533,7 @@ static coproc_status key_ranks(coproc_runtime *rt, coproc__device *dev, coproc_c
                     s = coproc__fail_cl(rt, err, "gb_invert on device %d", dev->index);
             }
         }
-        if (k)
-            clReleaseKernel(k);
+        coproc__kernel_return(dev, l);
         coproc_column_free(perm);
     } else {
         size_t ks = coproc_type_size(keys->type);
@@ -623,33 +623,31 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
 {
     int wide = coproc_type_size(keys->type) == 8;
     const char *kname = wide ? "gb_key_range_k64" : "gb_key_range_k32";
-    cl_kernel k = NULL;
-    cl_mem out = NULL;
     coproc__geometry g = coproc__geometry_for(dev, keys->length, 0);
-    uint64_t *part = malloc(g.groups * 16);
-    coproc_status s = part ? COPROC_OK
-                           : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
+    /* The partials go to the lease's scratch buffer and its host copy. */
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, g.groups * 16, &out);
+        s = coproc__lease_scratch(rt, dev, l, g.groups * 16);
     if (s == COPROC_OK) {
         cl_ulong nn = keys->length, f = flip;
-        coproc__args a = {k, 0, CL_SUCCESS};
+        coproc__args a = {l->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, keys->mem);
         COPROC__ARG(a, nn);
         COPROC__ARG(a, f);
-        COPROC__ARG(a, out);
+        COPROC__ARG(a, l->scratch);
         COPROC__ARG_LOCAL(a, 2 * g.local * sizeof(cl_ulong));
         s = coproc__launch(rt, dev, &a, &g, kname);
     }
     if (s == COPROC_OK) {
-        cl_int err = coproc__read_now(dev, dev->queue, out, 0, g.groups * 16, part, 0, NULL, NULL);
+        cl_int err = coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * 16,
+                                      l->scratch_host, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the key range from device %d", kname,
                                 dev->index);
     }
     if (s == COPROC_OK) {
+        const uint64_t *part = l->scratch_host;
         *lo = UINT64_MAX;
         *hi = 0;
         for (size_t i = 0; i < g.groups; i++) {
@@ -657,11 +655,7 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
             *hi = part[2 * i + 1] > *hi ? part[2 * i + 1] : *hi;
         }
     }
-    free(part);
-    if (out)
-        clReleaseMemObject(out);
-    if (k)
-        clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -705,27 +699,42 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
     return want;
 }
 
+/* The CPU path's private tables already filled by gb_wdense_* (dense_window):
+ * P tables of W entries, each table's base in win. */
+typedef struct dense_win {
+    cl_mem part, win;
+    size_t P;
+    uint64_t W;
+} dense_win;
+
+/* The dense kernels' value name and private-table entry bytes. */
+static const char *dense_entry(const gb_plan *p, const coproc_column *values, size_t *entry)
+{
+    *entry = DENSE_ENTRY_NONE;
+    if (!values)
+        return "none";
+    *entry = !p->mm ? DENSE_ENTRY_SUM : p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
+    return p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
+}
+
 /*
  * Group by direct indexing: slot = key - base, for keys whose ordered forms
  * span range slots. *used = 0 (and nothing done) when the CPU path's private
- * tables would not fit; the caller then takes the hash path.
+ * tables would not fit; the caller then takes the hash path. With w, the
+ * tables are w's (filled already) and only merged here.
  */
 static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                     const coproc_column *keys, const coproc_column *values,
                                     uint64_t base, uint64_t range, coproc_group_result *out,
-                                    int *used)
+                                    int *used, const dense_win *w)
 {
     size_t n = keys->length;
     int wide = coproc_type_size(keys->type) == 8;
-    const char *vname = "none";
-    size_t entry = DENSE_ENTRY_NONE;
-    if (values) {
-        vname = p->vc == VC_V64 ? "v64" : values->type == COPROC_INT32 ? "i32" : "u32";
-        entry = !p->mm ? DENSE_ENTRY_SUM : p->vc == VC_V64 ? DENSE_ENTRY_64 : DENSE_ENTRY_32;
-    }
-    size_t P = 0;
+    size_t entry;
+    const char *vname = dense_entry(p, values, &entry);
+    size_t P = w ? w->P : 0;
     *used = 0;
-    if (dev->cpu_path && (P = dense_partitions(dev, n, range, entry)) == 0)
+    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry)) == 0)
         return COPROC_OK;
     *used = 1;
 
@@ -733,8 +742,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     memset(&t, 0, sizeof t);
     coproc_group_result r;
     memset(&r, 0, sizeof r);
-    cl_mem part = NULL, flags = NULL, pos = NULL, ctl = NULL;
-    cl_kernel k = NULL, km = NULL;
+    cl_mem part = NULL, flags = NULL, pos = NULL;
+    coproc__kernel_lease *lk = NULL, *lkm = NULL;
     char kname[48], mname[48];
     const char *no_mm = values && !p->mm ? "_sum" : ""; /* the MM 0 kernels */
     snprintf(kname, sizeof kname, "gb_dense_k%d_%s%s", wide ? 64 : 32, vname, no_mm);
@@ -745,10 +754,10 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, range * 4, &flags);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", kname, &k);
+        s = coproc__kernel_borrow(rt, dev, "group_by", kname, &lk);
     if (s != COPROC_OK)
         goto done;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {lk->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, keys->mem);
     COPROC__ARG(a, nn);
     if (wide)
@@ -757,28 +766,38 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, base32);
     COPROC__ARG(a, nrange);
     if (dev->cpu_path) {
-        /* Private tables, then merged slot by slot. */
-        s = coproc__buffer_new(rt, dev, P * range * entry, &part);
+        /* Private tables (unless w's), then merged slot by slot. */
+        cl_mem tables = w ? w->part : NULL, win = w ? w->win : NULL;
+        cl_ulong W = w ? w->W : 0, mask = wide ? UINT64_MAX : UINT32_MAX;
+        if (!w)
+            s = coproc__buffer_new(rt, dev, P * range * entry, &part);
         if (s == COPROC_OK)
-            s = coproc__kernel_create(rt, dev, "group_by", mname, &km);
+            s = coproc__kernel_borrow(rt, dev, "group_by", mname, &lkm);
         if (s != COPROC_OK)
             goto done;
-        if (p->vc == VC_V32) {
-            COPROC__ARG(a, values->mem);
-            COPROC__ARG(a, flip32);
-        } else if (p->vc == VC_V64) {
-            COPROC__ARG(a, values->mem);
-            COPROC__ARG(a, p->flip64);
+        if (!w) {
+            tables = win = part; /* win unread when W = 0 */
+            if (p->vc == VC_V32) {
+                COPROC__ARG(a, values->mem);
+                COPROC__ARG(a, flip32);
+            } else if (p->vc == VC_V64) {
+                COPROC__ARG(a, values->mem);
+                COPROC__ARG(a, p->flip64);
+            }
+            COPROC__ARG(a, part);
+            coproc__geometry g = {.groups = P, .local = 1, .global = P};
+            s = coproc__launch(rt, dev, &a, &g, kname);
+            if (s != COPROC_OK)
+                goto done;
         }
-        COPROC__ARG(a, part);
-        coproc__geometry g = {.groups = P, .local = 1, .global = P};
-        s = coproc__launch(rt, dev, &a, &g, kname);
-        if (s != COPROC_OK)
-            goto done;
-        coproc__args m = {km, 0, CL_SUCCESS};
-        COPROC__ARG(m, part);
+        coproc__args m = {lkm->kernel, 0, CL_SUCCESS};
+        COPROC__ARG(m, tables);
         COPROC__ARG(m, P32);
         COPROC__ARG(m, nrange);
+        COPROC__ARG(m, W);
+        COPROC__ARG(m, win);
+        COPROC__ARG(m, base64);
+        COPROC__ARG(m, mask);
         COPROC__ARG(m, t.cnt);
         if (p->vc != VC_NONE)
             COPROC__ARG(m, t.sum);
@@ -796,14 +815,14 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     } else {
         /* One table of per-slot words, cleared by gb_init; a local copy of it
          * per work-group when it fits. */
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_init", &km);
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_init", &lkm);
+        if (s == COPROC_OK) /* gb_init's control words, unused here */
+            s = coproc__lease_scratch(rt, dev, lkm, 4 * sizeof(cl_uint));
         if (s != COPROC_OK)
             goto done;
         cl_uint what = p->init, nw = 0;
-        s = coproc__buffer_new(rt, dev, 4 * sizeof(cl_uint), &ctl);
-        if (s != COPROC_OK)
-            goto done;
-        coproc__args b = {km, 0, CL_SUCCESS};
+        cl_mem ctl = lkm->scratch;
+        coproc__args b = {lkm->kernel, 0, CL_SUCCESS};
         COPROC__ARG(b, nrange);
         COPROC__ARG(b, what);
         COPROC__ARG(b, flags); /* no key words (nw = 0) */
@@ -845,12 +864,12 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = coproc__launch(rt, dev, &a, &g, kname);
         if (s != COPROC_OK)
             goto done;
-        clReleaseKernel(km);
-        km = NULL;
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &km);
+        coproc__kernel_return(dev, lkm);
+        lkm = NULL;
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_flags", &lkm);
         if (s != COPROC_OK)
             goto done;
-        coproc__args f = {km, 0, CL_SUCCESS};
+        coproc__args f = {lkm->kernel, 0, CL_SUCCESS};
         COPROC__ARG(f, t.cnt);
         COPROC__ARG(f, nrange);
         COPROC__ARG(f, flags);
@@ -870,14 +889,14 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = result_alloc(rt, dev, p, keys->type, values, (size_t)groups, &r);
     if (s != COPROC_OK)
         goto done;
-    clReleaseKernel(k);
-    k = NULL;
+    coproc__kernel_return(dev, lk);
+    lk = NULL;
     const char *keyname = wide ? "gb_dense_keys_k64" : "gb_dense_keys_k32";
-    s = coproc__kernel_create(rt, dev, "group_by", keyname, &k);
+    s = coproc__kernel_borrow(rt, dev, "group_by", keyname, &lk);
     if (s == COPROC_OK && groups > 0) {
         cl_ulong ng = groups;
         coproc__geometry gk = coproc__geometry_for(dev, (size_t)groups, 0);
-        coproc__args c = {k, 0, CL_SUCCESS};
+        coproc__args c = {lk->kernel, 0, CL_SUCCESS};
         COPROC__ARG(c, pos);
         COPROC__ARG(c, ng);
         if (wide)
@@ -900,14 +919,94 @@ done:
     else
         coproc_group_result_free(&r);
     table_release(&t);
-    cl_mem bufs[] = {part, flags, pos, ctl};
+    cl_mem bufs[] = {part, flags, pos};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    if (k)
-        clReleaseKernel(k);
-    if (km)
-        clReleaseKernel(km);
+    coproc__kernel_return(dev, lk);
+    coproc__kernel_return(dev, lkm);
+    return s;
+}
+
+/*
+ * The CPU path without the key-range pass (a pass over the keys, a third of
+ * the dense pass's time): gb_wdense_* aggregates each work-item's rows into a
+ * table of DENSE_WINDOW slots around its first key and reports the keys it
+ * saw; when every row fitted and the range is dense, dense_group_by merges
+ * those tables. *used = 0 when not (the caller measures the range then).
+ */
+static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
+                                  const coproc_column *keys, const coproc_column *values,
+                                  uint64_t flip, coproc_group_result *out, int *used)
+{
+    size_t n = keys->length, entry;
+    int wide = coproc_type_size(keys->type) == 8;
+    const char *vname = dense_entry(p, values, &entry);
+    *used = 0;
+    size_t P = dense_partitions(dev, n, DENSE_WINDOW, entry);
+    /* Loop steps where the driver limits them: gb_wdense_* walks its table
+     * twice (clearing, then the occupied slots) besides its rows. */
+    uint64_t budget = step_budget(dev);
+    if (!P || (budget && 2 * (DENSE_WINDOW + 1) + (n + P - 1) / P > budget))
+        return COPROC_OK;
+    char kname[48];
+    snprintf(kname, sizeof kname, "gb_wdense_k%d_%s%s", wide ? 64 : 32, vname,
+             values && !p->mm ? "_sum" : "");
+    /* The windows' bases and key ranges: the lease's scratch and its host copy. */
+    coproc__kernel_lease *l = NULL;
+    dense_win w = {NULL, NULL, P, DENSE_WINDOW};
+    coproc_status s = coproc__kernel_borrow(rt, dev, "group_by", kname, &l);
+    if (s == COPROC_OK)
+        s = coproc__lease_scratch(rt, dev, l, P * 4 * sizeof(cl_ulong));
+    if (s == COPROC_OK)
+        s = coproc__buffer_new(rt, dev, P * DENSE_WINDOW * entry, &w.part);
+    if (s != COPROC_OK)
+        goto done;
+    w.win = l->scratch;
+    cl_ulong nn = n, W = DENSE_WINDOW, kflip64 = flip;
+    cl_uint kflip32 = (cl_uint)flip, flip32 = p->flip32;
+    cl_mem vals = values ? values->mem : keys->mem; /* unread without values */
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
+    COPROC__ARG(a, keys->mem);
+    COPROC__ARG(a, nn);
+    COPROC__ARG(a, W);
+    if (wide)
+        COPROC__ARG(a, kflip64);
+    else
+        COPROC__ARG(a, kflip32);
+    COPROC__ARG(a, vals);
+    if (p->vc == VC_V64)
+        COPROC__ARG(a, p->flip64);
+    else
+        COPROC__ARG(a, flip32);
+    COPROC__ARG(a, w.part);
+    COPROC__ARG(a, w.win);
+    coproc__geometry g = {.groups = P, .local = 1, .global = P};
+    s = coproc__launch(rt, dev, &a, &g, kname);
+    if (s != COPROC_OK)
+        goto done;
+    cl_ulong *win = l->scratch_host;
+    cl_int err =
+        coproc__read_now(dev, dev->queue, w.win, 0, P * 4 * sizeof(cl_ulong), win, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = coproc__fail_cl(rt, err, "%s: reading the windows from device %d", kname, dev->index);
+        goto done;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < P; i++) {
+        if (win[4 * i + 3])
+            goto done; /* a key outside its work-item's window: not used */
+        lo = win[4 * i + 1] < lo ? win[4 * i + 1] : lo;
+        hi = win[4 * i + 2] > hi ? win[4 * i + 2] : hi;
+    }
+    /* Every key fitted; the range as coproc__group_by_run would find it
+     * (n >= 1, so lo <= hi). */
+    if (lo <= hi && hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK)
+        s = dense_group_by(rt, dev, p, keys, values, lo ^ flip, hi - lo + 1, out, used, &w);
+done:
+    if (w.part)
+        clReleaseMemObject(w.part);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -966,24 +1065,35 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     gb_table t;
     memset(&t, 0, sizeof t);
     cl_mem row_slot = NULL, ctl = NULL, flags = NULL, pos = NULL, rank = NULL;
-    cl_kernel kflags = NULL;
+    coproc__kernel_lease *lflags = NULL;
     coproc_column *tmp_keys = NULL;
     if (n == 0) {
         s = result_alloc(rt, dev, &p, keys->type, values, 0, &r);
         goto done;
     }
+    /* Built before any geometry is made: the build tells the work-group limit
+     * its kernels allow (program.c). */
+    cl_program built;
+    s = coproc__program_get(rt, dev, "group_by", &built);
+    if (s != COPROC_OK)
+        goto done;
     if (dense_possible(dev, &p)) {
         uint64_t flip = is_signed_int(keys->type)
                             ? (coproc_type_size(keys->type) == 4 ? 0x80000000u
                                                                  : 0x8000000000000000ull)
                             : 0;
         uint64_t lo = 0, hi = 0;
+        int used = 0;
+        if (dev->cpu_path) {
+            s = dense_window(rt, dev, &p, keys, values, flip, &r, &used);
+            if (s != COPROC_OK || used)
+                goto done;
+        }
         s = key_range(rt, dev, keys, flip, &lo, &hi);
         if (s != COPROC_OK)
             goto done;
         if (hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK) {
-            int used = 0;
-            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used);
+            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used, NULL);
             if (s != COPROC_OK || used)
                 goto done;
         }
@@ -1009,12 +1119,12 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
     /* Number the occupied slots: group g is the g-th one. */
     s = coproc__buffer_new(rt, dev, t.cap * 4, &flags);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "group_by", "gb_flags", &kflags);
+        s = coproc__kernel_borrow(rt, dev, "group_by", "gb_flags", &lflags);
     if (s != COPROC_OK)
         goto done;
     cl_ulong ncap = t.cap;
     coproc__geometry gf = coproc__geometry_for(dev, t.cap, 0);
-    coproc__args a = {kflags, 0, CL_SUCCESS};
+    coproc__args a = {lflags->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, t.cnt);
     COPROC__ARG(a, ncap);
     COPROC__ARG(a, flags);
@@ -1064,8 +1174,7 @@ done:
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    if (kflags)
-        clReleaseKernel(kflags);
+    coproc__kernel_return(dev, lflags);
     return s;
 }
 

@@ -86,6 +86,12 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
 {
     coproc__device *dev = left->dev;
     size_t ks = coproc_type_size(left->type), nl = left->length;
+    /* Built before the geometry is made: the build tells the work-group limit
+     * its kernels allow (program.c). */
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "hash_join", &built);
+    if (s != COPROC_OK)
+        return s;
     uint64_t slots = hj_slots(nl);
     unsigned bits = 0;
     while (((uint64_t)1 << bits) < slots)
@@ -93,7 +99,7 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     t->sfx = ks == 8 ? "k64" : "k32";
     t->shift = 64 - bits;
     t->mask = (cl_uint)(slots - 1);
-    coproc_status s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
+    s = coproc__buffer_new(rt, dev, slots * hj_slot_bytes(ks), &t->slots);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, nl * 4, &t->next);
     if (s == COPROC_OK)
@@ -116,11 +122,11 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
                                dev->index);
     char kname[32];
     snprintf(kname, sizeof kname, "hj_build_%s", t->sfx);
-    cl_kernel k = NULL;
-    if ((s = coproc__kernel_create(rt, dev, "hash_join", kname, &k)) != COPROC_OK)
+    coproc__kernel_lease *l = NULL;
+    if ((s = coproc__kernel_borrow(rt, dev, "hash_join", kname, &l)) != COPROC_OK)
         return s;
     cl_ulong n = nl;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, left->mem);
     COPROC__ARG(a, n);
     COPROC__ARG(a, t->shift);
@@ -130,7 +136,7 @@ static coproc_status hj_build(coproc_runtime *rt, const coproc_column *left, hj_
     COPROC__ARG(a, t->dups);
     coproc__geometry g = join_geometry(dev, nl);
     s = coproc__launch(rt, dev, &a, &g, kname);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     return s;
 }
 
@@ -158,41 +164,34 @@ coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_colum
         return s;
     coproc__device *dev = left->dev;
     hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
-    cl_kernel k = NULL;
-    cl_mem partial = NULL;
-    uint64_t *host = NULL;
+    coproc__kernel_lease *l = NULL;
     char kname[32];
     if ((s = hj_build(rt, left, &t)) != COPROC_OK)
         goto done;
     snprintf(kname, sizeof kname, "hj_count_%s", t.sfx);
     coproc__geometry g = join_geometry(dev, right->length);
-    if ((s = coproc__kernel_create(rt, dev, "hash_join", kname, &k)) != COPROC_OK ||
-        (s = coproc__buffer_new(rt, dev, g.groups * 8, &partial)) != COPROC_OK)
+    /* The per-group counts go to the lease's scratch buffer and its host copy. */
+    if ((s = coproc__kernel_borrow(rt, dev, "hash_join", kname, &l)) != COPROC_OK ||
+        (s = coproc__lease_scratch(rt, dev, l, g.groups * 8)) != COPROC_OK)
         goto done;
     cl_ulong n = right->length;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     probe_args(&a, right, &n, &t);
     COPROC__ARG(a, t.dups);
-    COPROC__ARG(a, partial);
+    COPROC__ARG(a, l->scratch);
     COPROC__ARG_LOCAL(a, g.local * sizeof(cl_ulong));
     if ((s = coproc__launch(rt, dev, &a, &g, kname)) != COPROC_OK)
         goto done;
-    if (!(host = malloc(g.groups * 8))) {
-        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-        goto done;
-    }
-    if ((s = coproc__d2h(rt, dev, NULL, host, partial, 0, g.groups * 8, 0)) != COPROC_OK)
+    const uint64_t *host = l->scratch_host;
+    if ((s = coproc__d2h(rt, dev, NULL, l->scratch_host, l->scratch, 0, g.groups * 8, 0)) !=
+        COPROC_OK)
         goto done;
     uint64_t sum = 0;
     for (size_t i = 0; i < g.groups; i++)
         sum += host[i];
     *count = sum;
 done:
-    free(host);
-    if (partial)
-        clReleaseMemObject(partial);
-    if (k)
-        clReleaseKernel(k);
+    coproc__kernel_return(dev, l);
     hj_table_free(&t);
     return s;
 }
@@ -209,14 +208,14 @@ static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *
     coproc__device *dev = left->dev;
     cl_ulong nl = left->length, nr = right->length, items = g->global;
     cl_mem total = NULL, dup_rows = NULL;
-    cl_kernel k[3] = {NULL, NULL, NULL};
+    coproc__kernel_lease *k[3] = {NULL, NULL, NULL};
     char kname[3][32];
     snprintf(kname[0], sizeof kname[0], "hj_dup_start");
     snprintf(kname[1], sizeof kname[1], "hj_dup_rows_%s", t->sfx);
     snprintf(kname[2], sizeof kname[2], "hj_task_pairs_%s", t->sfx);
     coproc_status s = COPROC_OK;
     for (int i = 0; i < 3 && s == COPROC_OK; i++)
-        s = coproc__kernel_create(rt, dev, "hash_join", kname[i], &k[i]);
+        s = coproc__kernel_borrow(rt, dev, "hash_join", kname[i], &k[i]);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, 4, &total);
     if (s == COPROC_OK)
@@ -230,12 +229,12 @@ static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *
         goto done;
     }
     coproc__geometry gb = join_geometry(dev, nl);
-    coproc__args a0 = {k[0], 0, CL_SUCCESS};
+    coproc__args a0 = {k[0]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a0, t->dups);
     COPROC__ARG(a0, nl);
     COPROC__ARG(a0, t->next);
     COPROC__ARG(a0, total);
-    coproc__args a1 = {k[1], 0, CL_SUCCESS};
+    coproc__args a1 = {k[1]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a1, left->mem);
     COPROC__ARG(a1, nl);
     COPROC__ARG(a1, t->slots);
@@ -243,7 +242,7 @@ static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *
     COPROC__ARG(a1, t->mask);
     COPROC__ARG(a1, t->next);
     COPROC__ARG(a1, dup_rows);
-    coproc__args a2 = {k[2], 0, CL_SUCCESS};
+    coproc__args a2 = {k[2]->kernel, 0, CL_SUCCESS};
     probe_args(&a2, right, &nr, t);
     COPROC__ARG(a2, t->dups);
     COPROC__ARG(a2, t->next);
@@ -260,8 +259,7 @@ done:
     if (dup_rows)
         clReleaseMemObject(dup_rows);
     for (int i = 0; i < 3; i++)
-        if (k[i])
-            clReleaseKernel(k[i]);
+        coproc__kernel_return(dev, k[i]);
     return s;
 }
 
@@ -279,11 +277,15 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     coproc__device *dev = left->dev;
     coproc_join_result r = {0, NULL, NULL};
     hj_table t = {NULL, NULL, NULL, 0, 0, NULL};
-    cl_kernel k[2] = {NULL, NULL};
+    coproc__kernel_lease *k[2] = {NULL, NULL};
     cl_mem items = NULL, starts = NULL;
     uint32_t *start = NULL;
     uint64_t pairs = 0, most = 0; /* all pairs, a work-item's most */
     char kname[2][32];
+    cl_program built; /* before the geometry, as in hj_build */
+    if (left->length && right->length &&
+        (s = coproc__program_get(rt, dev, "hash_join", &built)) != COPROC_OK)
+        return s;
     coproc__geometry g = join_geometry(dev, right->length);
     cl_ulong n = right->length;
     if (left->length == 0 || right->length == 0)
@@ -293,7 +295,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     snprintf(kname[0], sizeof kname[0], "hj_items_%s", t.sfx);
     snprintf(kname[1], sizeof kname[1], "hj_pairs_%s", t.sfx);
     for (int i = 0; i < 2 && s == COPROC_OK; i++)
-        s = coproc__kernel_create(rt, dev, "hash_join", kname[i], &k[i]);
+        s = coproc__kernel_borrow(rt, dev, "hash_join", kname[i], &k[i]);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, g.global * 4, &items);
     if (s == COPROC_OK)
@@ -303,7 +305,7 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
 
     /* Pairs per work-item; where each work-item's pairs start, scanned here (a
      * few per compute unit on the CPU path, a few per work-item slot on GPUs). */
-    coproc__args a0 = {k[0], 0, CL_SUCCESS};
+    coproc__args a0 = {k[0]->kernel, 0, CL_SUCCESS};
     probe_args(&a0, right, &n, &t);
     COPROC__ARG(a0, t.dups);
     COPROC__ARG(a0, items);
@@ -339,7 +341,7 @@ output:
         s = hj_pairs_by_tasks(rt, left, right, &t, &g, starts, start, pairs, &r);
         goto done;
     }
-    coproc__args a1 = {k[1], 0, CL_SUCCESS};
+    coproc__args a1 = {k[1]->kernel, 0, CL_SUCCESS};
     probe_args(&a1, right, &n, &t);
     COPROC__ARG(a1, t.next);
     COPROC__ARG(a1, starts);
@@ -374,8 +376,7 @@ done:
     if (starts)
         clReleaseMemObject(starts);
     for (int i = 0; i < 2; i++)
-        if (k[i])
-            clReleaseKernel(k[i]);
+        coproc__kernel_return(dev, k[i]);
     hj_table_free(&t);
     return s;
 }

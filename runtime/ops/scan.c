@@ -29,11 +29,26 @@ typedef struct scan_plan {
 #define SCAN_ITEMS 8
 #define SCAN_PADDED(count) ((count) + (count) / 32 + 1)
 
-static void release_kernels(cl_kernel *k, int count)
+/* The plan's three kernels from dev's pool (program.h), and the group sums
+ * (`sums_bytes`) in the first one's scratch buffer; return_kernels gives them
+ * back, whatever was borrowed. */
+static coproc_status borrow_kernels(coproc_runtime *rt, coproc__device *dev, const scan_plan *p,
+                                    size_t sums_bytes, coproc__kernel_lease **l)
 {
-    for (int i = 0; i < count; i++)
-        if (k[i])
-            clReleaseKernel(k[i]);
+    coproc_status s = coproc__kernel_borrow(rt, dev, "scan", p->sums, &l[0]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_borrow(rt, dev, "scan", p->groups, &l[1]);
+    if (s == COPROC_OK)
+        s = coproc__kernel_borrow(rt, dev, "scan", p->apply, &l[2]);
+    if (s == COPROC_OK)
+        s = coproc__lease_scratch(rt, dev, l[0], sums_bytes);
+    return s;
+}
+
+static void return_kernels(coproc__device *dev, coproc__kernel_lease **l)
+{
+    for (int i = 0; i < 3; i++)
+        coproc__kernel_return(dev, l[i]);
 }
 
 /*
@@ -55,19 +70,13 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
     cl_ulong nn = n;
     cl_uint groups = (cl_uint)g.groups;
-    cl_kernel k[3] = {NULL, NULL, NULL};
-    cl_mem sums = NULL;
-    s = coproc__kernel_create(rt, dev, "scan", p->sums, &k[0]);
-    if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "scan", p->groups, &k[1]);
-    if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "scan", p->apply, &k[2]);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, (g.groups + 1) * p->sum_size, &sums);
+    coproc__kernel_lease *k[3] = {NULL, NULL, NULL};
+    s = borrow_kernels(rt, dev, p, (g.groups + 1) * p->sum_size, k);
     if (s != COPROC_OK)
         goto done;
+    cl_mem sums = k[0]->scratch;
 
-    coproc__args a1 = {k[0], 0, CL_SUCCESS};
+    coproc__args a1 = {k[0]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a1, in);
     COPROC__ARG(a1, nn);
     COPROC__ARG(a1, chunk);
@@ -77,7 +86,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     if (s != COPROC_OK)
         goto done;
 
-    coproc__args a2 = {k[1], 0, CL_SUCCESS};
+    coproc__args a2 = {k[1]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a2, sums);
     COPROC__ARG(a2, groups);
     COPROC__ARG_LOCAL(a2, one.local * p->sum_size);
@@ -85,7 +94,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     if (s != COPROC_OK)
         goto done;
 
-    coproc__args a3 = {k[2], 0, CL_SUCCESS};
+    coproc__args a3 = {k[2]->kernel, 0, CL_SUCCESS};
     cl_int incl = inclusive;
     COPROC__ARG(a3, in);
     COPROC__ARG(a3, nn);
@@ -108,9 +117,7 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
                                 dev->index);
     }
 done:
-    if (sums)
-        clReleaseMemObject(sums);
-    release_kernels(k, 3);
+    return_kernels(dev, k);
     return s;
 }
 
@@ -152,20 +159,17 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     cl_ulong chunk = ((n + g.groups - 1) / g.groups + 63) / 64 * 64;
     cl_ulong nn = n;
     cl_uint groups = (cl_uint)g.groups;
-    cl_kernel k[3] = {NULL, NULL, NULL};
-    cl_mem sums = NULL, out = NULL;
+    coproc__kernel_lease *k[3] = {NULL, NULL, NULL};
+    cl_mem out = NULL;
     cl_ulong total = 0;
-    s = coproc__kernel_create(rt, dev, "scan", plan.sums, &k[0]);
-    if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "scan", plan.groups, &k[1]);
-    if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "scan", plan.apply, &k[2]);
-    if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, (g.groups + 1) * plan.sum_size, &sums);
-    if (s != COPROC_OK || n == 0)
+    if (n == 0)
         goto done;
+    s = borrow_kernels(rt, dev, &plan, (g.groups + 1) * plan.sum_size, k);
+    if (s != COPROC_OK)
+        goto done;
+    cl_mem sums = k[0]->scratch;
 
-    coproc__args a1 = {k[0], 0, CL_SUCCESS};
+    coproc__args a1 = {k[0]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a1, flags);
     COPROC__ARG(a1, nn);
     COPROC__ARG(a1, chunk);
@@ -174,7 +178,7 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__launch(rt, dev, &a1, &g, plan.sums);
     if (s != COPROC_OK)
         goto done;
-    coproc__args a2 = {k[1], 0, CL_SUCCESS};
+    coproc__args a2 = {k[1]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a2, sums);
     COPROC__ARG(a2, groups);
     COPROC__ARG_LOCAL(a2, one.local * plan.sum_size);
@@ -193,7 +197,7 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__buffer_new(rt, dev, total * sizeof(cl_uint), &out);
     if (s != COPROC_OK)
         goto done;
-    coproc__args a3 = {k[2], 0, CL_SUCCESS};
+    coproc__args a3 = {k[2]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a3, flags);
     COPROC__ARG(a3, nn);
     COPROC__ARG(a3, chunk);
@@ -211,9 +215,7 @@ done:
     } else if (out) {
         clReleaseMemObject(out);
     }
-    if (sums)
-        clReleaseMemObject(sums);
-    release_kernels(k, 3);
+    return_kernels(dev, k);
     return s;
 }
 

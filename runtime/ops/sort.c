@@ -117,17 +117,17 @@ static coproc_status new_buffer(sort_job *j, size_t bytes, cl_mem *out)
 
 static coproc_status launch_iota(sort_job *j, cl_mem out)
 {
-    cl_kernel k = NULL;
-    coproc_status s = coproc__kernel_create(j->rt, j->dev, "sort", "sort_iota", &k);
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(j->rt, j->dev, "sort", "sort_iota", &l);
     if (s != COPROC_OK)
         return s;
     cl_ulong n = j->n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {l->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, out);
     COPROC__ARG(a, n);
     coproc__geometry g = coproc__geometry_for(j->dev, j->n, 0);
     s = coproc__launch(j->rt, j->dev, &a, &g, "sort_iota");
-    clReleaseKernel(k);
+    coproc__kernel_return(j->dev, l);
     return s;
 }
 
@@ -150,15 +150,18 @@ static coproc_status radix_sort(sort_job *j)
     snprintf(scatter_name, sizeof scatter_name, "sort_scatter_%s", ks);
     cl_uint vwords = (cl_uint)((argsort ? 4 : j->vbytes) / 4); /* value words a row */
 
-    cl_kernel k_all = NULL, k_hist = NULL, k_scan = NULL, k_scatter = NULL;
+    /* The kernels come from the device's pool (program.h): every argument is set below. */
+    const char *names[4] = {hist_all_name, hist_name, "sort_scan_table", scatter_name};
+    coproc__kernel_lease *lease[4] = {NULL, NULL, NULL, NULL};
     cl_mem table = NULL, totals = NULL, kt1 = NULL, kt2 = NULL, vt = NULL;
     cl_uint *host_totals = NULL;
-    coproc_status s;
-    if ((s = coproc__kernel_create(rt, dev, "sort", hist_all_name, &k_all)) != COPROC_OK ||
-        (s = coproc__kernel_create(rt, dev, "sort", hist_name, &k_hist)) != COPROC_OK ||
-        (s = coproc__kernel_create(rt, dev, "sort", "sort_scan_table", &k_scan)) != COPROC_OK ||
-        (s = coproc__kernel_create(rt, dev, "sort", scatter_name, &k_scatter)) != COPROC_OK)
+    coproc_status s = COPROC_OK;
+    for (int i = 0; i < 4 && s == COPROC_OK; i++)
+        s = coproc__kernel_borrow(rt, dev, "sort", names[i], &lease[i]);
+    if (s != COPROC_OK)
         goto done;
+    cl_kernel k_all = lease[0]->kernel, k_hist = lease[1]->kernel, k_scan = lease[2]->kernel,
+              k_scatter = lease[3]->kernel;
     cl_kernel launched[] = {k_all, k_hist, k_scan, k_scatter};
     plan_geometry(j, launched, 4);
 
@@ -238,6 +241,20 @@ static coproc_status radix_sort(sort_job *j)
     size_t scan_local = j->local;
     if (dev->cpu_path && dev->quirks.max_rows_per_item)
         scan_local = coproc__sort_work_group(dev, &k_scan, 1);
+    /* Where the driver stops a work-item's loops after max_loop_steps, the
+     * table (256 x groups, groups growing with the rows when rows per
+     * work-item are capped) is scanned in segments a work-item's two walks
+     * over its chunk fit (2 x (chunk + 1) steps, plus sort_group_scan's
+     * loops): 2^20 entries and 32 work-items lost the tail before. The
+     * segments chain through the scan lease's scratch word. */
+    cl_uint scan_seg = UINT32_MAX;
+    uint64_t steps = dev->quirks.max_loop_steps;
+    if (steps) {
+        uint64_t chunk = steps > 128 ? (steps - 128) / 2 : 1;
+        scan_seg = chunk * scan_local < UINT32_MAX ? (cl_uint)(chunk * scan_local) : UINT32_MAX;
+    }
+    if ((s = coproc__lease_scratch(rt, dev, lease[2], sizeof(cl_uint))) != COPROC_OK)
+        goto done;
     cl_mem kin = j->keys, vin = argsort ? j->perm : j->values;
     for (int i = 0; i < m; i++) {
         cl_uint shift = (cl_uint)(8 * pass[i]);
@@ -271,12 +288,19 @@ static coproc_status radix_sort(sort_job *j)
             if ((s = enqueue(j, &a, j->groups, j->local, hist_name)) != COPROC_OK)
                 goto done;
         }
-        a = (coproc__args){k_scan, 0, CL_SUCCESS};
-        COPROC__ARG(a, table);
-        COPROC__ARG(a, off);
-        COPROC__ARG(a, len);
-        if ((s = enqueue(j, &a, 1, scan_local, "sort_scan_table")) != COPROC_OK)
-            goto done;
+        for (cl_ulong at = 0; at < len; at += scan_seg) {
+            cl_ulong seg_off = off + at;
+            cl_uint seg_len = (cl_uint)(len - at < scan_seg ? len - at : scan_seg),
+                    chained = at > 0;
+            a = (coproc__args){k_scan, 0, CL_SUCCESS};
+            COPROC__ARG(a, table);
+            COPROC__ARG(a, seg_off);
+            COPROC__ARG(a, seg_len);
+            COPROC__ARG(a, lease[2]->scratch);
+            COPROC__ARG(a, chained);
+            if ((s = enqueue(j, &a, 1, scan_local, "sort_scan_table")) != COPROC_OK)
+                goto done;
+        }
         a = (coproc__args){k_scatter, 0, CL_SUCCESS};
         COPROC__ARG(a, kin);
         COPROC__ARG(a, kout);
@@ -318,10 +342,8 @@ done:
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
-    cl_kernel kernels[] = {k_all, k_hist, k_scan, k_scatter};
-    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
-        if (kernels[i])
-            clReleaseKernel(kernels[i]);
+    for (int i = 0; i < 4; i++)
+        coproc__kernel_return(dev, lease[i]);
     return s;
 }
 

@@ -71,7 +71,9 @@ coproc_status coproc__kernel_create_variant(coproc_runtime *rt, coproc__device *
  * only when every one of that name is out (calls in parallel). With the
  * kernel goes a scratch buffer of the caller's use (e.g. a reduction's
  * partials) and a host copy of it, both kept and grown, never shrunk.
- * Arguments set by an earlier borrower stay set: set every one used.
+ * Arguments set by an earlier borrower stay set: set every one used. A
+ * borrower may return a lease while its commands on dev->queue (in order)
+ * still use the scratch buffer: the next borrower's commands come after them.
  */
 typedef struct coproc__kernel_lease {
     cl_kernel kernel;
