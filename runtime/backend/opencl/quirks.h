@@ -50,6 +50,10 @@ typedef struct coproc__quirks {
      * command that another thread runs (a write, a map) crashes on its missing
      * pool (MemoryPool::alloc). The shadow it keeps per context is unchanged. */
     int context_per_thread;
+    /* Waits are not bounded (sync.h): the driver runs commands only inside a
+     * wait for them, so a bounded wait, which sleeps until the command's
+     * completion callback, would never see one end (Oclgrind). */
+    int unbounded_waits;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 

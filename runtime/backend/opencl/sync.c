@@ -63,7 +63,7 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
     if (atomic_load(&dev->no_progress))
         return COPROC__CL_NO_PROGRESS;
     double bound = dev->wait_bound_s;
-    if (bound <= 0)
+    if (bound <= 0 || dev->quirks.unbounded_waits)
         return clWaitForEvents(1, &ev);
     if (bound < COPROC__WAIT_FLOOR_S)
         bound = COPROC__WAIT_FLOOR_S;
