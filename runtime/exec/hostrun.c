@@ -126,7 +126,8 @@ static coproc_status to_host(coproc_runtime *rt, coproc__device *dev, coproc_col
         cl_int err;
         void *p = NULL;
         if (!(err = coproc__fault(rt, dev->index, COPROC__FAULT_MAP)))
-            p = coproc__map_now(dev, dev->queue, d->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+            p = coproc__map_now(dev, dev->queue, d->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                                &err);
         if (!p) {
             s = coproc__fail_cl(rt, err, "mapping a result on device %d", dev->index);
             coproc_column_free(d);

@@ -151,8 +151,9 @@ static coproc_status stream_done(stream *st, size_t k)
 
 static void stream_close(stream *st)
 {
+    /* No kernel may still read a buffer the pool hands out. */
     if (st->dev)
-        coproc__finish(st->dev, st->dev->queue); /* no kernel may still read a buffer the pool hands out */
+        coproc__finish(st->dev, st->dev->queue);
     for (int s = 0; s < STREAM_BUFFERS; s++) {
         if (st->copied[s]) {
             coproc__wait_event(st->dev, st->copied[s]); /* never free a buffer under a copy */

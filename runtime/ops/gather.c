@@ -406,8 +406,8 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     cl_int err = clEnqueueReadBuffer(dev->queue, partials[op], CL_FALSE, 0, g.groups * psize,
                                      host, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        err = coproc__read_now(dev, dev->queue, counts, 0, g.groups * sizeof *host_counts, host_counts,
-                               0, NULL, NULL);
+        err = coproc__read_now(dev, dev->queue, counts, 0, g.groups * sizeof *host_counts,
+                               host_counts, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         coproc__finish(dev, dev->queue); /* the first read may still target host */
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);

@@ -71,7 +71,8 @@ coproc_status coproc__reduce_run(coproc_runtime *rt, coproc_reduce_op op, const 
     if (s != COPROC_OK)
         goto done;
     unsigned char *host = l->scratch_host;
-    cl_int err = coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * psize, host, 0, NULL, NULL);
+    cl_int err =
+        coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * psize, host, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname, dev->index);
         goto done;

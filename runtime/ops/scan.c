@@ -110,8 +110,8 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
         goto done;
 
     if (total) {
-        cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * p->sum_size, p->sum_size, total,
-                                      0, NULL, NULL);
+        cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * p->sum_size, p->sum_size,
+                                      total, 0, NULL, NULL);
         if (err != CL_SUCCESS)
             s = coproc__fail_cl(rt, err, "%s: reading the total from device %d", p->groups,
                                 dev->index);
@@ -185,8 +185,8 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     s = coproc__launch(rt, dev, &a2, &one, plan.groups);
     if (s != COPROC_OK)
         goto done;
-    cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * plan.sum_size, sizeof total, &total,
-                                  0, NULL, NULL);
+    cl_int err = coproc__read_now(dev, dev->queue, sums, g.groups * plan.sum_size, sizeof total,
+                                  &total, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "%s: reading the count from device %d", plan.groups,
                             dev->index);

@@ -467,8 +467,8 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     }
     err = coproc__enqueue_fill(dev, dev->queue, flag, &zero, sizeof zero, 0, 2 * sizeof zero, 0, NULL, NULL);
     if (err == CL_SUCCESS && q->nranges)
-        err = coproc__write_now(dev, dev->queue, kr, 0, 2 * q->nranges * sizeof(cl_uint), init, 0, NULL,
-                                NULL);
+        err = coproc__write_now(dev, dev->queue, kr, 0, 2 * q->nranges * sizeof(cl_uint), init, 0,
+                                NULL, NULL);
     cl_kernel kern = NULL;
     if (err != CL_SUCCESS)
         s = coproc__fail_cl(rt, err, "%s: clearing a flag", q->sink_node->label);

@@ -17,7 +17,7 @@
 typedef struct bounded_wait {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    int done;   /* the callback ran */
+    int done; /* the callback ran */
     cl_int status;
     int refs;
 } bounded_wait;
@@ -73,8 +73,7 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
      * callback to arm. */
     cl_int st = CL_QUEUED;
     if (!stuck &&
-        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
-            CL_SUCCESS &&
+        clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS &&
         st <= CL_COMPLETE)
         return st < 0 ? st : CL_SUCCESS;
     /* Sent to the device before the wait sleeps: a driver need not start
@@ -104,8 +103,8 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
         double until = since + bound;
         if (coproc__now() >= until && !atomic_load(&dev->building))
             break;
-        coproc__cond_wait_until(&w->cond, &w->lock, until < coproc__now() + 1 ? until
-                                                                              : coproc__now() + 1);
+        coproc__cond_wait_until(&w->cond, &w->lock,
+                                until < coproc__now() + 1 ? until : coproc__now() + 1);
     }
     int done = w->done && !stuck;
     cl_int status = w->status;

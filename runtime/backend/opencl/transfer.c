@@ -127,8 +127,8 @@ static coproc__staging *staging_take(coproc__device *dev, cl_command_queue q, si
 }
 
 /* Fill one pinned buffer while the bus drains the other; waits for the end. */
-static cl_int staged_write(coproc__device *dev, coproc__staging *s, cl_command_queue q, cl_mem dst, size_t dst_off,
-                           const void *src, size_t bytes)
+static cl_int staged_write(coproc__device *dev, coproc__staging *s, cl_command_queue q, cl_mem dst,
+                           size_t dst_off, const void *src, size_t bytes)
 {
     cl_int err = CL_SUCCESS;
     cl_event pending[2] = {NULL, NULL};
@@ -157,8 +157,8 @@ static cl_int staged_write(coproc__device *dev, coproc__staging *s, cl_command_q
 }
 
 /* Read chunk k+1 into one pinned buffer while copying chunk k out of the other. */
-static cl_int staged_read(coproc__device *dev, coproc__staging *s, cl_command_queue q, void *dst, cl_mem src,
-                          size_t src_off, size_t bytes)
+static cl_int staged_read(coproc__device *dev, coproc__staging *s, cl_command_queue q, void *dst,
+                          cl_mem src, size_t src_off, size_t bytes)
 {
     cl_int err = CL_SUCCESS;
     cl_event pending[2] = {NULL, NULL};

@@ -38,7 +38,8 @@ static coproc_status pinned_new(coproc__calib *c, size_t bytes, pinned_buf *out)
                               NULL, &err);
     if (!out->mem)
         return coproc__fail_cl(c->rt, err, "calibration: pinned host buffer of %zu bytes", bytes);
-    out->ptr = coproc__map_now(c->dev, c->dev->queue, out->mem, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+    out->ptr = coproc__map_now(c->dev, c->dev->queue, out->mem, CL_MAP_READ | CL_MAP_WRITE, 0,
+                               bytes, &err);
     if (!out->ptr)
         return coproc__fail_cl(c->rt, err, "calibration: mapping a pinned host buffer");
     memset(out->ptr, 1, bytes); /* touch every page before timing */
