@@ -9,6 +9,7 @@
 #include "core/cache.h"
 #include "backend/opencl/cl_error.h"
 #include "core/runtime.h"
+#include "data/column.h"
 #include "cost/bandwidth.h"
 
 /* Cache file: magic, key (what it was built from), hash of the binary, binary.
@@ -412,12 +413,12 @@ coproc_status coproc__lease_scratch(coproc_runtime *rt, coproc__device *dev,
     void *host = malloc(bytes);
     if (!host)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
-    cl_int err;
-    cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (!mem) {
+    /* As every buffer (the device's pool, the write-new-buffers quirk). */
+    cl_mem mem = NULL;
+    coproc_status s = coproc__buffer_new(rt, dev, bytes, &mem);
+    if (s != COPROC_OK) {
         free(host);
-        return coproc__fail_cl(rt, err, "clCreateBuffer(%zu bytes) on device %d", bytes,
-                               dev->index);
+        return s;
     }
     if (l->scratch)
         clReleaseMemObject(l->scratch);
