@@ -77,8 +77,8 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
         st <= CL_COMPLETE)
         return st < 0 ? st : CL_SUCCESS;
     /* Sent to the device before the wait sleeps: a driver need not start
-     * what was never flushed (Oclgrind runs a queue only in a flush or a
-     * wait, on the calling thread). */
+     * what was never flushed (rusticl submits only on a flush or a wait;
+     * Oclgrind not even on a flush: quirk waits-run-commands, above). */
     cl_command_queue q = NULL;
     if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q)
         clFlush(q);
