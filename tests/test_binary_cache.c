@@ -6,18 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "testlib.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static coproc_runtime *open_cache(const char *dir, int disable)
 {
@@ -44,10 +36,10 @@ static double run_sum(coproc_runtime *rt)
         x[i] = i - 300;
     coproc_column *col = NULL;
     coproc_scalar sum;
-    double t0 = now();
+    double t0 = test_now();
     assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, x, 1000, &col));
     assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, col, &sum));
-    double t = now() - t0;
+    double t = test_now() - t0;
     assert_int_equal(sum.v.i64, 999 * 1000 / 2 - 300 * 1000);
     coproc_column_free(col);
     return t;

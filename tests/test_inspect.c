@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -158,13 +157,6 @@ static int group_teardown(void **state)
     rmdir(cache_dir);
     free(cache_dir);
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---------------------------------------------------------------- error checks */
@@ -630,9 +622,9 @@ static void test_calibrate(void **state)
 {
     (void)state;
     progress pr = {0, 0, ""};
-    double t0 = now_s();
+    double t0 = test_now();
     assert_ok(rt, coproc_calibrate(rt, 0, 0, on_progress, &pr, &cal));
-    double took = now_s() - t0;
+    double took = test_now() - t0;
     print_message("quick calibration: %.2f s, %d progress lines (last \"%s\")\n", took, pr.calls,
                   pr.last);
     assert_non_null(cal);
@@ -985,10 +977,10 @@ static void test_check_transfers(void **state)
         coproc_transfer_check c;
         memset(&c, 0xff, sizeof c);
         c.struct_size = sizeof c;
-        double t0 = now_s();
+        double t0 = test_now();
         assert_ok(rt, coproc_check_transfers(rt, 0, p, pinned, 2, 42 + pinned, &c));
         print_message("transfer check (%s, 2 sizes, sweep to 2 MiB): %.2f s\n",
-                      pinned ? "pinned" : "pageable", now_s() - t0);
+                      pinned ? "pinned" : "pageable", test_now() - t0);
         assert_int_equal(c.struct_size, sizeof c);
         assert_int_equal(c.points, 2);
         for (int d = 0; d < 2; d++) {

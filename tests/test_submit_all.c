@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "testlib.h"
 
@@ -116,17 +115,10 @@ static void release(coproc_column *c)
  * SUBMIT_ALL_FILTER=pattern runs only the matching tests. */
 static double test_started;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int test_setup(void **state)
 {
     (void)state;
-    test_started = now_s();
+    test_started = test_now();
     return 0;
 }
 
@@ -136,7 +128,7 @@ static int test_teardown(void **state)
     while (ntracked)
         coproc_column_free(tracked[--ntracked]);
     if (getenv("SUBMIT_ALL_TIMES"))
-        fprintf(stderr, "  %.2f s\n", now_s() - test_started);
+        fprintf(stderr, "  %.2f s\n", test_now() - test_started);
     return 0;
 }
 
