@@ -668,6 +668,42 @@ COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_colum
                                           const coproc_column *build,
                                           coproc_column **positions, uint64_t *count);
 
+/* ---------------------------------------------------------------- composite keys */
+
+/*
+ * Group-by and joins over nkeys (1 to 16) integer key columns of one length:
+ * rows group, or match, when every key column is equal. Exact for any values:
+ * the columns are folded into one 64-bit key, each as value - min where its
+ * range is under 2^32 and as its dense rank otherwise, the key so far ranked
+ * again where the combination would pass 64 bits (docs/api.md). The fold
+ * costs a few passes of the single-key operators per key column. Columns live
+ * where the single-key operators accept them (host columns, or all on one
+ * device).
+ *
+ * coproc_group_by_keys: as coproc_group_by_aggs on the combination, groups in
+ * ascending order of (keys[0], keys[1], ...); out->keys is NULL and
+ * key_out[k] (caller's array of nkeys) receives each group's value of keys[k]
+ * (free with coproc_column_free; on error all are NULL).
+ * The joins: as coproc_hash_join, coproc_hash_join_count and coproc_semi_join,
+ * key column k of one side against key column k of the other (same types).
+ */
+COPROC_API coproc_status coproc_group_by_keys(coproc_runtime *rt, int nkeys,
+                                              const coproc_column *const *keys,
+                                              const coproc_column *values, unsigned aggs,
+                                              coproc_group_result *out, coproc_column **key_out);
+COPROC_API coproc_status coproc_hash_join_keys(coproc_runtime *rt, int nkeys,
+                                               const coproc_column *const *left,
+                                               const coproc_column *const *right,
+                                               coproc_join_result *out);
+COPROC_API coproc_status coproc_hash_join_keys_count(coproc_runtime *rt, int nkeys,
+                                                     const coproc_column *const *left,
+                                                     const coproc_column *const *right,
+                                                     uint64_t *count);
+COPROC_API coproc_status coproc_semi_join_keys(coproc_runtime *rt, int nkeys,
+                                               const coproc_column *const *probe,
+                                               const coproc_column *const *build,
+                                               coproc_column **positions, uint64_t *count);
+
 /* ---------------------------------------------------------------- asynchronous operators */
 
 /*

@@ -1,0 +1,378 @@
+/* test_composite_keys.c - group-by and joins over several key columns
+ * (coproc_group_by_keys, coproc_hash_join_keys[_count], coproc_semi_join_keys)
+ * against a scalar C reference: two and three columns of mixed integer types,
+ * ranges that fold as value - min, ranges over 2^32 that fold as ranks, and
+ * three wide columns whose combination passes 64 bits (the key so far ranked
+ * again); sizes 0, 1 and a few odd ones; device columns on every device and
+ * kernel path, and host columns; bad arguments refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+#define MAXK 4
+
+/* Two 32-bit columns of full range already pass 64 bits together. */
+static const coproc_type ktypes[MAXK] = {COPROC_INT32, COPROC_UINT32, COPROC_UINT64,
+                                         COPROC_INT64};
+
+enum { D_SMALL, D_WIDE, D_ALL_WIDE, D_COUNT };
+/* all wide: 32-bit columns of full range fold as value - min, 64-bit ones as
+ * ranks, and the first two together pass 64 bits (the key so far ranked) */
+static const char *const d_name[] = {"small ranges", "one wide column", "all wide"};
+
+typedef struct keyset {
+    int nkeys;
+    size_t n;
+    uint64_t *raw[MAXK]; /* each column's values as raw bits (32-bit ones zero-extended) */
+    void *data[MAXK];    /* the same, in the column's type */
+} keyset;
+
+static uint64_t order_of(coproc_type t, uint64_t raw)
+{
+    if (t == COPROC_INT32)
+        return (uint32_t)raw ^ 0x80000000u;
+    if (t == COPROC_INT64)
+        return raw ^ 0x8000000000000000ull;
+    return raw;
+}
+
+/* A value for column k: few distinct values, so rows share combinations. */
+static uint64_t draw(test_rng *r, coproc_type t, int wide)
+{
+    static const uint64_t far[] = {0, 1, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
+                                   UINT64_MAX, 0x100000000ull, 0xFFFFFFFF00000000ull};
+    static const uint32_t far32[] = {0, 1, 0x80000000u, 0x7FFFFFFFu, 0xFFFFFFFEu};
+    uint64_t v;
+    if (wide && coproc_type_size(t) == 8)
+        v = far[test_rand_below(r, sizeof far / sizeof far[0])] + test_rand_below(r, 3);
+    else if (wide)
+        v = far32[test_rand_below(r, sizeof far32 / sizeof far32[0])] + test_rand_below(r, 2);
+    else
+        v = test_rand_below(r, 5) - 2; /* -2 .. 2 */
+    return coproc_type_size(t) == 4 ? (uint32_t)v : v;
+}
+
+static void keyset_make(keyset *ks, int nkeys, size_t n, int dist, uint64_t seed)
+{
+    test_rng r = {seed};
+    ks->nkeys = nkeys;
+    ks->n = n;
+    for (int k = 0; k < nkeys; k++) {
+        coproc_type t = ktypes[k];
+        ks->raw[k] = malloc((n + 1) * sizeof(uint64_t));
+        ks->data[k] = malloc((n + 1) * coproc_type_size(t));
+        int wide = dist == D_ALL_WIDE || (dist == D_WIDE && k == 2);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = draw(&r, t, wide);
+            ks->raw[k][i] = v;
+            if (coproc_type_size(t) == 4)
+                ((uint32_t *)ks->data[k])[i] = (uint32_t)v;
+            else
+                ((uint64_t *)ks->data[k])[i] = v;
+        }
+    }
+}
+
+static void keyset_free(keyset *ks)
+{
+    for (int k = 0; k < ks->nkeys; k++) {
+        free(ks->raw[k]);
+        free(ks->data[k]);
+    }
+}
+
+/* <0, 0, >0: rows a of x and b of y by their key tuples, as the types order. */
+static int tuple_cmp(const keyset *x, size_t a, const keyset *y, size_t b)
+{
+    for (int k = 0; k < x->nkeys; k++) {
+        uint64_t p = order_of(ktypes[k], x->raw[k][a]), q = order_of(ktypes[k], y->raw[k][b]);
+        if (p != q)
+            return p < q ? -1 : 1;
+    }
+    return 0;
+}
+
+static const keyset *sort_ks;
+static int cmp_rows(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = tuple_cmp(sort_ks, i, sort_ks, j);
+    return c ? c : (i > j) - (i < j);
+}
+
+static coproc_column *make_col(coproc_runtime *rt, int device, coproc_type t, const void *d,
+                               size_t n)
+{
+    coproc_column *c;
+    if (device >= 0) {
+        assert_ok(rt, coproc_column_upload(rt, device, t, d, n, &c));
+    } else {
+        assert_ok(rt, coproc_column_host_alloc(rt, t, n, &c));
+        if (n)
+            memcpy(coproc_column_host_data(c), d, n * coproc_type_size(t));
+    }
+    return c;
+}
+
+static void *download(coproc_runtime *rt, const coproc_column *c)
+{
+    size_t n = coproc_column_length(c);
+    void *h = malloc((n + 1) * 8);
+    assert_ok(rt, coproc_column_download(c, h, n));
+    return h;
+}
+
+static void check_group_by(coproc_runtime *rt, int device, int nkeys, size_t n, int dist)
+{
+    keyset ks;
+    keyset_make(&ks, nkeys, n, dist, 1000 + n * 7 + (uint64_t)dist * 31 + (uint64_t)nkeys);
+    int32_t *vals = malloc((n + 1) * sizeof *vals);
+    test_rng r = {n + 5};
+    for (size_t i = 0; i < n; i++)
+        vals[i] = (int32_t)test_rand_below(&r, 2001) - 1000;
+
+    /* reference: rows sorted by tuple, runs folded */
+    size_t *ord = malloc((n + 1) * sizeof *ord);
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    sort_ks = &ks;
+    qsort(ord, n, sizeof *ord, cmp_rows);
+
+    coproc_column *kc[MAXK], *vc = make_col(rt, device, COPROC_INT32, vals, n), *kout[MAXK];
+    for (int k = 0; k < nkeys; k++)
+        kc[k] = make_col(rt, device, ktypes[k], ks.data[k], n);
+    coproc_group_result g;
+    assert_ok(rt, coproc_group_by_keys(rt, nkeys, (const coproc_column *const *)kc, vc,
+                                       COPROC_GROUP_ALL, &g, kout));
+    assert_null(g.keys);
+    uint64_t *cnt = download(rt, g.count);
+    int64_t *sum = download(rt, g.sum);
+    int32_t *mn = download(rt, g.min), *mx = download(rt, g.max);
+    keyset got = {.nkeys = nkeys, .n = g.groups};
+    for (int k = 0; k < nkeys; k++) {
+        assert_int_equal(coproc_column_type(kout[k]), ktypes[k]);
+        assert_int_equal(coproc_column_length(kout[k]), g.groups);
+        void *h = download(rt, kout[k]);
+        got.raw[k] = malloc((g.groups + 1) * sizeof(uint64_t));
+        for (size_t i = 0; i < g.groups; i++)
+            got.raw[k][i] = coproc_type_size(ktypes[k]) == 4 ? ((uint32_t *)h)[i]
+                                                              : ((uint64_t *)h)[i];
+        free(h);
+    }
+    size_t groups = 0;
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        int64_t s = 0;
+        int32_t lo = vals[ord[a]], hi = vals[ord[a]];
+        while (b < n && tuple_cmp(&ks, ord[a], &ks, ord[b]) == 0) {
+            int32_t v = vals[ord[b]];
+            s += v;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            b++;
+        }
+        if (groups >= g.groups)
+            fail_msg("%s, %d keys, %zu rows: more groups than the %zu given", d_name[dist],
+                     nkeys, n, g.groups);
+        if (tuple_cmp(&got, groups, &ks, ord[a]) != 0 || cnt[groups] != b - a ||
+            sum[groups] != s || mn[groups] != lo || mx[groups] != hi)
+            fail_msg("%s, %d keys, %zu rows: group %zu differs (count %llu, want %zu)",
+                     d_name[dist], nkeys, n, groups, (unsigned long long)cnt[groups], b - a);
+        groups++;
+        a = b;
+    }
+    assert_int_equal(groups, g.groups);
+
+    for (int k = 0; k < nkeys; k++) {
+        free(got.raw[k]);
+        coproc_column_free(kout[k]);
+        coproc_column_free(kc[k]);
+    }
+    free(cnt), free(sum), free(mn), free(mx);
+    coproc_group_result_free(&g);
+    coproc_column_free(vc);
+    free(ord);
+    free(vals);
+    keyset_free(&ks);
+}
+
+static void check_joins(coproc_runtime *rt, int device, int nkeys, size_t nl, size_t nr,
+                        int dist)
+{
+    keyset L, R;
+    keyset_make(&L, nkeys, nl, dist, 77 + nl + (uint64_t)dist);
+    keyset_make(&R, nkeys, nr, dist, 99 + nr * 3 + (uint64_t)dist);
+    /* reference pairs by nested loop (sizes stay small) */
+    size_t want = 0, cap = 16;
+    test_pair *ref = malloc(cap * sizeof *ref);
+    unsigned char *in_build = calloc(nr + 1, 1);
+    for (size_t l = 0; l < nl; l++)
+        for (size_t r = 0; r < nr; r++)
+            if (tuple_cmp(&L, l, &R, r) == 0) {
+                if (want == cap)
+                    ref = realloc(ref, (cap *= 2) * sizeof *ref);
+                ref[want++] = (test_pair){(uint32_t)l, (uint32_t)r};
+                in_build[r] = 1; /* right row r has a match on the left */
+            }
+    qsort(ref, want, sizeof *ref, test_cmp_pair);
+
+    coproc_column *lc[MAXK], *rc[MAXK];
+    for (int k = 0; k < nkeys; k++) {
+        lc[k] = make_col(rt, device, ktypes[k], L.data[k], nl);
+        rc[k] = make_col(rt, device, ktypes[k], R.data[k], nr);
+    }
+    const coproc_column *const *lk = (const coproc_column *const *)lc;
+    const coproc_column *const *rk = (const coproc_column *const *)rc;
+    char ctx[96];
+    snprintf(ctx, sizeof ctx, "%s, %d keys, %zu x %zu", d_name[dist], nkeys, nl, nr);
+
+    coproc_join_result j;
+    assert_ok(rt, coproc_hash_join_keys(rt, nkeys, lk, rk, &j));
+    assert_int_equal(j.count, want);
+    uint32_t *gl = download(rt, j.left), *gr = download(rt, j.right);
+    test_check_pairs(gl, gr, want, ref, ctx);
+    free(gl), free(gr);
+    coproc_join_result_free(&j);
+
+    uint64_t count = 99;
+    assert_ok(rt, coproc_hash_join_keys_count(rt, nkeys, lk, rk, &count));
+    assert_int_equal(count, want);
+
+    /* semi: the right rows (probe) whose combination occurs on the left */
+    coproc_column *pos;
+    assert_ok(rt, coproc_semi_join_keys(rt, nkeys, rk, lk, &pos, &count));
+    uint32_t *p = download(rt, pos);
+    size_t m = 0;
+    for (size_t r = 0; r < nr; r++)
+        if (in_build[r]) {
+            if (m >= count || p[m] != r)
+                fail_msg("%s: semi-join position %zu is not row %zu", ctx, m, r);
+            m++;
+        }
+    assert_int_equal(m, count);
+    free(p);
+    coproc_column_free(pos);
+
+    for (int k = 0; k < nkeys; k++) {
+        coproc_column_free(lc[k]);
+        coproc_column_free(rc[k]);
+    }
+    free(ref);
+    free(in_build);
+    keyset_free(&L);
+    keyset_free(&R);
+}
+
+static const size_t sizes[] = {0, 1, 33, 1000, 4099};
+
+static void each_case(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    (void)path, (void)user;
+    for (int dist = 0; dist < D_COUNT; dist++)
+        for (int nkeys = 2; nkeys <= MAXK; nkeys++)
+            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+                check_group_by(rt, device, nkeys, sizes[i], dist);
+                check_joins(rt, device, nkeys, sizes[i], sizes[i] / 2 + 3, dist);
+            }
+}
+
+static void test_device_columns(void **state)
+{
+    (void)state;
+    test_each_device_path(each_case, NULL);
+}
+
+static void test_host_columns(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    for (int dist = 0; dist < D_COUNT; dist++) {
+        check_group_by(rt, -1, 3, 2000, dist);
+        check_joins(rt, -1, 2, 500, 700, dist);
+    }
+    check_group_by(rt, -1, 2, 0, D_SMALL);
+    coproc_close(rt);
+}
+
+static void test_one_key(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    keyset ks;
+    keyset_make(&ks, 1, 300, D_SMALL, 5);
+    coproc_column *k = make_col(rt, 0, ktypes[0], ks.data[0], 300), *out[1];
+    coproc_group_result g, want;
+    assert_ok(rt, coproc_group_by_keys(rt, 1, (const coproc_column *const *)&k, NULL,
+                                       COPROC_GROUP_COUNT, &g, out));
+    assert_ok(rt, coproc_group_by(rt, k, NULL, 1, &want));
+    assert_int_equal(g.groups, want.groups);
+    int32_t *a = download(rt, out[0]), *b = download(rt, want.keys);
+    uint64_t *ca = download(rt, g.count), *cb = download(rt, want.count);
+    for (size_t i = 0; i < g.groups; i++) {
+        assert_int_equal(a[i], b[i]);
+        assert_int_equal(ca[i], cb[i]);
+    }
+    free(a), free(b), free(ca), free(cb);
+    coproc_column_free(out[0]);
+    coproc_group_result_free(&g);
+    coproc_group_result_free(&want);
+    coproc_column_free(k);
+    keyset_free(&ks);
+    coproc_close(rt);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    int32_t a[4] = {1, 2, 3, 4};
+    float f[4] = {1, 2, 3, 4};
+    int64_t w[4] = {1, 2, 3, 4};
+    coproc_column *c4 = make_col(rt, 0, COPROC_INT32, a, 4), *c3 = make_col(rt, 0, COPROC_INT32, a, 3);
+    coproc_column *cf = make_col(rt, 0, COPROC_FLOAT32, f, 4), *cw = make_col(rt, 0, COPROC_INT64, w, 4);
+    coproc_column *out[17];
+    coproc_group_result g;
+    const coproc_column *two[2] = {c4, c4}, *mism[2] = {c4, c3}, *flt[2] = {c4, cf},
+                        *nul[2] = {c4, NULL}, *wide[2] = {c4, cw};
+    assert_status(COPROC_NULL_POINTER, coproc_group_by_keys(NULL, 2, two, NULL, 1, &g, out));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by_keys(rt, 2, two, NULL, 1, NULL, out));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by_keys(rt, 2, two, NULL, 1, &g, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by_keys(rt, 2, NULL, NULL, 1, &g, out));
+    assert_status(COPROC_NULL_POINTER, coproc_group_by_keys(rt, 2, nul, NULL, 1, &g, out));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_group_by_keys(rt, 0, two, NULL, 1, &g, out));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_group_by_keys(rt, 17, two, NULL, 1, &g, out));
+    assert_status(COPROC_LENGTH_MISMATCH, coproc_group_by_keys(rt, 2, mism, NULL, 1, &g, out));
+    assert_status(COPROC_LENGTH_MISMATCH, coproc_group_by_keys(rt, 2, two, c3, 1, &g, out));
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_group_by_keys(rt, 2, flt, NULL, 1, &g, out));
+    assert_null(out[0]);
+    assert_null(g.count);
+    coproc_join_result j;
+    uint64_t count;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_hash_join_keys(rt, 2, two, wide, &j));
+    assert_status(COPROC_NULL_POINTER, coproc_hash_join_keys(rt, 2, two, two, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_hash_join_keys_count(rt, 2, two, two, NULL));
+    assert_status(COPROC_NULL_POINTER, coproc_semi_join_keys(rt, 2, two, NULL, NULL, &count));
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_semi_join_keys(rt, 2, flt, flt, NULL, &count));
+    /* another runtime's column */
+    coproc_runtime *rt2 = test_open(NULL);
+    coproc_column *other = make_col(rt2, 0, COPROC_INT32, a, 4);
+    const coproc_column *foreign[2] = {c4, other};
+    assert_int_not_equal(coproc_group_by_keys(rt, 2, foreign, NULL, 1, &g, out), COPROC_OK);
+    coproc_column_free(other);
+    coproc_close(rt2);
+    coproc_column_free(c4), coproc_column_free(c3), coproc_column_free(cf), coproc_column_free(cw);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_one_key),
+        cmocka_unit_test(test_host_columns),
+        cmocka_unit_test(test_device_columns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
