@@ -35,7 +35,9 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
     d->out64 = malloc(n * 8);
     d->out_u32a = malloc(n * 4);
     d->out_u32b = malloc(n * 4);
-    if (!d->a || !d->keys || !d->gkeys || !d->wkeys || !d->pos || !d->build || !d->probe || !d->out32 ||
+    d->gk_hi = malloc(n * 4);
+    d->gk_lo = malloc(n * 4);
+    if (!d->gk_hi || !d->gk_lo || !d->a || !d->keys || !d->gkeys || !d->wkeys || !d->pos || !d->build || !d->probe || !d->out32 ||
         !d->out64 || !d->out_u32a || !d->out_u32b)
         return COPROC_HOST_OUT_OF_MEMORY;
     uint64_t s = 2026;
@@ -46,6 +48,8 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
         d->gkeys[i] = (uint32_t)(r >> 20) % BENCH_GROUPS;
         d->wkeys[i] = (uint32_t)(r >> 12) % BENCH_WIDE_GROUPS;
         d->pos[i] = (uint32_t)((r >> 16) % n);
+        d->gk_hi[i] = d->gkeys[i] / 32;
+        d->gk_lo[i] = d->gkeys[i] % 32;
     }
     /* Distinct build keys: an odd multiplier is a bijection on uint32. */
     for (size_t i = 0; i < d->nb; i++)
@@ -62,6 +66,8 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->build, d->nb, &d->cbuild)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->probe, n, &d->cprobe)) ||
         (st = coproc_column_upload(rt, device, COPROC_UINT32, d->pos, n, &d->cvals)) ||
+        (st = coproc_column_upload(rt, device, COPROC_UINT32, d->gk_hi, n, &d->cgk_hi)) ||
+        (st = coproc_column_upload(rt, device, COPROC_UINT32, d->gk_lo, n, &d->cgk_lo)) ||
         (st = coproc_column_alloc(rt, device, COPROC_UINT32, n, &d->sort_keys)) ||
         (st = coproc_column_alloc(rt, device, COPROC_UINT32, n, &d->sort_vals)))
         return st;
@@ -71,11 +77,12 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
 void bench_data_free(bench_data *d)
 {
     coproc_column *cols[] = {d->ca, d->ckeys, d->cgkeys, d->cpos, d->cbuild,
-                             d->cprobe, d->cvals, d->sort_keys, d->sort_vals, d->cwkeys};
+                             d->cprobe, d->cvals, d->sort_keys, d->sort_vals, d->cwkeys, d->cgk_hi, d->cgk_lo};
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
         coproc_column_free(cols[i]);
     free(d->a); free(d->keys); free(d->gkeys); free(d->wkeys); free(d->pos); free(d->build); free(d->probe);
     free(d->out32); free(d->out64); free(d->out_u32a); free(d->out_u32b);
+    free(d->gk_hi); free(d->gk_lo);
     memset(d, 0, sizeof *d);
 }
 
@@ -214,6 +221,30 @@ static void c_group_keys(bench_data *d, const uint32_t *keys, uint32_t groups)
     free(counts);
 }
 static void c_group(bench_data *d) { c_group_keys(d, d->gkeys, BENCH_GROUPS); }
+
+/* The same 1024 groups keyed by two columns (coproc_group_by_keys folds them;
+ * the C loop packs them into one key, then groups). */
+static coproc_status run_group_two_keys(bench_data *d)
+{
+    const coproc_column *keys[2] = {d->cgk_hi, d->cgk_lo};
+    coproc_column *key_out[2];
+    coproc_group_result g;
+    coproc_status s = coproc_group_by_keys(d->rt, 2, keys, d->ca,
+                                           COPROC_GROUP_COUNT | COPROC_GROUP_SUM, &g, key_out);
+    d->device_result = s == COPROC_OK ? g.groups : 0;
+    if (s == COPROC_OK) {
+        coproc_group_result_free(&g);
+        coproc_column_free(key_out[0]);
+        coproc_column_free(key_out[1]);
+    }
+    return s;
+}
+static void c_group_two_keys(bench_data *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        d->out_u32a[i] = d->gk_hi[i] * 32 + d->gk_lo[i];
+    c_group_keys(d, d->out_u32a, BENCH_GROUPS);
+}
 static void c_group_wide(bench_data *d) { c_group_keys(d, d->wkeys, BENCH_WIDE_GROUPS); }
 
 /* ---- hash join: probe n keys into n/16 distinct build keys */
@@ -254,6 +285,8 @@ const bench_case bench_cases[] = {
     {"sort uint32 key/value", 8, prep_sort, run_sort_pairs, c_sort_pairs, "qsort"},
     {"group-by sum+count 1024 keys", 8, NULL, run_group, c_group, "C loop"},
     {"group-by sum+count 2^20 keys", 8, NULL, run_group_wide, c_group_wide, "C loop"},
+    {"group-by sum+count 2 key columns, 1024 groups", 12, NULL, run_group_two_keys,
+     c_group_two_keys, "C loop"},
     {"hash join pairs (n into n/16)", 4, NULL, run_join, c_join, "C loop"},
     {"hash join count (n into n/16)", 4, NULL, run_join_count, c_join_count, "C loop"},
 };

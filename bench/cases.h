@@ -23,6 +23,8 @@ typedef struct bench_data {
     uint32_t *probe;    /* n keys drawn from build */
     coproc_column *ca, *ckeys, *cgkeys, *cpos, *cbuild, *cprobe, *cvals;
     coproc_column *cwkeys;
+    uint32_t *gk_hi, *gk_lo;          /* gkeys as two key columns: gkeys / 32, gkeys % 32 */
+    coproc_column *cgk_hi, *cgk_lo;
     coproc_column *sort_keys, *sort_vals; /* scratch the in-place sort works on */
     /* host scratch for the C loops */
     int32_t *out32;

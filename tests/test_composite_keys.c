@@ -288,10 +288,11 @@ static void test_host_columns(void **state)
 {
     (void)state;
     coproc_runtime *rt = test_open(NULL);
-    for (int dist = 0; dist < D_COUNT; dist++) {
-        check_group_by(rt, -1, 3, 2000, dist);
-        check_joins(rt, -1, 2, 500, 700, dist);
-    }
+    for (int dist = 0; dist < D_COUNT; dist++)
+        for (int nkeys = 2; nkeys <= MAXK; nkeys++) {
+            check_group_by(rt, -1, nkeys, 2000, dist);
+            check_joins(rt, -1, nkeys, 500, 700, dist);
+        }
     check_group_by(rt, -1, 2, 0, D_SMALL);
     coproc_close(rt);
 }

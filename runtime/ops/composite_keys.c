@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/opencl/launch.h"
+#include "backend/opencl/program.h"
+#include "backend/opencl/sync.h"
 #include "core/error.h"
 #include "core/runtime.h"
 #include "data/column.h"
@@ -89,17 +92,19 @@ static coproc_status concat(coproc_runtime *rt, int nsides, coproc_column *const
     return s;
 }
 
-/* Each side's column replaced by the dense ranks (UINT64, ascending) of its
- * values among the distinct values of all sides; *distinct their number. */
-static coproc_status rank(coproc_runtime *rt, int nsides, coproc_column **cols,
-                          uint64_t *distinct)
+/* The dense ranks (UINT64, ascending) of each side's values among the
+ * distinct values of all sides, into out[side]; *distinct their number. */
+static coproc_status rank(coproc_runtime *rt, int nsides, const coproc_column *const *cols,
+                          coproc_column **out, uint64_t *distinct)
 {
     coproc_column *all = NULL;
     coproc_group_result g;
     memset(&g, 0, sizeof g);
     coproc_status s = COPROC_OK;
+    for (int i = 0; i < nsides; i++)
+        out[i] = NULL;
     if (nsides > 1)
-        s = concat(rt, nsides, cols, &all);
+        s = concat(rt, nsides, (coproc_column *const *)cols, &all);
     if (s == COPROC_OK)
         s = coproc_group_by_aggs(rt, nsides > 1 ? all : cols[0], NULL, COPROC_GROUP_COUNT, 1, &g);
     coproc_column_free(all);
@@ -108,7 +113,7 @@ static coproc_status rank(coproc_runtime *rt, int nsides, coproc_column **cols,
         coproc_join_result j;
         memset(&j, 0, sizeof j);
         size_t n = coproc_column_length(cols[i]);
-        coproc_column *ranks = NULL, *wide = NULL;
+        coproc_column *ranks = NULL;
         uint32_t *zeros = calloc(n ? n : 1, sizeof *zeros);
         if (!zeros)
             s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "composite keys: %zu ranks", n);
@@ -120,16 +125,14 @@ static coproc_status rank(coproc_runtime *rt, int nsides, coproc_column **cols,
         if (s == COPROC_OK)
             s = coproc_scatter(rt, j.left, j.right, ranks);
         if (s == COPROC_OK)
-            s = coproc_cast(rt, ranks, COPROC_UINT64, &wide);
+            s = coproc_cast(rt, ranks, COPROC_UINT64, &out[i]);
         coproc_join_result_free(&j);
         coproc_column_free(ranks);
-        if (s == COPROC_OK) {
-            coproc_column_free(cols[i]);
-            cols[i] = wide;
-        }
     }
     if (s == COPROC_OK)
         *distinct = g.groups;
+    for (int i = 0; s != COPROC_OK && i < nsides; i++)
+        drop(&out[i]);
     coproc_group_result_free(&g);
     return s;
 }
@@ -161,77 +164,153 @@ static coproc_status range_of(coproc_runtime *rt, int nsides, const coproc_colum
     return COPROC_OK;
 }
 
-/* out[i] = a[i] * m + b[i] (UINT64, wrapping never: the caller checked). */
-static coproc_status fold(coproc_runtime *rt, coproc_column **acc, uint64_t m,
-                          coproc_column **digit)
+/* Row i's value of an integer column as C converts it to uint64_t. */
+static uint64_t host_value(const coproc_column *c, size_t i)
 {
-    coproc_column *scaled = NULL, *sum = NULL;
-    coproc_value v = {.u64 = m};
-    coproc_status s = coproc_map_const(rt, COPROC_ARITH_MUL, *acc, v, &scaled);
-    if (s == COPROC_OK)
-        s = coproc_map(rt, COPROC_ARITH_ADD, scaled, *digit, &sum);
-    coproc_column_free(scaled);
-    drop(digit);
+    switch (c->type) {
+    case COPROC_INT32: return (uint64_t)(int64_t)((const int32_t *)c->host)[i];
+    case COPROC_INT64: return (uint64_t)((const int64_t *)c->host)[i];
+    case COPROC_UINT32: return ((const uint32_t *)c->host)[i];
+    default: return ((const uint64_t *)c->host)[i];
+    }
+}
+
+/* One fold step over every row: acc = acc * radix + (key - lo), or key - lo
+ * when first (cl/composite.cl on a device, a loop over host columns). */
+static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_column *key,
+                          uint64_t lo, uint64_t radix, int first)
+{
+    size_t n = acc->length;
+    if (n == 0)
+        return COPROC_OK;
+    if (!acc->dev) {
+        uint64_t *a = acc->host;
+        for (size_t i = 0; i < n; i++)
+            a[i] = (first ? 0 : a[i] * radix) + (host_value(key, i) - lo);
+        return COPROC_OK;
+    }
+    static const char *const kname_of[] = {"pack_i32", "pack_i64", "pack_u32", "pack_u64"};
+    const char *kname = kname_of[key->type];
+    coproc__device *dev = acc->dev;
+    coproc__kernel_lease *l = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "composite", kname, &l);
     if (s == COPROC_OK) {
-        coproc_column_free(*acc);
-        *acc = sum;
+        cl_ulong rows = n, clo = lo, cradix = radix;
+        cl_int cfirst = first;
+        coproc__args a = {l->kernel, 0, CL_SUCCESS};
+        COPROC__ARG(a, acc->mem);
+        COPROC__ARG(a, key->mem);
+        COPROC__ARG(a, rows);
+        COPROC__ARG(a, clo);
+        COPROC__ARG(a, cradix);
+        COPROC__ARG(a, cfirst);
+        coproc__geometry g = coproc__geometry_for(dev, n, 0);
+        s = coproc__launch(rt, dev, &a, &g, kname);
+    }
+    coproc__kernel_return(dev, l);
+    if (s == COPROC_OK) {
+        cl_int err = coproc__finish(dev, dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: clFinish on device %d", kname, dev->index);
     }
     return s;
 }
 
+/* How the key columns were folded, to read them back from a folded key:
+ * without ranks, column k is lo[k] + (key / stride) % radix[k]. */
+typedef struct fold_info {
+    int ranked; /* some column, or the key so far, was ranked */
+    uint64_t lo[MAX_KEYS], radix[MAX_KEYS];
+} fold_info;
+
 /* One UINT64 key per row for each side (out[side], caller frees), equal
  * exactly where the rows' key combinations are, ordered as they are. */
 static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
-                             const coproc_column *const *const *keys, coproc_column **out)
+                             const coproc_column *const *const *keys, coproc_column **out,
+                             fold_info *info)
 {
-    coproc_column *acc[MAX_SIDES] = {NULL}, *digit[MAX_SIDES] = {NULL};
+    coproc_column *acc[MAX_SIDES] = {NULL};
     uint64_t radix_acc = 1;
     coproc_status s = COPROC_OK;
+    info->ranked = 0;
+    for (int i = 0; i < nsides && s == COPROC_OK; i++) {
+        coproc__device *dev = keys[i][0]->dev;
+        size_t n = keys[i][0]->length;
+        s = dev ? coproc__column_new(rt, dev, COPROC_UINT64, n, &acc[i])
+                : coproc__host_column_new(rt, COPROC_UINT64, n, &acc[i]);
+    }
     for (int k = 0; k < nkeys && s == COPROC_OK; k++) {
         const coproc_column *col[MAX_SIDES];
+        coproc_column *ranks[MAX_SIDES] = {NULL};
         for (int i = 0; i < nsides; i++)
             col[i] = keys[i][k];
         uint64_t lo, hi, radix;
         if ((s = range_of(rt, nsides, col, &lo, &hi)) != COPROC_OK)
             break;
-        /* value - min, wrapping: 0 .. hi - lo in the values' order, signed
-         * or not */
-        for (int i = 0; i < nsides && s == COPROC_OK; i++) {
-            coproc_column *u = NULL;
-            coproc_value v = {.u64 = lo};
-            s = coproc_cast(rt, col[i], COPROC_UINT64, &u);
-            if (s == COPROC_OK)
-                s = coproc_map_const(rt, COPROC_ARITH_SUB, u, v, &digit[i]);
-            coproc_column_free(u);
-        }
-        if (s != COPROC_OK)
-            break;
         radix = hi - lo + 1;
-        if (hi - lo >= ((uint64_t)1 << 32) && (s = rank(rt, nsides, digit, &radix)) != COPROC_OK)
-            break;
-        if (k == 0) {
-            for (int i = 0; i < nsides; i++) {
-                acc[i] = digit[i];
-                digit[i] = NULL;
-            }
-            radix_acc = radix;
-            continue;
-        }
-        if (radix && radix_acc > UINT64_MAX / radix) {
-            if ((s = rank(rt, nsides, acc, &radix_acc)) != COPROC_OK)
+        if (hi - lo >= ((uint64_t)1 << 32)) {
+            /* too wide for a digit of its own: its rank instead */
+            if ((s = rank(rt, nsides, col, ranks, &radix)) != COPROC_OK)
                 break;
+            for (int i = 0; i < nsides; i++)
+                col[i] = ranks[i];
+            lo = 0;
+            info->ranked = 1;
+        }
+        if (k > 0 && radix_acc > UINT64_MAX / radix) {
+            /* the combination would pass 64 bits: rank the key so far */
+            coproc_column *r[MAX_SIDES];
+            s = rank(rt, nsides, (const coproc_column *const *)acc, r, &radix_acc);
+            for (int i = 0; i < nsides && s == COPROC_OK; i++) {
+                coproc_column_free(acc[i]);
+                acc[i] = r[i];
+            }
+            info->ranked = 1;
         }
         for (int i = 0; i < nsides && s == COPROC_OK; i++)
-            s = fold(rt, &acc[i], radix, &digit[i]);
-        radix_acc *= radix;
+            s = step(rt, acc[i], col[i], lo, radix, k == 0);
+        for (int i = 0; i < nsides; i++)
+            coproc_column_free(ranks[i]);
+        radix_acc = k == 0 ? radix : radix_acc * radix;
+        info->lo[k] = lo;
+        info->radix[k] = radix;
     }
     for (int i = 0; i < nsides; i++) {
-        coproc_column_free(digit[i]);
         if (s == COPROC_OK)
             out[i] = acc[i];
         else
             coproc_column_free(acc[i]);
     }
+    return s;
+}
+
+/* Each group's key columns from its folded key (no column ranked): the
+ * digits back out of the mixed radix, plus each column's smallest value. */
+static coproc_status unfold(coproc_runtime *rt, int nkeys, const coproc_column *const *keys,
+                            const fold_info *info, const coproc_column *folded,
+                            coproc_column **key_out)
+{
+    size_t groups = coproc_column_length(folded);
+    uint64_t *k = malloc((groups ? groups : 1) * sizeof *k);
+    unsigned char *v = malloc((groups ? groups : 1) * sizeof(uint64_t));
+    coproc_status s = k && v ? coproc_column_download(folded, k, groups)
+                             : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY,
+                                            "coproc_group_by_keys: %zu groups", groups);
+    uint64_t stride = 1;
+    for (int c = nkeys - 1; c >= 0 && s == COPROC_OK; c--) {
+        coproc_type t = keys[c]->type;
+        for (size_t g = 0; g < groups; g++) {
+            uint64_t x = info->lo[c] + k[g] / stride % info->radix[c];
+            if (coproc_type_size(t) == 4)
+                ((uint32_t *)v)[g] = (uint32_t)x;
+            else
+                ((uint64_t *)v)[g] = x;
+        }
+        s = column_like(rt, folded, t, v, groups, &key_out[c]);
+        stride *= info->radix[c];
+    }
+    free(k);
+    free(v);
     return s;
 }
 
@@ -261,6 +340,12 @@ static coproc_status check_keys(coproc_runtime *rt, const char *fn, int nkeys, i
                 return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
                                     "%s: key column %d has %zu rows, key column 0 %zu", fn, k,
                                     c->length, keys[i][0]->length);
+            if (c->dev != keys[0][0]->dev)
+                return coproc__fail(rt, COPROC_WRONG_DEVICE,
+                                    "%s: key column %d lives %s, key column 0 %s: the key "
+                                    "columns of one call are all host columns or all on one "
+                                    "device", fn, k, c->dev ? "on a device" : "in host memory",
+                                    keys[0][0]->dev ? "on a device" : "in host memory");
             if (i > 0 && c->type != keys[0][k]->type)
                 return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
                                     "%s: key column %d is %s on one side and %s on the other",
@@ -295,14 +380,19 @@ coproc_status coproc_group_by_keys(coproc_runtime *rt, int nkeys,
     coproc_column *key = NULL, *rows = NULL;
     coproc_group_result first;
     memset(&first, 0, sizeof first);
-    /* The groups, then each group's first row to read its key columns at:
-     * both ordered by the folded key, so they line up. */
-    if ((s = combine(rt, nkeys, 1, sides, &key)) == COPROC_OK &&
-        (s = coproc_group_by_aggs(rt, key, values, aggs, 1, out)) == COPROC_OK &&
-        (s = iota(rt, key, keys[0]->length, &rows)) == COPROC_OK)
-        s = coproc_group_by_aggs(rt, key, rows, COPROC_GROUP_MIN, 1, &first);
-    for (int k = 0; k < nkeys && s == COPROC_OK; k++)
-        s = coproc_gather(rt, keys[k], first.min, &key_out[k]);
+    fold_info info;
+    if ((s = combine(rt, nkeys, 1, sides, &key, &info)) == COPROC_OK)
+        s = coproc_group_by_aggs(rt, key, values, aggs, 1, out);
+    if (s == COPROC_OK && !info.ranked) {
+        s = unfold(rt, nkeys, keys, &info, out->keys, key_out);
+    } else if (s == COPROC_OK) {
+        /* Ranks do not unfold: each group's first row, to read its key
+         * columns at (ordered by the folded key as the groups are). */
+        if ((s = iota(rt, key, keys[0]->length, &rows)) == COPROC_OK)
+            s = coproc_group_by_aggs(rt, key, rows, COPROC_GROUP_MIN, 1, &first);
+        for (int k = 0; k < nkeys && s == COPROC_OK; k++)
+            s = coproc_gather(rt, keys[k], first.min, &key_out[k]);
+    }
     coproc_column_free(key);
     coproc_column_free(rows);
     coproc_group_result_free(&first);
@@ -323,8 +413,9 @@ static coproc_status join_keys(coproc_runtime *rt, const char *fn, int nkeys,
                                const coproc_column *const *right, coproc_column **out)
 {
     const coproc_column *const *sides[2] = {left, right};
+    fold_info info;
     coproc_status s = check_keys(rt, fn, nkeys, 2, sides);
-    return s == COPROC_OK ? combine(rt, nkeys, 2, sides, out) : s;
+    return s == COPROC_OK ? combine(rt, nkeys, 2, sides, out, &info) : s;
 }
 
 coproc_status coproc_hash_join_keys(coproc_runtime *rt, int nkeys,
