@@ -6,7 +6,8 @@
 # Oclgrind runs kernels about 1000x slower than PoCL: small sizes only.
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
 # query kernels (test_query, tables up to 777 rows), every operator at small
-# sizes and the calibration kernels (test_portable test_ops_small). The Oclgrind
+# sizes and the calibration kernels (test_portable test_ops_small), the fold
+# of composite keys (test_composite_keys, up to 33 rows). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
 set -u
@@ -64,5 +65,11 @@ unset COPROC_TEST_MAX_ROWS
 for path in cpu gpu; do
     run "$path" test_ops_small
 done
-unset COPROC_QUIRKS
+# The fold of composite keys (cl/composite.cl) and the operators under it, on
+# device columns of up to 33 rows.
+export COPROC_TEST_MAX_ROWS=33
+for path in cpu gpu; do
+    run "$path" test_device_columns test_composite_keys
+done
+unset COPROC_QUIRKS COPROC_TEST_MAX_ROWS
 [ "$failures" -eq 0 ]
