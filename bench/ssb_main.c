@@ -18,6 +18,7 @@
 
 #include "coproc/inspect.h"
 #include "ssb_compare.h"
+#include "ssb_mpi_dispatch.h"
 #include "ssb_run.h"
 
 #define SSB_SCHEMA "coproc.ssb"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: coproc-ssb [--sf X] [--device N|auto] [--mode fused|operators|both]\n"
                "                  [--repeat N] [--queries q1.1,q3.2,...] [--resident]\n"
                "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare [--cold]]\n"
+               "  --mpi ...       run distributed under mpirun (coproc-ssb --mpi --help)\n"
                "  --sf X          scale factor (default 1)\n"
                "  --device N      run every pipeline on device N (default auto: placement)\n"
                "  --mode M        fused, operators or both (default both; the speed-up needs both)\n"
@@ -122,6 +124,9 @@ static void write_timeline(const char *path, const bar *bars, int nbars, coproc_
 
 int main(int argc, char **argv)
 {
+    int mpi_rc = ssb_mpi_dispatch(argc, argv); /* --mpi: the distributed run, under mpirun */
+    if (mpi_rc >= 0)
+        return mpi_rc;
     options opt = {.sf = 1, .repeat = 3, .device = -1, .modes = 3};
     static const struct option longs[] = {
         {"sf", required_argument, 0, 's'},      {"device", required_argument, 0, 'd'},

@@ -94,6 +94,8 @@ typedef void (*coproc_log_fn)(void *user, coproc_log_level level, const char *ms
  *   COPROC_DEVICES    overrides devices
  *   COPROC_CACHE_DIR  overrides cache_dir
  *   COPROC_CALIBRATE  overrides calibration: "auto", "off" or "full"
+ * (and COPROC_BUDGET, COPROC_POLICY, COPROC_WATCHDOG below) - unless the
+ * field is named in over_env, which then outranks its variable.
  */
 typedef enum coproc_calibration {
     /* Load each device's cached profile; where there is none (or it is corrupt,
@@ -155,7 +157,26 @@ typedef struct coproc_options {
      * a hang); negative: no watchdog.
      * COPROC_WATCHDOG overrides it: seconds (a decimal number) or "off". */
     double watchdog_seconds;
+    /* Fields that outrank their environment variable: an OR of
+     * coproc_option_field (0, the default: every variable overrides its
+     * field). A library that opens runtimes for its callers picks their
+     * devices so without touching the process's environment (coproc_mpi
+     * gives each rank its share of the node's devices). A field named here
+     * holds even when it is the default: cache_dir NULL then resolves as if
+     * COPROC_CACHE_DIR were unset. */
+    unsigned over_env;
 } coproc_options;
+
+/* The fields of coproc_options.over_env, each over its variable. */
+typedef enum coproc_option_field {
+    COPROC_OPTION_DEVICES = 1u << 0,     /* devices over COPROC_DEVICES */
+    COPROC_OPTION_CACHE_DIR = 1u << 1,   /* cache_dir over COPROC_CACHE_DIR */
+    COPROC_OPTION_CALIBRATION = 1u << 2, /* calibration over COPROC_CALIBRATE */
+    COPROC_OPTION_BUDGET = 1u << 3,      /* device_budget_bytes over COPROC_BUDGET */
+    COPROC_OPTION_POLICY = 1u << 4,      /* policy and fixed_device over COPROC_POLICY */
+    COPROC_OPTION_WATCHDOG = 1u << 5,    /* watchdog_seconds over COPROC_WATCHDOG */
+    COPROC_OPTION_ALL = (1u << 6) - 1    /* every field above: no variable counts */
+} coproc_option_field;
 
 /* The smallest nonzero coproc_options.device_budget_bytes (128 KiB). */
 #define COPROC_MIN_DEVICE_BUDGET ((uint64_t)128 << 10)

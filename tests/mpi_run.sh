@@ -7,6 +7,9 @@
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
 #              SF 0.3 under 4 (every query finds rows), the groups shuffled by key
+#   ssb-cli    the same through `coproc-ssb --mpi` (SF 0.01, results checked by the program)
+#   join       coproc-join-mpi: both sides of a join shuffled by key hash, the pairs counted
+#              per rank on its device, summed; equal to the C count (the program checks)
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 #   ssb-fault  the same with a driver error instead: the last rank alone runs with
@@ -20,6 +23,8 @@ aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
+ssb-cli) prog=$build/bench/coproc-ssb; args=(--mpi --sf 0.01 --repeat 1) ;;
+join) prog=$build/bench/coproc-join-mpi; args=(--strong 200000 --repeat 1) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;

@@ -1,7 +1,9 @@
 /* test_isolation.c - two runtimes in one process do not see each other: each
  * has its own devices, errors, counters and columns, and both work at once
- * from two threads. */
+ * from two threads; runtimes opened with different device selections that
+ * outrank COPROC_DEVICES (options.over_env) each see their own devices. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
@@ -87,11 +89,75 @@ static void test_one_runtime_many_threads(void **state)
     coproc_close(rt);
 }
 
+#define POCL COPROC_PROFILES_DIR "/pocl-ci.json"
+#define H100 COPROC_PROFILES_DIR "/h100-synthetic.json"
+
+static coproc_runtime *open_over_env(const char *devices, unsigned over_env)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.devices = devices;
+    o.over_env = over_env;
+    return test_open_with(&o);
+}
+
+static void test_selection_over_env(void **state)
+{
+    (void)state;
+    /* The test sets the variable itself (a test may; the library never does) so that both
+     * the option's and the variable's selection are known. */
+    const char *was = getenv("COPROC_DEVICES");
+    char *keep = was ? strdup(was) : NULL;
+    assert_int_equal(setenv("COPROC_DEVICES", "sim:" POCL ",sim:" H100, 1), 0);
+
+    coproc_runtime *a = open_over_env("sim:" POCL ":type=gpu", COPROC_OPTION_DEVICES);
+    coproc_runtime *b = open_over_env("sim:" H100, COPROC_OPTION_DEVICES);
+    coproc_runtime *c = open_over_env("sim:" POCL ":type=gpu", 0); /* the variable wins */
+    assert_string_equal(getenv("COPROC_DEVICES"), "sim:" POCL ",sim:" H100);
+    if (keep)
+        setenv("COPROC_DEVICES", keep, 1);
+    else
+        unsetenv("COPROC_DEVICES");
+    free(keep);
+
+    coproc_device_info da, db;
+    assert_int_equal(coproc_device_count(a), 1);
+    assert_ok(a, coproc_device_info_get(a, 0, &da));
+    assert_int_equal(da.type, COPROC_DEVICE_GPU);
+    assert_int_equal(coproc_device_count(b), 1);
+    assert_ok(b, coproc_device_info_get(b, 0, &db));
+    assert_string_not_equal(da.name, db.name);
+    assert_int_equal(coproc_device_count(c), 2);
+
+    /* Both selections compute, at once. */
+    worker wa = {a, 0, 3}, wb = {b, 0, 4};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, work, &wa), 0);
+    assert_int_equal(pthread_create(&tb, NULL, work, &wb), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(wa.failures, 0);
+    assert_int_equal(wb.failures, 0);
+    coproc_close(a);
+    coproc_close(b);
+    coproc_close(c);
+
+    /* A bit that names no field is refused. */
+    coproc_options o;
+    coproc_options_init(&o);
+    o.over_env = 1u << 30;
+    o.log = NULL;
+    coproc_runtime *bad = NULL;
+    assert_int_equal(coproc_open(&o, &bad), COPROC_INVALID_ARGUMENT);
+    assert_null(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_runtimes),
         cmocka_unit_test(test_one_runtime_many_threads),
+        cmocka_unit_test(test_selection_over_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,8 +36,8 @@ typedef struct coproc_mpi coproc_mpi;
 /*
  * Open a coproc runtime on this rank over its share of the node's devices.
  * comm is duplicated (the caller keeps its own). opts as coproc_open (NULL:
- * defaults); its devices, or COPROC_DEVICES when set, select the node's
- * devices as coproc_open does. The ranks on one node (MPI_Comm_split_type
+ * defaults); its devices, or COPROC_DEVICES when set (and devices does not
+ * outrank it: over_env), select the node's devices as coproc_open does. The ranks on one node (MPI_Comm_split_type
  * MPI_COMM_TYPE_SHARED) then deal them out: with L local ranks and D selected
  * devices, local rank r takes devices r, r + L, r + 2L ... when D >= L, and
  * device r mod D when D < L - several ranks then share one device (one PoCL
@@ -48,9 +48,9 @@ typedef struct coproc_mpi coproc_mpi;
  * share that core - --bind-to none, or --map-by slot:PE=N). COPROC_MPI_SHARE=all gives every rank every selected device;
  * a simulated selection ("sim:...") is given whole to every rank.
  * Finding the node's devices opens a runtime once, without calibration, on
- * local rank 0. While it opens, coproc_mpi_open sets COPROC_DEVICES to the
- * rank's share (and unsets COPROC_CALIBRATE for that first runtime), then
- * puts them back: no other thread may read or change the environment then.
+ * local rank 0. The rank's share is given to coproc_open as options.devices
+ * with COPROC_OPTION_DEVICES in options.over_env (it outranks COPROC_DEVICES):
+ * the process's environment is read, never changed.
  *
  * Collective. On success *out owns the handle. On failure (on any rank)
  * every rank returns the error; *out still receives a handle holding the

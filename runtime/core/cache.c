@@ -49,13 +49,13 @@ int coproc__mkdirs(const char *path)
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-int coproc__cache_dir_resolve(const char *explicit_dir, char *out, size_t size)
+int coproc__cache_dir_resolve(const char *explicit_dir, int skip_env, char *out, size_t size)
 {
     const char *env;
     int n;
     if (explicit_dir && *explicit_dir)
         n = snprintf(out, size, "%s", explicit_dir);
-    else if ((env = getenv("COPROC_CACHE_DIR")) && *env)
+    else if (!skip_env && (env = getenv("COPROC_CACHE_DIR")) && *env)
         n = snprintf(out, size, "%s", env);
     else if ((env = getenv("XDG_CACHE_HOME")) && *env)
         n = snprintf(out, size, "%s/coproc", env);

@@ -14,10 +14,11 @@ uint64_t coproc__hash_str(uint64_t h, const char *s);
 
 /*
  * Resolve the cache directory: `explicit_dir` if non-NULL, else
- * $COPROC_CACHE_DIR, $XDG_CACHE_HOME/coproc, ~/.cache/coproc; create it
- * (with parents). Returns 0 and fills out, or -1 when none can be made.
+ * $COPROC_CACHE_DIR (unless skip_env: the option outranks it),
+ * $XDG_CACHE_HOME/coproc, ~/.cache/coproc; create it (with parents).
+ * Returns 0 and fills out, or -1 when none can be made.
  */
-int coproc__cache_dir_resolve(const char *explicit_dir, char *out, size_t size);
+int coproc__cache_dir_resolve(const char *explicit_dir, int skip_env, char *out, size_t size);
 
 /* mkdir -p. 0 on success. */
 int coproc__mkdirs(const char *path);

@@ -164,14 +164,24 @@ static void load_profiles(coproc_runtime *rt, coproc_calibration mode)
     rt->errmsg[0] = '\0';
 }
 
+/* The environment variable that overrides a field, or NULL when the field
+ * outranks it (coproc_options.over_env) or it is unset or empty. */
+static const char *env_over(const coproc_options *o, unsigned field, const char *name)
+{
+    if (o->over_env & field)
+        return NULL;
+    const char *env = getenv(name);
+    return env && *env ? env : NULL;
+}
+
 /* Budget, zero-copy and placement options, with their environment overrides.
  * An override that does not parse, or names a device the runtime does not
  * have, is ignored with a warning naming the variable: the option stands. */
 static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
 {
     uint64_t budget = o->device_budget_bytes;
-    const char *env = getenv("COPROC_BUDGET");
-    if (env && *env) {
+    const char *env = env_over(o, COPROC_OPTION_BUDGET, "COPROC_BUDGET");
+    if (env) {
         uint64_t b = 0;
         const char *why = NULL;
         char kept[64];
@@ -206,8 +216,8 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
     rt->watchdog_s = o->watchdog_seconds < 0   ? 0
                      : o->watchdog_seconds > 0 ? o->watchdog_seconds
                                                : 60;
-    env = getenv("COPROC_WATCHDOG");
-    if (env && *env) {
+    env = env_over(o, COPROC_OPTION_WATCHDOG, "COPROC_WATCHDOG");
+    if (env) {
         double w = 0;
         const char *why = NULL;
         if (strcmp(env, "off") == 0)
@@ -222,8 +232,8 @@ static void apply_placement_options(coproc_runtime *rt, const coproc_options *o)
     }
     for (int i = 0; i < rt->device_count; i++) /* waits in callers' threads too (sync.h) */
         rt->devices[i].wait_bound_s = rt->watchdog_s;
-    env = getenv("COPROC_POLICY");
-    if (env && *env) {
+    env = env_over(o, COPROC_OPTION_POLICY, "COPROC_POLICY");
+    if (env) {
         static const char *const usage = "wtar, srt, rr, tbo, pbo, static, fixed or fixed:N";
         char name[32];
         const char *colon = strchr(env, ':');
@@ -308,6 +318,11 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
         if (o.watchdog_seconds != o.watchdog_seconds || o.watchdog_seconds > 1e9)
             return refuse(&o, "watchdog_seconds %g (0: the default 60 s, negative: none)",
                           o.watchdog_seconds);
+        if (o.over_env & ~(unsigned)COPROC_OPTION_ALL)
+            return refuse(&o,
+                          "over_env 0x%x names no field (an OR of coproc_option_field, "
+                          "0x%x at most)",
+                          o.over_env, (unsigned)COPROC_OPTION_ALL);
         if (o.device_budget_bytes && o.device_budget_bytes < COPROC__MIN_BUDGET)
             return refuse(&o, "device_budget_bytes %llu is below the minimum of %llu bytes "
                           "(128 KiB) that streaming needs (0: 70 %% of each device's memory)",
@@ -328,23 +343,24 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
     rt->disable_binary_cache = o.disable_binary_cache;
     *out = rt;
 
-    const char *env_cache = getenv("COPROC_CACHE_DIR");
-    const char *cache = env_cache && *env_cache ? env_cache : o.cache_dir;
-    if (coproc__cache_dir_resolve(cache, rt->cache_dir, sizeof rt->cache_dir) != 0) {
+    const char *env_cache = env_over(&o, COPROC_OPTION_CACHE_DIR, "COPROC_CACHE_DIR");
+    const char *cache = env_cache ? env_cache : o.cache_dir;
+    if (coproc__cache_dir_resolve(cache, (o.over_env & COPROC_OPTION_CACHE_DIR) != 0, rt->cache_dir,
+                                  sizeof rt->cache_dir) != 0) {
         coproc__log(rt, COPROC_LOG_WARN, "no usable cache directory (%s); kernels will be "
                     "compiled in every process", cache ? cache : "$HOME unset");
         rt->cache_dir[0] = '\0';
     }
 
-    const char *env_devices = getenv("COPROC_DEVICES");
-    const char *spec = env_devices && *env_devices ? env_devices : o.devices;
+    const char *env_devices = env_over(&o, COPROC_OPTION_DEVICES, "COPROC_DEVICES");
+    const char *spec = env_devices ? env_devices : o.devices;
     rt->backend = coproc__backend_for(spec);
     coproc_status s = rt->backend->open(rt, spec);
     if (s != COPROC_OK)
         return s;
     apply_placement_options(rt, &o);
-    const char *env_cal = getenv("COPROC_CALIBRATE");
-    if (env_cal && *env_cal && parse_calibration(env_cal, &o.calibration) != 0)
+    const char *env_cal = env_over(&o, COPROC_OPTION_CALIBRATION, "COPROC_CALIBRATE");
+    if (env_cal && parse_calibration(env_cal, &o.calibration) != 0)
         coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",
                     env_cal);
     load_profiles(rt, o.calibration);

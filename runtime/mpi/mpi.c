@@ -101,31 +101,11 @@ static void copy_options(const coproc_options *opts, coproc_options *o)
     }
 }
 
-/* Set (value non-NULL) or unset an environment variable, keeping the old value in *saved
- * (malloc'd, NULL when it was unset). */
-static void env_swap(const char *name, const char *value, char **saved)
-{
-    const char *old = getenv(name);
-    *saved = old ? strdup(old) : NULL;
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
-static void env_restore(const char *name, char *saved)
-{
-    if (saved)
-        setenv(name, saved, 1);
-    else
-        unsetenv(name);
-    free(saved);
-}
-
-/* The devices of the node on local rank 0 (a probe runtime, no calibration), sent to every
- * local rank: *n discovered indices into idx; a status and message when the probe failed. */
-static coproc_status node_devices(coproc_mpi *m, const coproc_options *opts, int *n, int *idx,
-                                  char *msg)
+/* The devices of the node on local rank 0 (a probe runtime over the selection spec, no
+ * calibration), sent to every local rank: *n discovered indices into idx; a status and message when
+ * the probe failed. */
+static coproc_status node_devices(coproc_mpi *m, const coproc_options *opts, const char *spec,
+                                  int *n, int *idx, char *msg)
 {
     struct {
         int status, n, idx[MAX_DEVICES];
@@ -135,13 +115,12 @@ static coproc_status node_devices(coproc_mpi *m, const coproc_options *opts, int
     if (m->lrank == 0) {
         coproc_options o;
         copy_options(opts, &o);
+        o.devices = spec;
         o.calibration = COPROC_CALIBRATION_OFF;
+        o.over_env |= COPROC_OPTION_DEVICES | COPROC_OPTION_CALIBRATION;
         o.log = quiet_log;
-        char *saved;
-        env_swap("COPROC_CALIBRATE", NULL, &saved);
         coproc_runtime *rt = NULL;
         coproc_status s = coproc_open(&o, &rt);
-        env_restore("COPROC_CALIBRATE", saved);
         b.status = (int)s;
         if (s != COPROC_OK) {
             snprintf(b.msg, sizeof b.msg, "finding the node's devices: %s",
@@ -186,15 +165,20 @@ coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_
         s = COPROC_NULL_POINTER;
         set_msg(msg, "coproc_mpi_open: out is NULL");
     }
+    /* The node's selection: as coproc_open would take it (the variable over the option unless
+     * the option outranks it); each rank's share then outranks the variable. */
+    coproc_options given;
+    copy_options(opts, &given);
     const char *env = getenv("COPROC_DEVICES"), *share = getenv("COPROC_MPI_SHARE");
-    const char *spec = env && *env ? env : opts ? opts->devices : NULL;
+    const char *spec =
+        env && *env && !(given.over_env & COPROC_OPTION_DEVICES) ? env : given.devices;
     int dealt = m->lsize > 1 && !(share && strcmp(share, "all") == 0) &&
                 !(spec && strncmp(spec, "sim:", 4) == 0);
     char mine[MSG_LEN] = "";
     if (dealt) {
         /* Every local rank takes part in the broadcast, even one that failed already. */
         int n = 0, idx[MAX_DEVICES];
-        coproc_status ps = node_devices(m, opts, &n, idx, msg);
+        coproc_status ps = node_devices(m, opts, spec, &n, idx, msg);
         if (s == COPROC_OK)
             s = ps;
         if (s == COPROC_OK && n == 0) {
@@ -212,14 +196,11 @@ coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_
     if (s == COPROC_OK) {
         coproc_options o;
         copy_options(opts, &o);
-        char *saved = NULL;
         if (dealt) {
             o.devices = mine;
-            env_swap("COPROC_DEVICES", mine, &saved); /* the variable would override it */
+            o.over_env |= COPROC_OPTION_DEVICES; /* the share, not the node's COPROC_DEVICES */
         }
         s = coproc_open(&o, &m->rt);
-        if (dealt)
-            env_restore("COPROC_DEVICES", saved);
         if (s != COPROC_OK)
             set_msg(msg, "coproc_open%s%s: %s", dealt ? " over devices " : "", dealt ? mine : "",
                     m->rt ? coproc_errmsg(m->rt) : coproc_status_message(s));

@@ -348,7 +348,16 @@ int main(int argc, char **argv)
     coproc_options_init(&o);
     o.log = quiet_log;
     coproc_mpi *m;
+    /* Each rank's share reaches coproc_open as an option over the variable: the
+     * environment is read, never changed. */
+    const char *env = getenv("COPROC_DEVICES");
+    char *env_before = env ? strdup(env) : NULL;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
+    env = getenv("COPROC_DEVICES");
+    CHECK((!env && !env_before) || (env && env_before && strcmp(env, env_before) == 0),
+          "coproc_mpi_open changed COPROC_DEVICES from %s to %s",
+          env_before ? env_before : "(unset)", env ? env : "(unset)");
+    free(env_before);
     if (s != COPROC_OK) {
         fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
                 coproc_mpi_errmsg(m));

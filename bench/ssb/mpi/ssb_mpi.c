@@ -1,5 +1,6 @@
-/* ssb_mpi.c - coproc-ssb-mpi: the Star Schema Benchmark's 13 queries run
- * distributed over MPI ranks (coproc/mpi.h), under mpirun. Each rank
+/* ssb_mpi.c - coproc-ssb --mpi (and coproc-ssb-mpi, the same): the Star
+ * Schema Benchmark's 13 queries run distributed over MPI ranks (coproc/mpi.h),
+ * under mpirun. Each rank
  * generates its own slice of the data (lineorder split by orders, the
  * dimension tables whole on every rank: broadcast build sides), runs each
  * query's joins and group-by over its slice, and the partial groups are
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
+#include "ssb_mpi.h"
 #include "ssb_plans.h"
 
 #define MAX_REPEAT 64
@@ -29,9 +31,10 @@ static void quiet_log(void *u, coproc_log_level l, const char *m)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpirun [...] coproc-ssb-mpi [--sf X] [--queries q1.1,...] [--repeat N]\n"
+    fprintf(f, "usage: mpirun [...] coproc-ssb --mpi [--sf X] [--queries q1.1,...] [--repeat N]\n"
                "                      [--no-check] [--data-cache DIR] [--fail-rank R]\n"
                "                      [--exchange gather|shuffle]\n"
+               "       (coproc-ssb-mpi is the same program without --mpi)\n"
                "  --sf X          scale factor (default 1)\n"
                "  --queries L     the queries to run (default all 13)\n"
                "  --repeat N      timed runs of each query (default 3), medians reported\n"
@@ -93,7 +96,7 @@ static int single_process(coproc_runtime *rt, const ssb_tables *whole, int q,
     return ok;
 }
 
-int main(int argc, char **argv)
+int ssb_mpi_main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;

@@ -1,0 +1,260 @@
+/* join_mpi.c - coproc-join-mpi: a shuffle-heavy distributed join over MPI
+ * ranks (coproc/mpi.h), under mpirun. Each rank generates its share of two
+ * large sides (int64 keys, a pure function of the global row number), both
+ * sides are shuffled by key hash (coproc_mpi_partition HASH: one
+ * MPI_Alltoallv a column), each rank uploads its two partitions to its device
+ * and counts its join pairs there (coproc_hash_join_count), and the counts are
+ * summed (MPI_Allreduce). Rank 0 checks the sum against a plain C count over
+ * the whole data. Time per phase, the slowest rank's: the shuffle
+ * (communication, with the hashing and packing around it), the device
+ * transfers (the uploads), the local compute (the join), the wait for the
+ * slowest rank and the final sum.
+ *
+ * --weak N: N rows a side on every rank (the data grow with the ranks);
+ * --strong N: N rows a side in all, split over the ranks.
+ * Public API only (coproc.h, coproc/query.h, coproc/mpi.h).
+ *
+ * Exit status: 0 right; 1 wrong or an error (every rank); 77 no OpenCL device;
+ * 64 bad usage. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coproc/mpi.h"
+
+#define MAX_REPEAT 64
+
+static void quiet_log(void *u, coproc_log_level l, const char *m)
+{
+    (void)u, (void)l, (void)m;
+}
+
+/* splitmix64: the key of global row i of a side, uniform over [0, nkeys). */
+static int64_t key_of(uint64_t i, uint64_t seed, uint64_t nkeys)
+{
+    uint64_t z = i + seed * 0x9e3779b97f4a7c15ull + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (int64_t)(z % nkeys);
+}
+
+/* The pairs of the whole join in plain C: a histogram of the build side's keys, probed by
+ * every row of the other. */
+static uint64_t reference(uint64_t nl, uint64_t nr, uint64_t nkeys)
+{
+    uint32_t *h = calloc(nkeys, sizeof *h);
+    if (!h)
+        return UINT64_MAX;
+    for (uint64_t i = 0; i < nl; i++)
+        h[key_of(i, 1, nkeys)]++;
+    uint64_t pairs = 0;
+    for (uint64_t j = 0; j < nr; j++)
+        pairs += h[key_of(j, 2, nkeys)];
+    free(h);
+    return pairs;
+}
+
+enum { SHUFFLE, TRANSFER, COMPUTE, WAIT, REDUCE, TOTAL, NPHASE };
+static const char *const phase_name[NPHASE] = {"shuffle", "transfer", "compute",
+                                               "wait",    "reduce",   "total"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One run: shuffle both sides, upload, count, sum. t[] this rank's seconds per phase.
+ * Returns the status (the same on every rank) and the pairs in *pairs. */
+static coproc_status run_once(coproc_mpi *m, const coproc_table *left, const coproc_table *right,
+                              double *t, uint64_t *pairs, char *msg, size_t msglen)
+{
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    MPI_Comm comm = coproc_mpi_comm(m);
+    coproc_mpi_table lp = {0}, rp = {0};
+    coproc_column *dl = NULL, *dr = NULL;
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    coproc_status s = coproc_mpi_partition(m, left, COPROC_MPI_HASH, "k", &lp);
+    if (s == COPROC_OK)
+        s = coproc_mpi_partition(m, right, COPROC_MPI_HASH, "k", &rp);
+    if (s != COPROC_OK) /* collective: every rank has the error */
+        snprintf(msg, msglen, "partition: %s", coproc_mpi_errmsg(m));
+    double t1 = MPI_Wtime();
+    const coproc_column *lk = s == COPROC_OK ? coproc_table_column(lp.table, "k") : NULL;
+    const coproc_column *rk = s == COPROC_OK ? coproc_table_column(rp.table, "k") : NULL;
+    if (s == COPROC_OK) {
+        s = coproc_column_upload(rt, 0, COPROC_INT64, coproc_column_host_data(lk),
+                                 coproc_table_rows(lp.table), &dl);
+        if (s == COPROC_OK)
+            s = coproc_column_upload(rt, 0, COPROC_INT64, coproc_column_host_data(rk),
+                                     coproc_table_rows(rp.table), &dr);
+        if (s != COPROC_OK)
+            snprintf(msg, msglen, "upload: %s", coproc_errmsg(rt));
+    }
+    double t2 = MPI_Wtime();
+    uint64_t mine = 0;
+    if (s == COPROC_OK) {
+        s = coproc_hash_join_count(rt, dl, dr, &mine);
+        if (s != COPROC_OK)
+            snprintf(msg, msglen, "hash join: %s", coproc_errmsg(rt));
+    }
+    double t3 = MPI_Wtime();
+    MPI_Barrier(comm); /* the wait for the slowest rank, apart from the sum */
+    double t4 = MPI_Wtime();
+    uint64_t in[2] = {mine, s != COPROC_OK}, out[2];
+    MPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_SUM, comm);
+    double t5 = MPI_Wtime();
+    coproc_column_free(dl);
+    coproc_column_free(dr);
+    coproc_mpi_table_free(&lp);
+    coproc_mpi_table_free(&rp);
+    t[SHUFFLE] = t1 - t0, t[TRANSFER] = t2 - t1, t[COMPUTE] = t3 - t2;
+    t[WAIT] = t4 - t3, t[REDUCE] = t5 - t4, t[TOTAL] = t5 - t0;
+    *pairs = out[0];
+    if (s == COPROC_OK && out[1]) {
+        snprintf(msg, msglen, "another rank failed");
+        return COPROC_INTERNAL;
+    }
+    return s;
+}
+
+/* A side's share on this rank: rows [first, first + n) of the side, keys in "k". */
+static coproc_status make_side(coproc_runtime *rt, uint64_t first, uint64_t n, uint64_t seed,
+                               uint64_t nkeys, int64_t **keys, coproc_column **col,
+                               coproc_table **t)
+{
+    *keys = malloc((n ? n : 1) * sizeof **keys);
+    if (!*keys)
+        return COPROC_HOST_OUT_OF_MEMORY;
+    for (uint64_t i = 0; i < n; i++)
+        (*keys)[i] = key_of(first + i, seed, nkeys);
+    coproc_status s = coproc_column_wrap(rt, COPROC_INT64, *keys, n, col);
+    if (s == COPROC_OK)
+        s = coproc_table_create(rt, t);
+    if (s == COPROC_OK)
+        s = coproc_table_add(*t, "k", *col);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long long weak = 0, strong = 0;
+    int repeat = 5, bad = 0;
+    static const struct option longs[] = {{"weak", required_argument, 0, 'w'},
+                                          {"strong", required_argument, 0, 's'},
+                                          {"repeat", required_argument, 0, 'r'},
+                                          {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        if (c == 'w')
+            weak = atoll(optarg);
+        else if (c == 's')
+            strong = atoll(optarg);
+        else if (c == 'r')
+            repeat = atoi(optarg);
+        else
+            bad = 1;
+    }
+    if (bad || optind != argc || (weak > 0) == (strong > 0) || weak < 0 || strong < 0 ||
+        weak > (1ll << 28) || strong > (1ll << 30) || repeat < 1 || repeat > MAX_REPEAT) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun [...] coproc-join-mpi --weak N|--strong N "
+                            "[--repeat R]\n"
+                            "  --weak N    N rows a side on every rank (at most 2^28)\n"
+                            "  --strong N  N rows a side in all, split over the ranks\n"
+                            "  --repeat R  timed runs after one warm-up (default 5)\n");
+        MPI_Finalize();
+        return 64;
+    }
+    uint64_t total = weak ? (uint64_t)weak * (uint64_t)size : (uint64_t)strong;
+    uint64_t nkeys = total; /* about one match a probe row */
+
+    coproc_options o;
+    coproc_options_init(&o);
+    o.log = quiet_log;
+    coproc_mpi *m = NULL;
+    coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
+    if (s != COPROC_OK) {
+        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
+                coproc_mpi_errmsg(m));
+        coproc_mpi_close(m);
+        MPI_Finalize();
+        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
+    }
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    uint64_t first, n;
+    coproc_mpi_block(m, total, &first, &n);
+    int64_t *lkeys = NULL, *rkeys = NULL;
+    coproc_column *lcol = NULL, *rcol = NULL;
+    coproc_table *left = NULL, *right = NULL;
+    s = make_side(rt, first, n, 1, nkeys, &lkeys, &lcol, &left);
+    if (s == COPROC_OK)
+        s = make_side(rt, first, n, 2, nkeys, &rkeys, &rcol, &right);
+    int ok = s == COPROC_OK, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    uint64_t want = 0;
+    if (rank == 0 && all_ok)
+        want = reference(total, total, nkeys);
+
+    double t[MAX_REPEAT + 1][NPHASE], worst[MAX_REPEAT + 1][NPHASE];
+    int failed = !all_ok;
+    char msg[512] = "data";
+    for (int r = 0; !failed && r <= repeat; r++) { /* run 0: the warm-up */
+        uint64_t pairs = 0;
+        s = run_once(m, left, right, t[r], &pairs, msg, sizeof msg);
+        MPI_Reduce(t[r], worst[r], NPHASE, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (s != COPROC_OK) {
+            fprintf(stderr, "rank %d: %s: %s\n", rank, coproc_status_name(s), msg);
+            failed = 1;
+        } else if (rank == 0 && pairs != want) {
+            fprintf(stderr, "coproc-join-mpi: %llu pairs, the C reference %llu\n",
+                    (unsigned long long)pairs, (unsigned long long)want);
+            failed = 1;
+        }
+        MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    if (rank == 0 && !failed) {
+        /* Bytes leaving their rank: a uniform hash keeps 1/P of the rows home. */
+        double moved = 2.0 * 8.0 * (double)total * (size - 1) / size;
+        printf("join %s: %d rank(s), %llu rows a side in all (%llu keys), %llu pairs "
+               "(= the C reference); ~%.1f MB shuffled a run\n",
+               weak ? "weak" : "strong", size, (unsigned long long)total, (unsigned long long)nkeys,
+               (unsigned long long)want, moved / 1e6);
+        printf("ms, the slowest rank's, median of %d (min-max):\n", repeat);
+        for (int p = 0; p < NPHASE; p++) {
+            double v[MAX_REPEAT];
+            for (int r = 0; r < repeat; r++)
+                v[r] = worst[r + 1][p] * 1e3;
+            qsort(v, repeat, sizeof *v, cmp_double);
+            printf("  %-8s %9.2f  (%.2f-%.2f)\n", phase_name[p], v[repeat / 2], v[0],
+                   v[repeat - 1]);
+        }
+        /* one line for scripts: the medians */
+        printf("RESULT mode=%s ranks=%d rows=%llu", weak ? "weak" : "strong", size,
+               (unsigned long long)total);
+        for (int p = 0; p < NPHASE; p++) {
+            double v[MAX_REPEAT];
+            for (int r = 0; r < repeat; r++)
+                v[r] = worst[r + 1][p] * 1e3;
+            qsort(v, repeat, sizeof *v, cmp_double);
+            printf(" %s=%.3f", phase_name[p], v[repeat / 2]);
+        }
+        printf("\n");
+    }
+    coproc_table_free(left);
+    coproc_table_free(right);
+    coproc_column_free(lcol);
+    coproc_column_free(rcol);
+    free(lkeys);
+    free(rkeys);
+    coproc_mpi_close(m);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
