@@ -697,9 +697,9 @@ COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_colum
  * the columns are folded into one 64-bit key, each as value - min where its
  * range is under 2^32 and as its dense rank otherwise, the key so far ranked
  * again where the combination would pass 64 bits (docs/api.md). The fold
- * costs a few passes of the single-key operators per key column. Columns live
- * where the single-key operators accept them (host columns, or all on one
- * device).
+ * costs a min, a max and one pass per key column (a rank: a group-by and a
+ * join more). The key columns of one call are all host columns or all on one
+ * device (WRONG_DEVICE otherwise); floats: UNSUPPORTED_TYPE.
  *
  * coproc_group_by_keys: as coproc_group_by_aggs on the combination, groups in
  * ascending order of (keys[0], keys[1], ...); out->keys is NULL and
