@@ -1,20 +1,58 @@
-/* composite.cl - one step of folding several key columns into one 64-bit key
- * (runtime/ops/composite_keys.c): acc = acc * radix + (key - lo), or
- * acc = key - lo on the first column. The key converts to ulong as C does
- * (signed values sign-extend, then wrap), so key - lo is the value's offset
- * from the smallest one, in the values' order. */
-#define PACK_KERNEL(NAME, T)                                                             \
-    __kernel void NAME(__global ulong *acc, __global const T *key, ulong n, ulong lo,    \
-                       ulong radix, int first)                                           \
+/* composite.cl - folding several key columns into one key
+ * (runtime/ops/composite_keys.c).
+ *
+ * range_<t>: each work-group's smallest and largest key, into part[2 g] and
+ * part[2 g + 1] (one pass for both).
+ * pack_<t> / pack32_<t>: one fold step, acc = acc * radix + (key - lo), or
+ * acc = key - lo on the first column, into a ulong or (when every
+ * combination fits) a uint key. The key converts to ulong as C does (signed
+ * values sign-extend, then wrap), so key - lo is the value's offset from the
+ * smallest one, in the values' order. */
+#define RANGE_KERNEL(NAME, T, TMIN, TMAX)                                                \
+    __kernel void NAME(__global const T *key, ulong n, __global T *part,                 \
+                       __local T *lmin, __local T *lmax)                                 \
     {                                                                                    \
-        if (first) {                                                                     \
-            COPROC_FOR_EACH_ROW(i, n) { acc[i] = (ulong)key[i] - lo; }                   \
-        } else {                                                                         \
-            COPROC_FOR_EACH_ROW(i, n) { acc[i] = acc[i] * radix + ((ulong)key[i] - lo); } \
+        T mn = TMAX, mx = TMIN;                                                          \
+        COPROC_FOR_EACH_ROW(i, n)                                                        \
+        {                                                                                \
+            T v = key[i];                                                                \
+            mn = min(mn, v);                                                             \
+            mx = max(mx, v);                                                             \
+        }                                                                                \
+        lmin[get_local_id(0)] = mn;                                                      \
+        lmax[get_local_id(0)] = mx;                                                      \
+        COPROC_LOCAL_REDUCE(lmin, min);                                                  \
+        COPROC_LOCAL_REDUCE(lmax, max);                                                  \
+        if (get_local_id(0) == 0) {                                                      \
+            part[2 * get_group_id(0)] = lmin[0];                                         \
+            part[2 * get_group_id(0) + 1] = lmax[0];                                     \
         }                                                                                \
     }
 
-PACK_KERNEL(pack_i32, int)
-PACK_KERNEL(pack_i64, long)
-PACK_KERNEL(pack_u32, uint)
-PACK_KERNEL(pack_u64, ulong)
+RANGE_KERNEL(range_i32, int, INT_MIN, INT_MAX)
+RANGE_KERNEL(range_i64, long, LONG_MIN, LONG_MAX)
+RANGE_KERNEL(range_u32, uint, 0u, UINT_MAX)
+RANGE_KERNEL(range_u64, ulong, 0ul, ULONG_MAX)
+
+#define PACK_KERNEL(NAME, A, T)                                                          \
+    __kernel void NAME(__global A *acc, __global const T *key, ulong n, ulong lo,        \
+                       ulong radix, int first)                                           \
+    {                                                                                    \
+        if (first) {                                                                     \
+            COPROC_FOR_EACH_ROW(i, n) { acc[i] = (A)((ulong)key[i] - lo); }              \
+        } else {                                                                         \
+            COPROC_FOR_EACH_ROW(i, n)                                                    \
+            {                                                                            \
+                acc[i] = (A)((ulong)acc[i] * radix + ((ulong)key[i] - lo));              \
+            }                                                                            \
+        }                                                                                \
+    }
+
+PACK_KERNEL(pack_i32, ulong, int)
+PACK_KERNEL(pack_i64, ulong, long)
+PACK_KERNEL(pack_u32, ulong, uint)
+PACK_KERNEL(pack_u64, ulong, ulong)
+PACK_KERNEL(pack32_i32, uint, int)
+PACK_KERNEL(pack32_i64, uint, long)
+PACK_KERNEL(pack32_u32, uint, uint)
+PACK_KERNEL(pack32_u64, uint, ulong)

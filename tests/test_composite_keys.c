@@ -18,10 +18,12 @@
 static const coproc_type ktypes[MAXK] = {COPROC_INT32, COPROC_UINT32, COPROC_UINT64,
                                          COPROC_INT64};
 
-enum { D_SMALL, D_WIDE, D_ALL_WIDE, D_COUNT };
+enum { D_NARROW, D_SMALL, D_WIDE, D_ALL_WIDE, D_COUNT };
 /* all wide: 32-bit columns of full range fold as value - min, 64-bit ones as
  * ranks, and the first two together pass 64 bits (the key so far ranked) */
-static const char *const d_name[] = {"small ranges", "one wide column", "all wide"};
+/* narrow: every combination fits in 32 bits (the UINT32 folded key); small:
+ * unsigned columns hold -2..2 wrapped, so their ranges near 2^32 or 2^64 */
+static const char *const d_name[] = {"narrow", "small ranges", "one wide column", "all wide"};
 
 typedef struct keyset {
     int nkeys;
@@ -40,7 +42,7 @@ static uint64_t order_of(coproc_type t, uint64_t raw)
 }
 
 /* A value for column k: few distinct values, so rows share combinations. */
-static uint64_t draw(test_rng *r, coproc_type t, int wide)
+static uint64_t draw(test_rng *r, coproc_type t, int wide, int narrow)
 {
     static const uint64_t far[] = {0, 1, 0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
                                    UINT64_MAX, 0x100000000ull, 0xFFFFFFFF00000000ull};
@@ -50,6 +52,8 @@ static uint64_t draw(test_rng *r, coproc_type t, int wide)
         v = far[test_rand_below(r, sizeof far / sizeof far[0])] + test_rand_below(r, 3);
     else if (wide)
         v = far32[test_rand_below(r, sizeof far32 / sizeof far32[0])] + test_rand_below(r, 2);
+    else if (narrow)
+        v = test_rand_below(r, 5) - (t == COPROC_INT32 || t == COPROC_INT64 ? 2 : 0);
     else
         v = test_rand_below(r, 5) - 2; /* -2 .. 2 */
     return coproc_type_size(t) == 4 ? (uint32_t)v : v;
@@ -66,7 +70,7 @@ static void keyset_make(keyset *ks, int nkeys, size_t n, int dist, uint64_t seed
         ks->data[k] = malloc((n + 1) * coproc_type_size(t));
         int wide = dist == D_ALL_WIDE || (dist == D_WIDE && k == 2);
         for (size_t i = 0; i < n; i++) {
-            uint64_t v = draw(&r, t, wide);
+            uint64_t v = draw(&r, t, wide, dist == D_NARROW);
             ks->raw[k][i] = v;
             if (coproc_type_size(t) == 4)
                 ((uint32_t *)ks->data[k])[i] = (uint32_t)v;

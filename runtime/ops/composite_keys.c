@@ -10,6 +10,7 @@
  * a join both sides are folded with the same digits (ranges and ranks over
  * the two sides together), so equal combinations get equal keys. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,60 +138,138 @@ static coproc_status rank(coproc_runtime *rt, int nsides, const coproc_column *c
     return s;
 }
 
-/* The smallest and largest value of column k over all sides, as unsigned
- * 64-bit (signed values wrapped: their difference is still the range). */
+/* Element i of an array of integer type t as C converts it to uint64_t:
+ * signed values sign-extend, then wrap. */
+static uint64_t value_at(coproc_type t, const void *d, size_t i)
+{
+    switch (t) {
+    case COPROC_INT32: return (uint64_t)(int64_t)((const int32_t *)d)[i];
+    case COPROC_INT64: return (uint64_t)((const int64_t *)d)[i];
+    case COPROC_UINT32: return ((const uint32_t *)d)[i];
+    default: return ((const uint64_t *)d)[i];
+    }
+}
+
+static uint64_t host_value(const coproc_column *c, size_t i)
+{
+    return value_at(c->type, c->host, i);
+}
+
+/* a < b as the column type orders its values (both as value_at gives them). */
+static int before(coproc_type t, uint64_t a, uint64_t b)
+{
+    return is_signed(t) ? (int64_t)a < (int64_t)b : a < b;
+}
+
+static const char *const type_suffix[] = {"i32", "i64", "u32", "u64"};
+
+/* The smallest and largest value of a non-empty column (as value_at gives
+ * them): one pass of range_<t> on a device, a loop over a host column. */
+static coproc_status column_range(coproc_runtime *rt, const coproc_column *col, uint64_t *lo,
+                                  uint64_t *hi)
+{
+    coproc_type t = col->type;
+    if (!col->dev) {
+        uint64_t mn = host_value(col, 0), mx = mn;
+        for (size_t i = 1; i < col->length; i++) {
+            uint64_t v = host_value(col, i);
+            mn = before(t, v, mn) ? v : mn;
+            mx = before(t, mx, v) ? v : mx;
+        }
+        *lo = mn, *hi = mx;
+        return COPROC_OK;
+    }
+    coproc__device *dev = col->dev;
+    char kname[16];
+    snprintf(kname, sizeof kname, "range_%s", type_suffix[t]);
+    size_t w = coproc_type_size(t);
+    coproc__kernel_lease *l = NULL;
+    coproc__geometry g = {0};
+    coproc_status s = coproc__kernel_borrow(rt, dev, "composite", kname, &l);
+    if (s == COPROC_OK) {
+        g = coproc__geometry_for(dev, col->length, 0);
+        s = coproc__lease_scratch(rt, dev, l, g.groups * 2 * w);
+    }
+    if (s == COPROC_OK) {
+        cl_ulong n = col->length;
+        coproc__args a = {l->kernel, 0, CL_SUCCESS};
+        COPROC__ARG(a, col->mem);
+        COPROC__ARG(a, n);
+        COPROC__ARG(a, l->scratch);
+        COPROC__ARG_LOCAL(a, g.local * w);
+        COPROC__ARG_LOCAL(a, g.local * w);
+        s = coproc__launch(rt, dev, &a, &g, kname);
+    }
+    if (s == COPROC_OK) {
+        cl_int err = coproc__read_now(dev, dev->queue, l->scratch, 0, g.groups * 2 * w,
+                                      l->scratch_host, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "%s: reading partials from device %d", kname,
+                                dev->index);
+    }
+    if (s == COPROC_OK) {
+        const void *part = l->scratch_host;
+        uint64_t mn = value_at(t, part, 0), mx = value_at(t, part, 1);
+        for (size_t i = 1; i < g.groups; i++) {
+            uint64_t a = value_at(t, part, 2 * i), b = value_at(t, part, 2 * i + 1);
+            mn = before(t, a, mn) ? a : mn;
+            mx = before(t, mx, b) ? b : mx;
+        }
+        *lo = mn, *hi = mx;
+    }
+    coproc__kernel_return(dev, l);
+    return s;
+}
+
+/* The smallest and largest value of key column k over all sides, as
+ * unsigned 64-bit (signed values wrapped: their difference is still the
+ * range); 0 and 0 when every side is empty. */
 static coproc_status range_of(coproc_runtime *rt, int nsides, const coproc_column *const *cols,
                               uint64_t *lo, uint64_t *hi)
 {
     int any = 0;
+    coproc_type t = cols[0]->type;
+    *lo = *hi = 0;
     for (int i = 0; i < nsides; i++) {
-        if (coproc_column_length(cols[i]) == 0)
+        if (cols[i]->length == 0)
             continue;
-        coproc_scalar mn, mx;
-        coproc_status s;
-        if ((s = coproc_reduce(rt, COPROC_REDUCE_MIN, cols[i], &mn)) != COPROC_OK ||
-            (s = coproc_reduce(rt, COPROC_REDUCE_MAX, cols[i], &mx)) != COPROC_OK)
+        uint64_t mn, mx;
+        coproc_status s = column_range(rt, cols[i], &mn, &mx);
+        if (s != COPROC_OK)
             return s;
-        int sgn = is_signed(coproc_column_type(cols[i]));
-        /* compare as the type orders, keep as unsigned */
-        if (!any || (sgn ? mn.v.i64 < (int64_t)*lo : mn.v.u64 < *lo))
-            *lo = sgn ? (uint64_t)mn.v.i64 : mn.v.u64;
-        if (!any || (sgn ? mx.v.i64 > (int64_t)*hi : mx.v.u64 > *hi))
-            *hi = sgn ? (uint64_t)mx.v.i64 : mx.v.u64;
+        if (!any || before(t, mn, *lo))
+            *lo = mn;
+        if (!any || before(t, *hi, mx))
+            *hi = mx;
         any = 1;
     }
-    if (!any)
-        *lo = *hi = 0;
     return COPROC_OK;
 }
 
-/* Row i's value of an integer column as C converts it to uint64_t. */
-static uint64_t host_value(const coproc_column *c, size_t i)
-{
-    switch (c->type) {
-    case COPROC_INT32: return (uint64_t)(int64_t)((const int32_t *)c->host)[i];
-    case COPROC_INT64: return (uint64_t)((const int64_t *)c->host)[i];
-    case COPROC_UINT32: return ((const uint32_t *)c->host)[i];
-    default: return ((const uint64_t *)c->host)[i];
-    }
-}
-
 /* One fold step over every row: acc = acc * radix + (key - lo), or key - lo
- * when first (cl/composite.cl on a device, a loop over host columns). */
+ * when first (cl/composite.cl on a device, a loop over host columns); acc is
+ * UINT64, or UINT32 when every combination fits in it. */
 static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_column *key,
                           uint64_t lo, uint64_t radix, int first)
 {
     size_t n = acc->length;
+    int narrow = acc->type == COPROC_UINT32;
     if (n == 0)
         return COPROC_OK;
     if (!acc->dev) {
-        uint64_t *a = acc->host;
-        for (size_t i = 0; i < n; i++)
-            a[i] = (first ? 0 : a[i] * radix) + (host_value(key, i) - lo);
+        if (narrow) {
+            uint32_t *a = acc->host;
+            for (size_t i = 0; i < n; i++)
+                a[i] = (uint32_t)((first ? 0 : a[i] * radix) + (host_value(key, i) - lo));
+        } else {
+            uint64_t *a = acc->host;
+            for (size_t i = 0; i < n; i++)
+                a[i] = (first ? 0 : a[i] * radix) + (host_value(key, i) - lo);
+        }
         return COPROC_OK;
     }
-    static const char *const kname_of[] = {"pack_i32", "pack_i64", "pack_u32", "pack_u64"};
-    const char *kname = kname_of[key->type];
+    char kname[16];
+    snprintf(kname, sizeof kname, "pack%s_%s", narrow ? "32" : "", type_suffix[key->type]);
     coproc__device *dev = acc->dev;
     coproc__kernel_lease *l = NULL;
     coproc_status s = coproc__kernel_borrow(rt, dev, "composite", kname, &l);
@@ -219,7 +298,8 @@ static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_c
 /* How the key columns were folded, to read them back from a folded key:
  * without ranks, column k is lo[k] + (key / stride) % radix[k]. */
 typedef struct fold_info {
-    int ranked; /* some column, or the key so far, was ranked */
+    int ranked;       /* some column, or the key so far, was ranked */
+    coproc_type type; /* the folded key's: UINT32 or UINT64 */
     uint64_t lo[MAX_KEYS], radix[MAX_KEYS];
 } fold_info;
 
@@ -230,31 +310,44 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
                              fold_info *info)
 {
     coproc_column *acc[MAX_SIDES] = {NULL};
-    uint64_t radix_acc = 1;
+    uint64_t radix_acc = 1, lo[MAX_KEYS], hi[MAX_KEYS];
     coproc_status s = COPROC_OK;
+    /* Every column's range first: when no column needs a rank and every
+     * combination fits in 32 bits, the key is a UINT32 (half the bytes to
+     * write, and the single-key group-by's 32-bit path). */
+    double combinations = 1;
+    int wide = 0;
+    for (int k = 0; k < nkeys && s == COPROC_OK; k++) {
+        const coproc_column *col[MAX_SIDES];
+        for (int i = 0; i < nsides; i++)
+            col[i] = keys[i][k];
+        s = range_of(rt, nsides, col, &lo[k], &hi[k]);
+        wide |= hi[k] - lo[k] >= ((uint64_t)1 << 32);
+        combinations *= (double)(hi[k] - lo[k]) + 1;
+    }
+    coproc_type acc_type =
+        !wide && combinations <= 4294967296.0 ? COPROC_UINT32 : COPROC_UINT64;
     info->ranked = 0;
+    info->type = acc_type;
     for (int i = 0; i < nsides && s == COPROC_OK; i++) {
         coproc__device *dev = keys[i][0]->dev;
         size_t n = keys[i][0]->length;
-        s = dev ? coproc__column_new(rt, dev, COPROC_UINT64, n, &acc[i])
-                : coproc__host_column_new(rt, COPROC_UINT64, n, &acc[i]);
+        s = dev ? coproc__column_new(rt, dev, acc_type, n, &acc[i])
+                : coproc__host_column_new(rt, acc_type, n, &acc[i]);
     }
     for (int k = 0; k < nkeys && s == COPROC_OK; k++) {
         const coproc_column *col[MAX_SIDES];
         coproc_column *ranks[MAX_SIDES] = {NULL};
         for (int i = 0; i < nsides; i++)
             col[i] = keys[i][k];
-        uint64_t lo, hi, radix;
-        if ((s = range_of(rt, nsides, col, &lo, &hi)) != COPROC_OK)
-            break;
-        radix = hi - lo + 1;
-        if (hi - lo >= ((uint64_t)1 << 32)) {
+        uint64_t from = lo[k], radix = hi[k] - lo[k] + 1;
+        if (hi[k] - lo[k] >= ((uint64_t)1 << 32)) {
             /* too wide for a digit of its own: its rank instead */
             if ((s = rank(rt, nsides, col, ranks, &radix)) != COPROC_OK)
                 break;
             for (int i = 0; i < nsides; i++)
                 col[i] = ranks[i];
-            lo = 0;
+            from = 0;
             info->ranked = 1;
         }
         if (k > 0 && radix_acc > UINT64_MAX / radix) {
@@ -268,11 +361,11 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
             info->ranked = 1;
         }
         for (int i = 0; i < nsides && s == COPROC_OK; i++)
-            s = step(rt, acc[i], col[i], lo, radix, k == 0);
+            s = step(rt, acc[i], col[i], from, radix, k == 0);
         for (int i = 0; i < nsides; i++)
             coproc_column_free(ranks[i]);
         radix_acc = k == 0 ? radix : radix_acc * radix;
-        info->lo[k] = lo;
+        info->lo[k] = from;
         info->radix[k] = radix;
     }
     for (int i = 0; i < nsides; i++) {
@@ -293,9 +386,11 @@ static coproc_status unfold(coproc_runtime *rt, int nkeys, const coproc_column *
     size_t groups = coproc_column_length(folded);
     uint64_t *k = malloc((groups ? groups : 1) * sizeof *k);
     unsigned char *v = malloc((groups ? groups : 1) * sizeof(uint64_t));
-    coproc_status s = k && v ? coproc_column_download(folded, k, groups)
+    coproc_status s = k && v ? coproc_column_download(folded, v, groups)
                              : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY,
                                             "coproc_group_by_keys: %zu groups", groups);
+    for (size_t g = 0; s == COPROC_OK && g < groups; g++)
+        k[g] = value_at(info->type, v, g); /* the folded keys, widened */
     uint64_t stride = 1;
     for (int c = nkeys - 1; c >= 0 && s == COPROC_OK; c--) {
         coproc_type t = keys[c]->type;
