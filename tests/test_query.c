@@ -17,6 +17,7 @@
 
 #define DIM 50        /* dense dimension: keys 1..DIM */
 #define SPARSE 40     /* sparse dimension: keys k * 1000003 + 7 */
+#define PAIRS 61      /* dimension keyed by two columns */
 
 typedef struct data {
     size_t n;
@@ -31,6 +32,8 @@ typedef struct data {
     int32_t hv[SPARSE];
     int32_t dupk[6], dupv[6];   /* a dimension with duplicate keys */
     int32_t gk[5], gv[5];       /* keyed by the dense dimension's tg */
+    int32_t pk1[PAIRS], pv[PAIRS]; /* a dimension keyed by (pk1, pk2), one pair twice */
+    int64_t pk2[PAIRS];
 } data;
 
 static void make_data(data *d, size_t n, uint64_t seed)
@@ -70,6 +73,12 @@ static void make_data(data *d, size_t n, uint64_t seed)
         d->gk[i] = 4 - i;
         d->gv[i] = i % 2;
     }
+    for (int i = 0; i < PAIRS; i++) {
+        int j = i < PAIRS - 1 ? i : 0; /* the last row repeats the first's key */
+        d->pk1[i] = 1 + j % 20;
+        d->pk2[i] = (j * 7) % 101 - 50;
+        d->pv[i] = i % 7;
+    }
 }
 
 static void free_data(data *d)
@@ -78,9 +87,9 @@ static void free_data(data *d)
 }
 
 typedef struct tables {
-    coproc_table *f, *t, *h, *dup, *g;
+    coproc_table *f, *t, *h, *dup, *g, *pair;
     coproc_table *f_no64; /* the fact table less its float64 column x (devices without fp64) */
-    coproc_column *cols[16];
+    coproc_column *cols[24];
     int ncols;
 } tables;
 
@@ -104,6 +113,7 @@ static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
     assert_int_equal(coproc_table_create(rt, &tb->h), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->dup), COPROC_OK);
     assert_int_equal(coproc_table_create(rt, &tb->g), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &tb->pair), COPROC_OK);
     add(rt, tb, tb->f, "fk", COPROC_INT32, d->fk, d->n);
     add(rt, tb, tb->f, "a", COPROC_INT32, d->a, d->n);
     add(rt, tb, tb->f, "b", COPROC_INT64, d->b, d->n);
@@ -120,13 +130,16 @@ static void make_tables(coproc_runtime *rt, const data *d, tables *tb)
     add(rt, tb, tb->dup, "dv", COPROC_INT32, d->dupv, 6);
     add(rt, tb, tb->g, "gk", COPROC_INT32, d->gk, 5);
     add(rt, tb, tb->g, "gv", COPROC_INT32, d->gv, 5);
+    add(rt, tb, tb->pair, "pk1", COPROC_INT32, d->pk1, PAIRS);
+    add(rt, tb, tb->pair, "pk2", COPROC_INT64, d->pk2, PAIRS);
+    add(rt, tb, tb->pair, "pv", COPROC_INT32, d->pv, PAIRS);
 }
 
 static void free_tables(tables *tb)
 {
     coproc_table_free(tb->f), coproc_table_free(tb->t), coproc_table_free(tb->h);
     coproc_table_free(tb->f_no64);
-    coproc_table_free(tb->dup), coproc_table_free(tb->g);
+    coproc_table_free(tb->dup), coproc_table_free(tb->g), coproc_table_free(tb->pair);
     for (int i = 0; i < tb->ncols; i++)
         coproc_column_free(tb->cols[i]);
 }
@@ -513,6 +526,60 @@ static void plan_hashed_inner(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Joins on two key columns, (fk, a) = (pk1, pk2), of different types (int32
+ * and int64): inner, grouped by the build side's pv (the pair repeated gives
+ * two rows), and semi, then a global count and sum. They run one operator at
+ * a time in both modes; the fused run says why. */
+static void plan_composite_join(ctx *c)
+{
+    const data *d = c->d;
+    const char *pkeys[] = {"fk", "a"}, *bkeys[] = {"pk1", "pk2"};
+    for (int semi = 0; semi < 2; semi++) {
+        coproc_plan *p;
+        assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+        coproc_node *j = coproc_plan_join_keys(
+            p, semi ? COPROC_JOIN_SEMI : COPROC_JOIN_INNER, coproc_plan_scan(p, c->fact, "fact"),
+            2, pkeys, coproc_plan_scan(p, c->tb->pair, "pair"), bkeys);
+        const char *gkey[] = {"pv"};
+        coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("b"), "sb"}};
+        coproc_node *g = coproc_plan_group_by(p, j, semi ? 0 : 1, semi ? NULL : gkey, 2, ag);
+        coproc_query_result r = run(c, p, g, semi ? "composite semi" : "composite inner");
+        int isf[] = {0, 0, 0};
+        rows want, got;
+        rows_init(&want, semi ? 2 : 3, isf);
+        int64_t n[7] = {0}, sb[7] = {0}, sn = 0, ssb = 0;
+        for (size_t i = 0; i < d->n; i++) {
+            int hit = 0;
+            for (int k = 0; k < PAIRS; k++)
+                if (d->pk1[k] == d->fk[i] && d->pk2[k] == d->a[i]) {
+                    n[d->pv[k]]++, sb[d->pv[k]] = wrap_add(sb[d->pv[k]], d->b[i]);
+                    hit = 1;
+                }
+            if (hit)
+                sn++, ssb = wrap_add(ssb, d->b[i]);
+        }
+        if (semi) {
+            union cell *row = rows_add(&want);
+            row[0].i = sn, row[1].i = ssb;
+        } else {
+            for (int v = 0; v < 7; v++)
+                if (n[v]) {
+                    union cell *row = rows_add(&want);
+                    row[0].i = v, row[1].i = n[v], row[2].i = sb[v];
+                }
+        }
+        rows_of(r.table, &got);
+        char what[96];
+        snprintf(what, sizeof what, "composite %s (%s, mode %d, %zu rows)", semi ? "semi" : "inner",
+                 c->path, c->mode, d->n);
+        expect_rows(what, &got, &want, 0);
+        if (c->mode == COPROC_QUERY_FUSED && d->n > 0 && !r.note[0])
+            fail_msg("%s: the fused run should say why it ran one operator at a time", what);
+        coproc_query_result_free(&r);
+        coproc_plan_free(p);
+    }
+}
+
 /* Thousands of groups (two keys over 101 x 55 values): on the GPU path
  * more than a work-group's local table holds, so atomics on the result;
  * sums of values near INT64_MAX / INT64_MIN wrap as 64-bit integers. */
@@ -759,6 +826,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_duplicates(&dup);
             plan_snowflake(&c);
             plan_hashed_inner(&c);
+            plan_composite_join(&dup); /* one operator at a time, as duplicates */
             ctx ord = c; /* float64 columns copied, not computed; sorted only with fp64 */
             ord.fact = fp64 ? tb.f : tb.f_no64;
             plan_order_then_filter(&ord);
@@ -932,6 +1000,27 @@ static void test_errors(void **state)
     assert_null(coproc_plan_join(p, COPROC_JOIN_INNER, s, "fk", coproc_plan_scan(p, tb.f, "fact2"), "fk"));
     assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT); /* same names on both sides */
     coproc_plan_free(p);
+
+    /* Composite join keys: counts out of 1..8, a NULL list or name, a float key, a missing one. */
+    const char *pk2[] = {"fk", "a"}, *bk2[] = {"pk1", "pk2"}, *badf[] = {"fk", "x"},
+               *miss[] = {"fk", "nope"}, *nul[] = {"fk", NULL};
+    const char *nine[9] = {"fk", "fk", "fk", "fk", "fk", "fk", "fk", "fk", "fk"};
+    struct {
+        int nkeys;
+        const char *const *probe, *const *build;
+        coproc_status want;
+    } bad_keys[] = {{0, pk2, bk2, COPROC_INVALID_ARGUMENT},  {9, nine, nine, COPROC_INVALID_ARGUMENT},
+                    {2, NULL, bk2, COPROC_INVALID_ARGUMENT}, {2, badf, bk2, COPROC_UNSUPPORTED_TYPE},
+                    {2, miss, bk2, COPROC_INVALID_ARGUMENT}, {2, nul, bk2, COPROC_NULL_POINTER}};
+    for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
+        assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+        s = coproc_plan_scan(p, tb.f, "fact");
+        assert_null(coproc_plan_join_keys(p, COPROC_JOIN_SEMI, s, bad_keys[i].nkeys,
+                                          bad_keys[i].probe, coproc_plan_scan(p, tb.pair, "pair"),
+                                          bad_keys[i].build));
+        assert_int_equal(coproc_plan_status(p), bad_keys[i].want);
+        coproc_plan_free(p);
+    }
 
     assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
     assert_null(coproc_expr_in(p, coproc_expr_column(p, "a"), 0, NULL));

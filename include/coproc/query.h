@@ -106,6 +106,15 @@ COPROC_API coproc_node *coproc_plan_join(coproc_plan *p, coproc_join_kind kind,
                                          coproc_node *probe, const char *probe_key,
                                          coproc_node *build, const char *build_key);
 
+/* Equi-join on several key columns (1 to 8): probe_keys[k] = build_keys[k] for
+ * every k (integer columns). Composite keys run one operator at a time (the
+ * fused pipelines hash one key column; the result's note says so), through
+ * coproc_hash_join_keys / coproc_semi_join_keys (coproc.h). */
+COPROC_API coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind,
+                                              coproc_node *probe, int nkeys,
+                                              const char *const *probe_keys, coproc_node *build,
+                                              const char *const *build_keys);
+
 typedef enum coproc_agg_fn {
     COPROC_AGG_SUM = 0, /* integers into int64 (wrapping), floats into float64 */
     COPROC_AGG_COUNT,   /* int64; arg NULL counts rows */

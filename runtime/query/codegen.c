@@ -451,6 +451,9 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
 {
     const coproc_node *j = st->node;
     const coproc__qpipe *bp = &g->prog->p[st->build];
+    if (j->njoin_keys > 1)
+        return fail(g, "%s: a key of %d columns (a fused table hashes one)", j->label,
+                    j->njoin_keys);
     if (!bp->src)
         return fail(g, "%s: the build side has not run", j->label);
     int jb = g->k->nbuilds++;
@@ -1066,7 +1069,10 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     } else if (!g.failed && q->sink == COPROC__QK_BUILD) {
         const coproc_node *j = q->sink_node;
         const binding *b = lookup(s, j->build_key);
-        if (!b || b->table != q->src) {
+        if (j->njoin_keys > 1) {
+            fail(&g, "%s: a key of %d columns (a fused table hashes one)", j->label,
+                 j->njoin_keys);
+        } else if (!b || b->table != q->src) {
             fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
         } else {
             k->key_col = b->col;

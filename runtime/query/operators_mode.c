@@ -894,8 +894,85 @@ static coproc_status join_keys(ctx *c, const coproc_column **pk, const coproc_co
     return s == COPROC_OK ? as_i64(c, *bk, bk) : s;
 }
 
+/* A key column of one side, as a host column (the composite-key operators
+ * take columns that live in one place). */
+static coproc_status host_key(ctx *c, const coproc_column *col, const coproc_column **out)
+{
+    if (coproc_column_device(col) < 0) {
+        *out = col;
+        return COPROC_OK;
+    }
+    coproc_column *h;
+    coproc_status s = copy_col(c, col, &h);
+    *out = h;
+    return s;
+}
+
+/* An operator's failure, named after the node (its message kept). */
+static coproc_status op_failed(ctx *c, coproc_status s, const char *what)
+{
+    char msg[400];
+    coproc__errmsg_copy(c->rt, msg, sizeof msg);
+    return coproc__fail(c->rt, s, "%s: %s: %s", LABEL(c), what, msg);
+}
+
+/* A join on several key columns: coproc_hash_join_keys or
+ * coproc_semi_join_keys over host copies of the keys (types made to agree
+ * pairwise as for one key). */
+static coproc_status run_join_composite(ctx *c, const coproc_node *n, rel *probe, rel *build,
+                                        rel *out)
+{
+    int nk = n->njoin_keys;
+    const coproc_column *pk[16], *bk[16];
+    coproc_status s = COPROC_OK;
+    for (int k = 0; k < nk && s == COPROC_OK; k++) {
+        int pi = coproc__schema_find(&n->in->schema, n->probe_keys[k]);
+        int bi = coproc__schema_find(&n->build->schema, n->build_keys[k]);
+        if (pi < 0 || bi < 0)
+            return coproc__fail(c->rt, COPROC_INVALID_ARGUMENT, "%s: a key column is missing",
+                                n->label);
+        pk[k] = probe->cols[pi], bk[k] = build->cols[bi];
+        if ((s = join_keys(c, &pk[k], &bk[k])) == COPROC_OK &&
+            (s = host_key(c, pk[k], &pk[k])) == COPROC_OK)
+            s = host_key(c, bk[k], &bk[k]);
+    }
+    if (s != COPROC_OK)
+        return s;
+    if (n->join == COPROC_JOIN_SEMI) {
+        coproc_column *pos = NULL;
+        uint64_t count = 0;
+        if ((s = coproc_semi_join_keys(c->rt, nk, pk, bk, &pos, &count)) != COPROC_OK)
+            return op_failed(c, s, "semi-join");
+        s = tmp_push(c, pos);
+        if (s == COPROC_OK)
+            s = rel_init(c, out, probe->n, count);
+        if (s != COPROC_OK)
+            return s;
+        if (count == probe->rows) {
+            for (int i = 0; i < probe->n; i++)
+                rel_pass(probe, i, out, i);
+            return COPROC_OK;
+        }
+        return gather_all(c, probe, pos, out, 0);
+    }
+    coproc_join_result j;
+    if ((s = coproc_hash_join_keys(c->rt, nk, bk, pk, &j)) != COPROC_OK) /* builds on bk */
+        return op_failed(c, s, "hash join");
+    if ((s = tmp_push(c, j.left)) != COPROC_OK) {
+        coproc_column_free(j.right);
+        return s;
+    }
+    if ((s = tmp_push(c, j.right)) != COPROC_OK ||
+        (s = rel_init(c, out, probe->n + build->n, j.count)) != COPROC_OK ||
+        (s = gather_all(c, probe, j.right, out, 0)) != COPROC_OK)
+        return s;
+    return gather_all(c, build, j.left, out, probe->n);
+}
+
 static coproc_status run_join(ctx *c, const coproc_node *n, rel *probe, rel *build, rel *out)
 {
+    if (n->njoin_keys > 1)
+        return run_join_composite(c, n, probe, build, out);
     int pi = coproc__schema_find(&n->in->schema, n->probe_key);
     int bi = coproc__schema_find(&n->build->schema, n->build_key);
     if (pi < 0 || bi < 0)

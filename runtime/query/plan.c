@@ -65,6 +65,8 @@ void coproc_plan_free(coproc_plan *p)
         free(n->desc);
         free(n->probe_key);
         free(n->build_key);
+        free_names(n->probe_keys, n->njoin_keys);
+        free_names(n->build_keys, n->njoin_keys);
         for (int i = 0; i < n->naggs; i++)
             free(n->aggs[i].name);
         free(n->aggs);
@@ -542,21 +544,42 @@ static int int_key(coproc_plan *p, const coproc_node *n, const coproc__schema *s
 coproc_node *coproc_plan_join(coproc_plan *p, coproc_join_kind kind, coproc_node *probe,
                               const char *probe_key, coproc_node *build, const char *build_key)
 {
-    if (!input_ok(p, "coproc_plan_join", probe) || !input_ok(p, "coproc_plan_join", build))
+    return coproc_plan_join_keys(p, kind, probe, 1, &probe_key, build, &build_key);
+}
+
+coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc_node *probe,
+                                   int nkeys, const char *const *probe_keys, coproc_node *build,
+                                   const char *const *build_keys)
+{
+    const char *fn = nkeys == 1 ? "coproc_plan_join" : "coproc_plan_join_keys";
+    if (!input_ok(p, fn, probe) || !input_ok(p, fn, build))
         return NULL;
     if (kind != COPROC_JOIN_INNER && kind != COPROC_JOIN_SEMI)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_join: unknown kind %d", (int)kind);
-    coproc_node *n = node_new(p, COPROC__QN_JOIN, probe, "%sjoin#%d %s=%s",
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: unknown kind %d", fn, (int)kind);
+    if (nkeys < 1 || nkeys > MAX_KEYS || !probe_keys || !build_keys)
+        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d key columns (1 to %d)%s", fn, nkeys,
+                         MAX_KEYS, nkeys >= 1 && nkeys <= MAX_KEYS ? ", a key list is NULL" : "");
+    const char *pk0 = probe_keys[0], *bk0 = build_keys[0];
+    coproc_node *n = node_new(p, COPROC__QN_JOIN, probe, "%sjoin#%d %s=%s%s",
                               kind == COPROC_JOIN_SEMI ? "semi-" : "", p->next_id + 1,
-                              probe_key ? probe_key : "?", build_key ? build_key : "?");
+                              pk0 ? pk0 : "?", bk0 ? bk0 : "?", nkeys > 1 ? ",..." : "");
     if (!n)
         return NULL;
     n->build = build;
     n->join = kind;
-    if (int_key(p, n, &probe->schema, probe_key, "probe") < 0 ||
-        int_key(p, n, &build->schema, build_key, "build") < 0)
-        return NULL;
-    if (!(n->probe_key = strdup(probe_key)) || !(n->build_key = strdup(build_key)) ||
+    for (int k = 0; k < nkeys; k++)
+        if (int_key(p, n, &probe->schema, probe_keys[k], "probe") < 0 ||
+            int_key(p, n, &build->schema, build_keys[k], "build") < 0)
+            return NULL;
+    if (!(n->probe_keys = calloc(nkeys, sizeof *n->probe_keys)) ||
+        !(n->build_keys = calloc(nkeys, sizeof *n->build_keys)))
+        return oom(p, n);
+    n->njoin_keys = nkeys;
+    for (int k = 0; k < nkeys; k++)
+        if (!(n->probe_keys[k] = strdup(probe_keys[k])) ||
+            !(n->build_keys[k] = strdup(build_keys[k])))
+            return oom(p, n);
+    if (!(n->probe_key = strdup(pk0)) || !(n->build_key = strdup(bk0)) ||
         copy_schema(&n->schema, &probe->schema) != 0)
         return oom(p, n);
     if (kind == COPROC_JOIN_INNER)

@@ -89,7 +89,9 @@ struct coproc_node {
     int *desc;                   /* ORDER_BY */
     uint64_t limit;              /* ORDER_BY */
     coproc_join_kind join;       /* JOIN */
-    char *probe_key, *build_key; /* JOIN */
+    char *probe_key, *build_key; /* JOIN: its (first) key columns */
+    int njoin_keys;              /* JOIN: key columns a side (1: probe_key = build_key) */
+    char **probe_keys, **build_keys; /* JOIN: all njoin_keys of them */
     int naggs;                   /* GROUP_BY */
     coproc__agg *aggs;
     coproc__schema schema;
