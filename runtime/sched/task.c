@@ -824,6 +824,9 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
     s.cache_prefetches = atomic_load(&r->prefetches);
     pthread_mutex_lock(&r->lock);
     s.resident_bytes = r->used;
+    s.admitted_bytes = r->admitted;
+    s.admitted_peak_bytes = r->admitted_peak;
+    s.admission_waits = r->admission_waits;
     pthread_mutex_unlock(&r->lock);
     s.budget_bytes = dev->budget_bytes;
     pthread_mutex_lock(&dev->model_lock);
