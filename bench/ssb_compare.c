@@ -18,9 +18,7 @@
 #define MAX_REPEAT 64
 #define RULE_SPEEDUP 5.0
 
-/* The device the static rule picks, from each device's estimate of the
- * whole query (the sum of its pipelines' estimates; < 0: none). */
-static int rule_device(coproc_runtime *rt, const double *est, int ndev)
+int ssb_rule_device(coproc_runtime *rt, const double *est, int ndev)
 {
     int cpu = -1, acc = -1;
     for (int d = 0; d < ndev; d++) {
@@ -111,7 +109,7 @@ int ssb_compare(coproc_runtime *rt, const ssb_db *db, const ssb_tables *tables, 
                 if (out[S_DEV0 + d].r.pipeline[i].estimate_s > 0)
                     est[d] += out[S_DEV0 + d].r.pipeline[i].estimate_s;
         }
-        int rule = rule_device(rt, est, ndev);
+        int rule = ssb_rule_device(rt, est, ndev);
         double med[S_DEV0 + MAX_DEV], inv = 0, best1 = INFINITY;
         for (int s = 0; s < ns; s++) {
             med[s] = ok ? ssb_median(t[s], repeat) : NAN;

@@ -17,4 +17,18 @@
 int ssb_compare(coproc_runtime *rt, const ssb_db *db, const ssb_tables *tables, const int *run_q,
                 int repeat, int cold, int quiet, json_t *doc);
 
+/* The device the static rule (Trueno-DB's) picks, from each device's
+ * estimate of the whole query (the sum of its pipelines' estimates; <= 0:
+ * none). */
+int ssb_rule_device(coproc_runtime *rt, const double *est, int ndev);
+
+/* The budget sweep: for each of the npct percentages of the queries'
+ * working set (ssb_working_set_bytes), a runtime of its own with that
+ * device budget, and each query run with the data in host memory (fresh
+ * tables every run) by every strategy; prints the totals over the queries
+ * (unless quiet) and puts them under "budget_sweep" in doc. Returns 0 when
+ * every result was verified (ssb_sweep.c). */
+int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, int npct, int quiet,
+              json_t *doc);
+
 #endif

@@ -29,6 +29,7 @@
 typedef struct options {
     double sf;
     int repeat, device, resident, json, modes, compare, cold; /* modes: 1 fused, 2 operators, 3 both */
+    int sweep[16], nsweep; /* --sweep: budgets in percent of the working set */
     const char *cache, *queries, *json_path, *timeline;
 } options;
 
@@ -37,6 +38,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: coproc-ssb [--sf X] [--device N|auto] [--mode fused|operators|both]\n"
                "                  [--repeat N] [--queries q1.1,q3.2,...] [--resident]\n"
                "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare [--cold]]\n"
+               "                  [--sweep 100,50,25,10]\n"
                "  --mpi ...       run distributed under mpirun (coproc-ssb --mpi --help)\n"
                "  --sf X          scale factor (default 1)\n"
                "  --device N      run every pipeline on device N (default auto: placement)\n"
@@ -50,7 +52,9 @@ static void usage(FILE *f)
                "  --compare       each query hybrid (every device, by morsels), placed (one device\n"
                "                  a pipeline) and on each device alone, with the ideal split\n"
                "  --cold          (with --compare) every run on fresh tables: no device has\n"
-               "                  their columns cached (the data in host memory)\n");
+               "                  their columns cached (the data in host memory)\n"
+               "  --sweep P,...   the budget sweep: device budgets of P %% of the queries' working\n"
+               "                  set, each strategy's total with the data in host memory\n");
 }
 
 static double now_s(void)
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
         {"data-cache", required_argument, 0, 'c'}, {"json", required_argument, 0, 'j'},
         {"timeline", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"compare", no_argument, 0, 'C'},      {"cold", no_argument, 0, 'k'},
+        {"sweep", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -153,6 +158,18 @@ int main(int argc, char **argv)
         case 't': opt.timeline = optarg; break;
         case 'C': opt.compare = 1; break;
         case 'k': opt.cold = 1; break;
+        case 'B':
+            for (char *p = optarg; *p && opt.nsweep < 16;) {
+                char *end;
+                long v = strtol(p, &end, 10);
+                if (end == p || v < 1 || v > 1000) {
+                    usage(stderr);
+                    return EX_USAGE;
+                }
+                opt.sweep[opt.nsweep++] = (int)v;
+                p = *end == ',' ? end + 1 : end;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EX_USAGE;
         }
@@ -199,6 +216,21 @@ int main(int argc, char **argv)
         printf("SSB SF %g: %zu lineorder rows, %s in %.2f s (%s)\n", opt.sf, db.rows[SSB_LINEORDER],
                loaded ? "loaded" : "generated", now_s() - t0, dir);
 
+    if (opt.nsweep) { /* a runtime a budget, opened there */
+        json_t *sw = json_object();
+        json_object_set_new(sw, "schema", json_string(SSB_SCHEMA));
+        json_object_set_new(sw, "version", json_integer(SSB_SCHEMA_VERSION));
+        json_object_set_new(sw, "sf", json_real(opt.sf));
+        json_object_set_new(sw, "repeat", json_integer(opt.repeat));
+        int rc = ssb_sweep(&db, run_q, opt.repeat, opt.sweep, opt.nsweep, opt.json, sw);
+        if (opt.json && strcmp(opt.json_path, "-") == 0)
+            json_dumpf(sw, stdout, JSON_INDENT(2));
+        else if (opt.json && json_dump_file(sw, opt.json_path, JSON_INDENT(2)) != 0)
+            fprintf(stderr, "coproc-ssb: cannot write %s\n", opt.json_path);
+        json_decref(sw);
+        ssb_free(&db);
+        return rc == 0 ? 0 : 1;
+    }
     coproc_options o;
     coproc_options_init(&o);
     o.log = quiet_log;

@@ -320,6 +320,13 @@ typedef struct coproc_device_stats {
      * it takes no more submitted work */
     int lost;
     uint64_t tasks_moved;        /* operators moved from it to another device when it was lost */
+    /* Query pipelines admitted by memory footprint (docs/api.md, query
+     * chopping): the footprints of those running here now, the most they
+     * have been (never above budget_bytes), and how many pipelines waited
+     * for room. */
+    uint64_t admitted_bytes;
+    uint64_t admitted_peak_bytes;
+    uint64_t admission_waits;
 } coproc_device_stats;
 
 COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,

@@ -247,6 +247,25 @@ double ssb_query_bytes(const ssb_db *db, int q)
     return bytes;
 }
 
+double ssb_working_set_bytes(const ssb_db *db, const int *run_q)
+{
+    const char *seen[SSB_NQUERIES * 12];
+    int nseen = 0;
+    double bytes = 0;
+    for (int q = 0; q < SSB_NQUERIES; q++)
+        for (int i = 0; run_q[q] && i < 12 && used[q][i]; i++) {
+            int dup = 0;
+            for (int j = 0; j < nseen && !dup; j++)
+                dup = strcmp(seen[j], used[q][i]) == 0;
+            size_t rows = 0;
+            if (!dup && ssb_column_find(db, used[q][i], &rows)) {
+                seen[nseen++] = used[q][i];
+                bytes += 4.0 * rows;
+            }
+        }
+    return bytes;
+}
+
 static const char *const out_names[SSB_NQUERIES][4] = {
     {"revenue"}, {"revenue"}, {"revenue"},
     {"revenue", "d_year", "p_brand1"}, {"revenue", "d_year", "p_brand1"}, {"revenue", "d_year", "p_brand1"},

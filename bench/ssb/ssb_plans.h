@@ -42,6 +42,9 @@ coproc_status ssb_plan_build_agg(coproc_plan *p, const ssb_tables *t, int q, ssb
 /* The bytes of columns query q must read at least (each column it touches,
  * once): the numerator of Crystal's bandwidth-bound time. */
 double ssb_query_bytes(const ssb_db *db, int q);
+/* The working set of the queries run_q[] marks: the bytes of every column
+ * one of them reads, each once (the budget sweep's 100 %). */
+double ssb_working_set_bytes(const ssb_db *db, const int *run_q);
 
 /* A query's result table as an ssb_result with the reference's columns
  * (by name) and row order. -1 when a column is missing. */

@@ -13,6 +13,7 @@ coproc_status coproc__residency_init(coproc__residency *r)
     memset(r, 0, sizeof *r);
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->loaded, NULL);
+    pthread_cond_init(&r->released, NULL);
     return COPROC_OK;
 }
 
@@ -23,6 +24,7 @@ void coproc__residency_release_all(coproc__residency *r)
             clReleaseMemObject(r->e[i].mem);
     free(r->e);
     pthread_cond_destroy(&r->loaded);
+    pthread_cond_destroy(&r->released);
     pthread_mutex_destroy(&r->lock);
 }
 

@@ -30,6 +30,13 @@ typedef struct coproc__residency {
     uint64_t reserved; /* working memory running operators hold (coproc__residency_reserve) */
     uint64_t clock;
     atomic_uint_fast64_t hits, misses, evictions, prefetches;
+    /* Admission of query pipelines by their memory footprint (admission.c). */
+    pthread_cond_t released;  /* an admitted pipeline gave its bytes back */
+    uint64_t admitted;        /* footprints of the pipelines running now */
+    uint64_t admitted_peak;   /* the most `admitted` has been */
+    uint64_t admission_waits; /* pipelines that waited for room */
+    int admitted_n;           /* pipelines running now */
+    double busy_until;        /* runtime clock: when they are estimated to end */
 } coproc__residency;
 
 coproc_status coproc__residency_init(coproc__residency *r);

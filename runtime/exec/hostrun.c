@@ -263,6 +263,17 @@ coproc_status coproc__op_run(coproc_runtime *rt, coproc__device *dev, const copr
     return s;
 }
 
+int coproc__op_fits(coproc_runtime *rt, const coproc_op *op, coproc__device *dev)
+{
+    const coproc__op_def *def = def_of(op);
+    const coproc_column *in[MAX_INPUTS];
+    def->inputs(op, in);
+    if (def->stream || in[0]->dev)
+        return 1;
+    double need = working_bytes(rt, dev, def, op) + (zero_copy(dev) ? 0 : coproc__op_input_bytes(op));
+    return need <= (double)dev->budget_bytes;
+}
+
 /* Stream op within `budget` bytes reserved on dev (beside the cached copies). */
 static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
                                    const coproc__op_def *def, const coproc_op *op,

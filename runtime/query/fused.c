@@ -18,6 +18,7 @@
 #include "core/runtime.h"
 #include "cost/bandwidth.h"
 #include "cost/profile.h"
+#include "data/admission.h"
 #include "data/column.h"
 #include "data/residency.h"
 #include "query/order.h"
@@ -304,6 +305,64 @@ static int able_devices(fused *f, int pi, int want, int *devices, int max, int *
     return *s == COPROC_OK ? count : -1;
 }
 
+/* Kernel k's footprint on dev (admission.h): the bytes of the host columns
+ * it reads that dev does not read in place. *fixed: those of other tables
+ * and the scanned table's columns cached there already; *per_row: the rest,
+ * a row of the scanned table (all its rows whole, a morsel's streamed). */
+static void kernel_footprint(const coproc__qpipe *q, coproc__device *dev, const coproc__qkernel *k,
+                             uint64_t *fixed, uint64_t *per_row)
+{
+    *fixed = *per_row = 0;
+    if (dev->zero_copy && dev->info.host_unified_memory)
+        return;
+    for (int i = 0; i < k->nargs; i++) {
+        const coproc_column *c = k->args[i].table->cols[k->args[i].col];
+        if (c->dev || c->length == 0)
+            continue;
+        size_t size = coproc_type_size(c->type);
+        if (k->args[i].table == q->src && !coproc__residency_has(dev, c))
+            *per_row += size;
+        else
+            *fixed += c->length * size;
+    }
+}
+
+int coproc__qfootprint(fused *f, coproc__device *dev, int pi, uint64_t *fixed, uint64_t *per_row)
+{
+    *fixed = *per_row = 0;
+    coproc__qkernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return -1;
+    int rc = coproc__codegen(&f->prog, pi, dev->info.has_fp64, k) == 0 ? 0 : -1;
+    if (rc == 0)
+        kernel_footprint(&f->prog.p[pi], dev, k, fixed, per_row);
+    coproc__qkernel_free(k);
+    free(k);
+    return rc;
+}
+
+/* Whether pipeline pi can stream its scanned table through a device in
+ * morsels (hybrid.c): a group-by over a base table of host columns. */
+static int streamable(fused *f, int pi)
+{
+    const coproc__qpipe *q = &f->prog.p[pi];
+    if (q->sink != COPROC__QK_GROUP || q->src_pipe >= 0 || !q->src)
+        return 0;
+    for (int c = 0; c < q->src->n; c++)
+        if (q->src->cols[c]->dev)
+            return 0;
+    return 1;
+}
+
+/* Whether pipeline pi fits dev's budget whole (0: it must stream or go elsewhere). */
+static int fits_whole(fused *f, coproc__device *dev, int pi)
+{
+    uint64_t fixed, per_row;
+    if (coproc__qfootprint(f, dev, pi, &fixed, &per_row) != 0)
+        return 1; /* its error comes when it runs */
+    return fixed + per_row * f->prog.p[pi].src->rows <= dev->budget_bytes;
+}
+
 /* The devices a hybrid run of pipeline pi would use (0 or 1: none): asked
  * for, a group-by over a base table of host columns, two devices that can. */
 static int hybrid_devices(fused *f, int pi, int *devices)
@@ -335,17 +394,31 @@ static coproc_status place(fused *f, int pi, double *est)
         free(able);
         return s;
     }
-    /* The pipeline and its builds run on one device: the least estimate. */
-    int best = -1;
-    double best_t = INFINITY;
+    /* The pipeline and its builds run on one device: the least estimate plus
+     * the estimated rest of what the device runs now (WTAR), among those
+     * whose budget holds it (or can stream it; all of them if none does). */
+    int best = -1, can_stream = streamable(f, pi), nfit = 0;
+    int *fit = malloc((n ? n : 1) * sizeof *fit);
+    if (!fit) {
+        free(able);
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    }
+    for (int i = 0; i < n; i++)
+        nfit += fit[i] = can_stream || fits_whole(f, &rt->devices[able[i]], pi);
+    double best_t = INFINITY, now = rt->backend->now(rt);
     for (int i = 0; i < n; i++) {
+        if (nfit && !fit[i])
+            continue;
         double t = coproc__qestimate(f, &rt->devices[able[i]], pi);
-        if (t < best_t || best < 0) {
-            best_t = t;
+        double w = t + coproc__admit_wait_s(&rt->devices[able[i]], now);
+        if (w < best_t || best < 0) {
+            best_t = w;
             best = able[i];
+            *est = t;
         }
     }
     free(able);
+    free(fit);
     if (best < 0)
         return coproc__fail(rt, want >= 0 ? COPROC_WRONG_DEVICE : COPROC_UNSUPPORTED,
                             "query: no device can run the pipeline over %s (%s)", q->src_name,
@@ -353,7 +426,6 @@ static coproc_status place(fused *f, int pi, double *est)
                                    "has fp64"
                                  : "its columns live on different devices");
     q->device = best;
-    *est = best_t;
     return COPROC_OK;
 }
 
@@ -710,11 +782,29 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
         return coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
     }
     coproc_status s;
+    uint64_t fixed = 0, per_row = 0, footprint = 0;
     if (coproc__codegen(&f->prog, pi, dev->info.has_fp64, k) != 0) {
         snprintf(f->run->note, sizeof f->run->note, "%s", k->why);
         s = COPROC_UNSUPPORTED;
     } else {
-        s = coproc__qbind(f, dev, k, b, &info->bytes_moved);
+        /* Admitted once its columns fit beside those of the pipelines running there. */
+        kernel_footprint(q, dev, k, &fixed, &per_row);
+        footprint = fixed + per_row * q->src->rows;
+        double until = f->rt->backend->now(f->rt) + (info->estimate_s > 0 ? info->estimate_s : 0);
+        if (coproc__admit(dev, footprint, until, 1) < 0) {
+            s = coproc__fail(f->rt, COPROC_DEVICE_OUT_OF_MEMORY,
+                             "query: the pipeline over %s reads %llu bytes of columns, more than "
+                             "device %d's budget (%llu bytes)", q->src_name,
+                             (unsigned long long)footprint, dev->index,
+                             (unsigned long long)dev->budget_bytes);
+            footprint = 0;
+        } else {
+            s = coproc__qbind(f, dev, k, b, &info->bytes_moved);
+            if (s != COPROC_OK) {
+                coproc__admit_release(dev, footprint);
+                footprint = 0;
+            }
+        }
     }
     if (s == COPROC_OK) {
         for (int i = 0; i < k->nargs; i++) {
@@ -733,6 +823,7 @@ static coproc_status run_kernel(fused *f, coproc__device *dev, int pi, coproc_pi
         else
             coproc__finish(dev, dev->queue); /* nothing may still read the columns we unpin */
         coproc__qunbind(dev, b, k->nargs);
+        coproc__admit_release(dev, footprint);
     }
     coproc__qkernel_free(k);
     free(k);
@@ -810,6 +901,22 @@ coproc_status coproc__qrun_pipe(fused *f, int pi, int device)
     }
     coproc__device *dev = &f->rt->devices[q->device];
     request_ranges(f, pi);
+    /* Over the device's budget whole: its scanned table streams through in
+     * morsels (hybrid.c on this device alone), as a cold copy would cost. */
+    if (streamable(f, pi) && !fits_whole(f, dev, pi)) {
+        int one = q->device;
+        describe(f, pi, info.what, sizeof info.what);
+        double t0 = coproc__qrun_now(f->run);
+        if ((s = coproc__hybrid_group(f, pi, &one, 1, info.what)) != COPROC_OK)
+            return s;
+        /* The device's correction learns from it as from a whole run (the
+         * same pipeline on one device): else an estimate that misses the
+         * copies would keep placing it here. */
+        if (est > 0)
+            coproc__query_observe(f->rt, q->device, est / coproc__query_correction(f->rt, q->device),
+                                  coproc__qrun_now(f->run) - t0);
+        return order_output(f, q);
+    }
     for (int i = 0; i < q->nsteps; i++)
         if (q->steps[i].kind == COPROC__QS_PROBE && (s = coproc__qrun_pipe(f, q->steps[i].build, q->device)) != COPROC_OK)
             return s;

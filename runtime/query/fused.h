@@ -54,6 +54,11 @@ coproc_status coproc__qmake_payloads(coproc__fused *f, coproc__device *dev,
 double coproc__qestimate(coproc__fused *f, coproc__device *dev, int pi);
 /* The part of it that builds pi's join tables. */
 double coproc__qestimate_builds(coproc__fused *f, coproc__device *dev, int pi);
+/* Pipeline pi's memory footprint on dev (data/admission.h): *fixed bytes,
+ * plus *per_row a row of its scanned table (streamed: a morsel's rows).
+ * -1 when its kernel cannot be generated. */
+int coproc__qfootprint(coproc__fused *f, coproc__device *dev, int pi, uint64_t *fixed,
+                       uint64_t *per_row);
 /* Run pipeline pi (and what it reads first); device >= 0 forces the device. */
 coproc_status coproc__qrun_pipe(coproc__fused *f, int pi, int device);
 

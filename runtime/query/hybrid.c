@@ -36,6 +36,7 @@
 #include "core/runtime.h"
 #include "cost/bandwidth.h"
 #include "cost/profile.h"
+#include "data/admission.h"
 #include "data/column.h"
 #include "data/residency.h"
 #include "query/fused.h"
@@ -71,6 +72,9 @@ typedef struct hdev {
     morsel *ran;                      /* the morsels it finished (given back if it fails) */
     size_t nran, capran;
     int done, failed;
+    int skipped;                      /* not admitted (admission.h): runs nothing (failed too) */
+    uint64_t footprint;               /* admitted bytes */
+    uint64_t staged;                  /* stream buffers' bytes, reserved in the budget */
     coproc_status s;
     char err[256];
 } hdev;
@@ -165,7 +169,13 @@ static int take(hybrid *h, hdev *d, double now, morsel *m)
     pthread_mutex_lock(&h->lock);
     int got = 0, again = h->nretry > 0;
     if (again) {
-        *m = h->retry[h->nretry - 1];
+        /* A morsel given back by a device with longer ones: d's length at a time. */
+        morsel *r = &h->retry[h->nretry - 1];
+        *m = *r;
+        if (m->len > d->morsel_rows) {
+            m->len = d->morsel_rows;
+            again = 0; /* the rest stays queued */
+        }
         got = 1;
     } else if (h->next < h->total) {
         m->off = h->next;
@@ -185,6 +195,8 @@ static int take(hybrid *h, hdev *d, double now, morsel *m)
     if (got) {
         if (again)
             h->nretry--;
+        else if (h->nretry > 0 && h->retry[h->nretry - 1].off == m->off)
+            h->retry[h->nretry - 1].off += m->len, h->retry[h->nretry - 1].len -= m->len;
         else
             h->next += m->len;
         d->free_at = now + d->per_row * (double)m->len;
@@ -394,8 +406,9 @@ static coproc_status open_device(hybrid *h, hdev *d)
         if (d->fact[i] && !in_place(dev) && !coproc__residency_has(dev, c)) {
             /* copied in a morsel at a time */
             d->b[i] = (coproc__qbound){.col = c};
-            s = coproc__buffer_new(rt, dev, d->morsel_rows * coproc_type_size(c->type),
-                                   &d->stage[i]);
+            uint64_t bytes = d->morsel_rows * coproc_type_size(c->type);
+            d->staged += coproc__residency_reserve(dev, bytes); /* within the budget */
+            s = coproc__buffer_new(rt, dev, bytes, &d->stage[i]);
             d->b[i].mem = d->stage[i];
         } else {
             s = coproc__qbind_column(f, dev, c, t->names[d->k->args[i].col], &d->b[i], NULL);
@@ -415,6 +428,10 @@ static void close_device(hybrid *h, hdev *d)
             clReleaseMemObject(d->stage[i]);
         else
             coproc__qunbind(d->dev, &d->b[i], 1);
+    if (d->staged)
+        coproc__residency_unreserve(d->dev, d->staged);
+    if (d->footprint)
+        coproc__admit_release(d->dev, d->footprint);
     for (int i = 0; i < COPROC__QP_MAX_STEPS; i++)
         coproc__qbuilt_free(&d->built[i]);
     if (d->k) {
@@ -493,6 +510,76 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
     return kept;
 }
 
+/* ---------------------------------------------------------------- admission */
+
+/* Each device's footprint (admission.h): the columns it binds whole, and
+ * its stream buffers, a morsel's rows of the scanned table's columns: its
+ * morsels are cut so that those take at most half of what the rest leaves
+ * of its budget (another pipeline can stream beside), all of it if half
+ * holds no morsel. A device whose budget holds no morsel takes no part. */
+static void size_for_budget(hybrid *h, hdev *d)
+{
+    uint64_t fixed, per_row, budget = d->dev->budget_bytes;
+    if (coproc__qfootprint(h->f, d->dev, h->pi, &fixed, &per_row) != 0)
+        fixed = per_row = 0; /* its error comes when it opens */
+    if (per_row > 0) {
+        uint64_t room = fixed < budget ? budget - fixed : 0;
+        uint64_t rows = room / 2 / per_row / MORSEL_ALIGN * MORSEL_ALIGN;
+        if (rows == 0)
+            rows = room / per_row / MORSEL_ALIGN * MORSEL_ALIGN;
+        if (rows == 0 && room / per_row >= h->total)
+            rows = h->total;
+        d->morsel_rows = rows < d->morsel_rows ? rows : d->morsel_rows;
+    }
+    d->footprint = d->morsel_rows ? fixed + per_row * d->morsel_rows : budget + 1;
+}
+
+/* Admit the devices whose footprint fits beside the pipelines running
+ * there now; those that do not go without (skipped: the others take their
+ * rows). When none fits now, wait on the one whose running pipelines are
+ * estimated to end first. */
+static coproc_status admit(hybrid *h)
+{
+    coproc_runtime *rt = h->f->rt;
+    double now = rt->backend->now(rt);
+    int admitted = 0, wait_on = -1;
+    double least = INFINITY;
+    for (int i = 0; i < h->n; i++) {
+        hdev *d = &h->d[i];
+        size_for_budget(h, d);
+        double until = now + coproc__qestimate(h->f, d->dev, h->pi);
+        int a = coproc__admit(d->dev, d->footprint, until, 0);
+        admitted += a == 1;
+        if (a == 0 && coproc__admit_wait_s(d->dev, now) < least) {
+            least = coproc__admit_wait_s(d->dev, now);
+            wait_on = i;
+        }
+        if (a != 1)
+            d->skipped = 1;
+    }
+    if (!admitted && wait_on >= 0) {
+        hdev *d = &h->d[wait_on];
+        double until = rt->backend->now(rt) + coproc__qestimate(h->f, d->dev, h->pi);
+        if (coproc__admit(d->dev, d->footprint, until, 1) == 1) {
+            d->skipped = 0;
+            admitted = 1;
+        }
+    }
+    for (int i = 0; i < h->n; i++) {
+        hdev *d = &h->d[i];
+        if (d->skipped) {
+            d->footprint = 0; /* nothing to give back */
+            d->failed = d->done = 1;
+        }
+    }
+    if (!admitted)
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
+                            "query (hybrid): no device's budget holds a morsel of the pipeline "
+                            "over %s (device %d's: %llu bytes)", h->q->src_name,
+                            h->d[0].dev->index, (unsigned long long)h->d[0].dev->budget_bytes);
+    return COPROC_OK;
+}
+
 /* ---------------------------------------------------------------- the whole */
 
 static coproc_status report(hybrid *h, const char *what, double start)
@@ -501,6 +588,8 @@ static coproc_status report(hybrid *h, const char *what, double start)
     coproc_status s = COPROC_OK;
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
         hdev *d = &h->d[i];
+        if (d->skipped)
+            continue;
         coproc_pipeline_info info = {.fused = 1, .estimate_s = -1};
         snprintf(info.what, sizeof info.what, "%.100s (hybrid: %llu morsels%s)", what,
                  (unsigned long long)d->nmorsels, d->failed ? ", failed, given back" : "");
@@ -567,14 +656,19 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
         h->d[i].per_row = estimated_per_row(f, h->d[i].dev, pi);
         h->d[i].morsel_rows = morsel_size(h->d[i].dev, h->d[i].per_row, h->total, h->n);
     }
+    if (s == COPROC_OK)
+        s = admit(h);
     /* Each device's kernel, columns and group-by; the slots' layout (the
      * same on every device) from the first one's kernel. */
     coproc__qslots sl = {0};
+    int have_slots = 0;
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {
         hdev *d = &h->d[i];
+        if (d->skipped)
+            continue;
         swap_built(h, d);
         s = open_device(h, d);
-        if (s == COPROC_OK && i == 0)
+        if (s == COPROC_OK && !have_slots++)
             s = coproc__qslots_of(f, pi, d->k, &sl);
         if (s == COPROC_OK) {
             s = coproc__qgroup_open(&d->g, f, d->dev, pi, d->k, d->b, &sl, d->morsel_rows);
@@ -599,7 +693,7 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
         }
     if (s == COPROC_OK && (!alive || rows != h->total)) {
         for (int i = 0; i < h->n; i++)
-            if (h->d[i].failed) {
+            if (h->d[i].failed && !h->d[i].skipped) {
                 s = h->d[i].s;
                 coproc__fail(rt, s, "query (hybrid): %s", h->d[i].err);
                 break;

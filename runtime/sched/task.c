@@ -387,6 +387,17 @@ static int place(coproc__tasks *ts, coproc_task *t, int avoid)
     }
     if (!st.allowed || (st.forced >= 0 && !(st.allowed >> st.forced & 1)))
         return -1;
+    /* An operator that cannot stream goes where its budget holds it, if any does. */
+    unsigned fits = 0;
+    for (int d = 0; st.forced < 0 && d < rt->device_count; d++)
+        if ((st.allowed >> d & 1) && coproc__op_fits(rt, op, &rt->devices[d]))
+            fits |= 1u << d;
+    if (fits && fits != st.allowed) {
+        st.allowed = fits;
+        for (int d = 0; d < rt->device_count; d++)
+            if (!(fits >> d & 1))
+                st.cost[d] = st.transfer[d] = -1;
+    }
     coproc__sched_ticket ticket;
     int d = coproc__sched_place(&ts->sched, &st, clock_now(rt, ts), &ticket);
     if (d < 0 || d >= rt->device_count || !(st.allowed >> d & 1)) {
@@ -824,6 +835,9 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
     s.cache_prefetches = atomic_load(&r->prefetches);
     pthread_mutex_lock(&r->lock);
     s.resident_bytes = r->used;
+    s.admitted_bytes = r->admitted;
+    s.admitted_peak_bytes = r->admitted_peak;
+    s.admission_waits = r->admission_waits;
     pthread_mutex_unlock(&r->lock);
     s.budget_bytes = dev->budget_bytes;
     pthread_mutex_lock(&dev->model_lock);
