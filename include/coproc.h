@@ -732,6 +732,34 @@ COPROC_API coproc_status coproc_semi_join_keys(coproc_runtime *rt, int nkeys,
                                                const coproc_column *const *build,
                                                coproc_column **positions, uint64_t *count);
 
+/* ---------------------------------------------------------------- strings */
+
+/*
+ * Strings are dictionary-encoded: an INT32 column of codes, each an index
+ * into the column's dictionary of distinct UTF-8 strings in ascending byte
+ * order (strcmp's), so that code order is string order. Operators see the
+ * codes (group-by and joins on codes, sorts in string order); query plans
+ * compare strings on the dictionary once and filter the codes
+ * (coproc/query.h: coproc_expr_string, coproc_expr_prefix), and their
+ * results keep the dictionary. Arrow dictionary arrays map onto it.
+ *
+ * coproc_column_encode_strings: the n strings (none NULL) as a new column on
+ * device `device` (-1: a host column), their dictionary sorted and distinct.
+ * coproc_column_set_dictionary: give an INT32 column of codes its dictionary
+ * (the n strings copied; they must be distinct and in ascending byte order,
+ * and every code in [0, n): INVALID_ARGUMENT otherwise; a column that has a
+ * dictionary gets the new one). coproc_column_dictionary_size: its number of
+ * strings, -1 when col has no dictionary; coproc_column_dictionary_value:
+ * string `code` (valid while the column lives), NULL out of range.
+ */
+COPROC_API coproc_status coproc_column_encode_strings(coproc_runtime *rt, int device,
+                                                      const char *const *values, size_t n,
+                                                      coproc_column **out);
+COPROC_API coproc_status coproc_column_set_dictionary(coproc_column *codes, int n,
+                                                      const char *const *strings);
+COPROC_API int coproc_column_dictionary_size(const coproc_column *col);
+COPROC_API const char *coproc_column_dictionary_value(const coproc_column *col, int code);
+
 /* ---------------------------------------------------------------- asynchronous operators */
 
 /*

@@ -80,6 +80,15 @@ COPROC_API coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *e, copr
 /* e equals one of the n constants (coproc_expr_int/float), n >= 1. */
 COPROC_API coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *e, int n,
                                        coproc_expr *const *list);
+/* Strings (dictionary-encoded columns, coproc.h "strings"): a string constant
+ * compares (coproc_expr_compare, coproc_expr_between, coproc_expr_in) with a
+ * string column only, in byte order (strcmp's); coproc_expr_prefix is SQL's
+ * e LIKE 'prefix%'. Each is decided on the column's dictionary when the
+ * filter or projection is built and runs as a test of the codes; a string
+ * column compares with another of the same strings only. Results keep a
+ * string column's dictionary (group-by keys, columns passed through). */
+COPROC_API coproc_expr *coproc_expr_string(coproc_plan *p, const char *s);
+COPROC_API coproc_expr *coproc_expr_prefix(coproc_plan *p, coproc_expr *e, const char *prefix);
 COPROC_API coproc_expr *coproc_expr_and(coproc_plan *p, coproc_expr *a, coproc_expr *b);
 COPROC_API coproc_expr *coproc_expr_or(coproc_plan *p, coproc_expr *a, coproc_expr *b);
 COPROC_API coproc_expr *coproc_expr_not(coproc_plan *p, coproc_expr *a);

@@ -1,6 +1,7 @@
 /* column.c - columns: device-resident ones (allocate, upload, download) and
  * host columns (wrap, pinned allocation), and freeing both. */
 #include "data/column.h"
+#include "data/dictionary.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,7 @@ void coproc_column_free(coproc_column *col)
 {
     if (!col)
         return;
+    coproc__dict_unref(col->dict);
     if (!col->dev) {
         for (int i = 0; i < col->rt->device_count; i++)
             coproc__residency_forget(&col->rt->devices[i], col);

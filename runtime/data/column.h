@@ -26,6 +26,9 @@ struct coproc_column {
      * e.g. to release the Arrow array whose buffer mem wraps. */
     void (*on_free)(void *ctx);
     void *on_free_ctx;
+    /* A dictionary-encoded string column: its strings (INT32 codes index
+     * them); a reference, dropped on free. NULL for other columns. */
+    struct coproc__dict *dict;
 };
 
 /* A new column of `length` elements of type t on dev, uninitialised (internal: no checks on rt). */

@@ -356,6 +356,9 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
             r = COPROC__QV_BOOL;
         }
         break;
+    case COPROC__QE_STRING: /* resolved into codes when the node was built */
+    case COPROC__QE_PREFIX:
+        break;
     }
     coproc__sb_free(&a);
     coproc__sb_free(&b);

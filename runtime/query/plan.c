@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "data/column.h"
 #include "query/plan.h"
+#include "data/dictionary.h"
 
 #define MAX_KEYS 8
 /* The most nodes an expression's tree may have. An operand may be given twice
@@ -36,6 +37,7 @@ static void schema_free(coproc__schema *s)
         free(s->names[i]);
     free(s->names);
     free(s->types);
+    free(s->dicts);
 }
 
 static void free_names(char **names, int n)
@@ -85,10 +87,7 @@ const char *coproc_plan_errmsg(const coproc_plan *p)
     return p ? p->errmsg : "no plan";
 }
 
-/* Record the first error; later ones are consequences of it. */
-static void *plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void *plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
+void *coproc__plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
 {
     if (p->status == COPROC_OK) {
         va_list ap;
@@ -115,7 +114,9 @@ int coproc__schema_find(const coproc__schema *s, const char *name)
     return -1;
 }
 
-static int schema_add(coproc__schema *s, const char *name, coproc_type t)
+/* Add a column, a string column when dict is not NULL. */
+static int schema_add_dict(coproc__schema *s, const char *name, coproc_type t,
+                           struct coproc__dict *dict)
 {
     char **names = realloc(s->names, (s->n + 1) * sizeof *names);
     if (!names)
@@ -125,10 +126,20 @@ static int schema_add(coproc__schema *s, const char *name, coproc_type t)
     if (!types)
         return -1;
     s->types = types;
+    struct coproc__dict **dicts = realloc(s->dicts, (s->n + 1) * sizeof *dicts);
+    if (!dicts)
+        return -1;
+    s->dicts = dicts;
     if (!(s->names[s->n] = strdup(name)))
         return -1;
+    s->dicts[s->n] = dict;
     s->types[s->n++] = t;
     return 0;
+}
+
+static int schema_add(coproc__schema *s, const char *name, coproc_type t)
+{
+    return schema_add_dict(s, name, t, NULL);
 }
 
 static int numeric(int qv) { return qv == COPROC__QV_INT || qv == COPROC__QV_FLOAT; }
@@ -197,6 +208,11 @@ int coproc__expr_check(const coproc_expr *e, const coproc__schema *s, char *why,
             return -1;
         }
         return COPROC__QV_BOOL;
+    case COPROC__QE_STRING:
+    case COPROC__QE_PREFIX:
+        snprintf(why, whylen, "a string compared with something other than a string column "
+                              "(a column with a dictionary)");
+        return -1;
     }
     snprintf(why, whylen, "unknown expression");
     return -1;
@@ -226,7 +242,7 @@ static coproc_expr *expr_new(coproc_plan *p, coproc__qe_kind kind)
 {
     coproc_expr *e = calloc(1, sizeof *e);
     if (!e)
-        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
     e->kind = kind;
     e->size = 1;
     e->next_alloc = p->exprs;
@@ -239,10 +255,10 @@ coproc_expr *coproc_expr_column(coproc_plan *p, const char *name)
     if (!p)
         return NULL;
     if (!name)
-        return plan_fail(p, COPROC_NULL_POINTER, "coproc_expr_column: name is NULL");
+        return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_expr_column: name is NULL");
     coproc_expr *e = expr_new(p, COPROC__QE_COLUMN);
     if (e && !(e->name = strdup(name)))
-        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
     return e;
 }
 
@@ -251,6 +267,18 @@ coproc_expr *coproc_expr_int(coproc_plan *p, int64_t v)
     coproc_expr *e = p ? expr_new(p, COPROC__QE_INT) : NULL;
     if (e)
         e->i = v;
+    return e;
+}
+
+coproc_expr *coproc_expr_string(coproc_plan *p, const char *v)
+{
+    if (!p)
+        return NULL;
+    if (!v)
+        return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_expr_string: the string is NULL");
+    coproc_expr *e = expr_new(p, COPROC__QE_STRING);
+    if (e && !(e->name = strdup(v)))
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
     return e;
 }
 
@@ -270,7 +298,7 @@ static coproc_expr *sized(coproc_plan *p, const char *what, coproc_expr *e)
     uint64_t n = 1 + (uint64_t)e->n + (e->a ? e->a->size : 0) + (e->b ? e->b->size : 0) +
                  (e->c ? e->c->size : 0);
     if (n > MAX_EXPR_NODES)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT,
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT,
                          "%s: an expression of more than %d nodes "
                          "(operands given more than once count each time)",
                          what, MAX_EXPR_NODES);
@@ -286,7 +314,7 @@ static int operands_ok(coproc_plan *p, const char *what, int n, coproc_expr *a, 
     if (!p)
         return 0;
     if (!a || (n > 1 && !b) || (n > 2 && !c)) {
-        plan_fail(p, COPROC_NULL_POINTER, "%s: an operand is NULL", what);
+        coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: an operand is NULL", what);
         return 0;
     }
     return p->status == COPROC_OK;
@@ -297,7 +325,7 @@ coproc_expr *coproc_expr_arith(coproc_plan *p, coproc_arith op, coproc_expr *a, 
     if (!operands_ok(p, "coproc_expr_arith", 2, a, b, NULL))
         return NULL;
     if ((unsigned)op > COPROC_ARITH_DIV)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_arith: unknown operator %d", (int)op);
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_arith: unknown operator %d", (int)op);
     coproc_expr *e = expr_new(p, COPROC__QE_ARITH);
     if (e)
         e->arith = op, e->a = a, e->b = b;
@@ -309,7 +337,7 @@ coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a, 
     if (!operands_ok(p, "coproc_expr_compare", 2, a, b, NULL))
         return NULL;
     if ((unsigned)op > COPROC_CMP_GE)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT,
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT,
                          "coproc_expr_compare: operator %d is not one of EQ..GE (use coproc_expr_between)",
                          (int)op);
     coproc_expr *e = expr_new(p, COPROC__QE_CMP);
@@ -333,20 +361,35 @@ coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *x, int n, coproc_expr *
     if (!operands_ok(p, "coproc_expr_in", 1, x, NULL, NULL))
         return NULL;
     if (n < 1 || !list)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_in: the list is empty");
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_in: the list is empty");
     for (int i = 0; i < n; i++)
-        if (!list[i] || (list[i]->kind != COPROC__QE_INT && list[i]->kind != COPROC__QE_FLOAT))
-            return plan_fail(p, COPROC_INVALID_ARGUMENT,
+        if (!list[i] || (list[i]->kind != COPROC__QE_INT && list[i]->kind != COPROC__QE_FLOAT &&
+                         list[i]->kind != COPROC__QE_STRING))
+            return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT,
                              "coproc_expr_in: list item %d is not a constant", i);
     coproc_expr *e = expr_new(p, COPROC__QE_IN);
     if (!e)
         return NULL;
     if (!(e->list = malloc(n * sizeof *e->list)))
-        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "coproc_expr_in: out of host memory");
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "coproc_expr_in: out of host memory");
     memcpy(e->list, list, n * sizeof *e->list);
     e->n = n;
     e->a = x;
     return sized(p, "coproc_expr_in", e);
+}
+
+coproc_expr *coproc_expr_prefix(coproc_plan *p, coproc_expr *x, const char *prefix)
+{
+    if (!operands_ok(p, "coproc_expr_prefix", 1, x, NULL, NULL))
+        return NULL;
+    if (!prefix)
+        return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_expr_prefix: the prefix is NULL");
+    coproc_expr *e = expr_new(p, COPROC__QE_PREFIX);
+    if (e && !(e->name = strdup(prefix)))
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
+    if (e)
+        e->a = x;
+    return sized(p, "coproc_expr_prefix", e);
 }
 
 static coproc_expr *logic(coproc_plan *p, coproc__qe_kind k, const char *what, coproc_expr *a,
@@ -382,7 +425,7 @@ static coproc_node *node_new(coproc_plan *p, coproc__qn_kind kind, coproc_node *
 {
     coproc_node *n = calloc(1, sizeof *n);
     if (!n)
-        return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building a plan: out of host memory");
+        return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building a plan: out of host memory");
     n->kind = kind;
     n->in = in;
     n->id = ++p->next_id;
@@ -397,13 +440,13 @@ static coproc_node *node_new(coproc_plan *p, coproc__qn_kind kind, coproc_node *
 
 static coproc_node *oom(coproc_plan *p, const coproc_node *n)
 {
-    return plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "%s: out of host memory", n->label);
+    return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "%s: out of host memory", n->label);
 }
 
 static int copy_schema(coproc__schema *dst, const coproc__schema *src)
 {
     for (int i = 0; i < src->n; i++)
-        if (schema_add(dst, src->names[i], src->types[i]) != 0)
+        if (schema_add_dict(dst, src->names[i], src->types[i], src->dicts[i]) != 0)
             return -1;
     return 0;
 }
@@ -415,7 +458,7 @@ static int input_ok(coproc_plan *p, const char *what, const coproc_node *in)
     if (!p)
         return 0;
     if (!in)
-        plan_fail(p, COPROC_NULL_POINTER, "%s: the input node is NULL", what);
+        coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: the input node is NULL", what);
     return in && p->status == COPROC_OK;
 }
 
@@ -424,11 +467,11 @@ coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char 
     if (!p)
         return NULL;
     if (!t)
-        return plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_scan: the table is NULL");
+        return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_scan: the table is NULL");
     if (t->rt != p->rt)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: the table is of another runtime");
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: the table is of another runtime");
     if (t->n == 0)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: table %s has no columns",
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_scan: table %s has no columns",
                          name ? name : "");
     coproc_node *n = node_new(p, COPROC__QN_SCAN, NULL, "scan#%d %s", p->next_id + 1,
                               name ? name : "table");
@@ -436,7 +479,7 @@ coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char 
         return NULL;
     n->table = t;
     for (int i = 0; i < t->n; i++)
-        if (schema_add(&n->schema, t->names[i], t->cols[i]->type) != 0)
+        if (schema_add_dict(&n->schema, t->names[i], t->cols[i]->type, t->cols[i]->dict) != 0)
             return oom(p, n);
     return n;
 }
@@ -447,15 +490,15 @@ static int check_expr(coproc_plan *p, const coproc_node *n, const coproc_expr *e
     char why[256];
     int qv = coproc__expr_check(e, s, why, sizeof why);
     if (qv < 0) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %s", n->label, why);
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %s", n->label, why);
         return -1;
     }
     if (want_bool == 1 && qv != COPROC__QV_BOOL) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: the predicate is not a boolean", n->label);
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: the predicate is not a boolean", n->label);
         return -1;
     }
     if (want_bool == 0 && qv == COPROC__QV_BOOL) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: a boolean where a number is needed", n->label);
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: a boolean where a number is needed", n->label);
         return -1;
     }
     return qv;
@@ -466,9 +509,10 @@ coproc_node *coproc_plan_filter(coproc_plan *p, coproc_node *in, coproc_expr *pr
     if (!input_ok(p, "coproc_plan_filter", in))
         return NULL;
     if (!pred)
-        return plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_filter: the predicate is NULL");
+        return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_filter: the predicate is NULL");
     coproc_node *n = node_new(p, COPROC__QN_FILTER, in, "filter#%d", p->next_id + 1);
-    if (!n || check_expr(p, n, pred, &in->schema, 1) < 0)
+    if (!n || !(pred = coproc__resolve_strings(p, n->label, pred, &in->schema)) ||
+        check_expr(p, n, pred, &in->schema, 1) < 0)
         return NULL;
     n->pred = pred;
     if (copy_schema(&n->schema, &in->schema) != 0)
@@ -480,11 +524,11 @@ static int names_unique(coproc_plan *p, const coproc_node *n, const coproc__sche
                         const char *name)
 {
     if (!name || !*name) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: an output column has no name", n->label);
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: an output column has no name", n->label);
         return 0;
     }
     if (coproc__schema_find(s, name) >= 0) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: two output columns are named \"%s\"",
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: two output columns are named \"%s\"",
                   n->label, name);
         return 0;
     }
@@ -497,10 +541,10 @@ coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
     if (!input_ok(p, "coproc_plan_project", in))
         return NULL;
     if (count < 1)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %d output columns; at least 1",
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %d output columns; at least 1",
                          count);
     if (!names || !exprs)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %s is NULL",
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %s is NULL",
                          !names ? "names" : "exprs");
     coproc_node *n = node_new(p, COPROC__QN_PROJECT, in, "project#%d", p->next_id + 1);
     if (!n)
@@ -510,12 +554,18 @@ coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
     n->n = count;
     for (int i = 0; i < count; i++) {
         if (!exprs[i])
-            return plan_fail(p, COPROC_NULL_POINTER, "%s: expression %d is NULL", n->label, i);
-        if (!names_unique(p, n, &n->schema, names[i]) || check_expr(p, n, exprs[i], &in->schema, -1) < 0)
+            return coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: expression %d is NULL", n->label, i);
+        coproc_expr *e = exprs[i];
+        if (!names_unique(p, n, &n->schema, names[i]) ||
+            !(e = coproc__resolve_strings(p, n->label, e, &in->schema)) ||
+            check_expr(p, n, e, &in->schema, -1) < 0)
             return NULL;
-        n->exprs[i] = exprs[i];
+        n->exprs[i] = e;
+        /* a string column passed through keeps its dictionary */
+        int src = e->kind == COPROC__QE_COLUMN ? coproc__schema_find(&in->schema, e->name) : -1;
         if (!(n->names[i] = strdup(names[i])) ||
-            schema_add(&n->schema, names[i], coproc__expr_out_type(exprs[i], &in->schema)) != 0)
+            schema_add_dict(&n->schema, names[i], coproc__expr_out_type(e, &in->schema),
+                            src >= 0 ? in->schema.dicts[src] : NULL) != 0)
             return oom(p, n);
     }
     return n;
@@ -525,16 +575,16 @@ static int int_key(coproc_plan *p, const coproc_node *n, const coproc__schema *s
                    const char *side)
 {
     if (!key) {
-        plan_fail(p, COPROC_NULL_POINTER, "%s: the %s key is NULL", n->label, side);
+        coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: the %s key is NULL", n->label, side);
         return -1;
     }
     int i = coproc__schema_find(s, key);
     if (i < 0) {
-        plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" on the %s side", n->label, key, side);
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" on the %s side", n->label, key, side);
         return -1;
     }
     if (!coproc__type_is_int(s->types[i])) {
-        plan_fail(p, COPROC_UNSUPPORTED_TYPE, "%s: key \"%s\" is %s, not an integer", n->label, key,
+        coproc__plan_fail(p, COPROC_UNSUPPORTED_TYPE, "%s: key \"%s\" is %s, not an integer", n->label, key,
                   coproc_type_name(s->types[i]));
         return -1;
     }
@@ -555,9 +605,9 @@ coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc
     if (!input_ok(p, fn, probe) || !input_ok(p, fn, build))
         return NULL;
     if (kind != COPROC_JOIN_INNER && kind != COPROC_JOIN_SEMI)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: unknown kind %d", fn, (int)kind);
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: unknown kind %d", fn, (int)kind);
     if (nkeys < 1 || nkeys > MAX_KEYS || !probe_keys || !build_keys)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d key columns (1 to %d)%s", fn, nkeys,
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d key columns (1 to %d)%s", fn, nkeys,
                          MAX_KEYS, nkeys >= 1 && nkeys <= MAX_KEYS ? ", a key list is NULL" : "");
     const char *pk0 = probe_keys[0], *bk0 = build_keys[0];
     coproc_node *n = node_new(p, COPROC__QN_JOIN, probe, "%sjoin#%d %s=%s%s",
@@ -567,10 +617,18 @@ coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc
         return NULL;
     n->build = build;
     n->join = kind;
-    for (int k = 0; k < nkeys; k++)
-        if (int_key(p, n, &probe->schema, probe_keys[k], "probe") < 0 ||
-            int_key(p, n, &build->schema, build_keys[k], "build") < 0)
+    for (int k = 0; k < nkeys; k++) {
+        int pi = int_key(p, n, &probe->schema, probe_keys[k], "probe");
+        int bi = pi < 0 ? -1 : int_key(p, n, &build->schema, build_keys[k], "build");
+        if (bi < 0)
             return NULL;
+        /* codes of two dictionaries name different strings */
+        if (!coproc__dict_same(probe->schema.dicts[pi], build->schema.dicts[bi]))
+            return coproc__plan_fail(p, COPROC_UNSUPPORTED,
+                             "%s: key \"%s\" and key \"%s\" are not strings of one dictionary "
+                             "(a string key joins a string key of the same strings)",
+                             n->label, probe_keys[k], build_keys[k]);
+    }
     if (!(n->probe_keys = calloc(nkeys, sizeof *n->probe_keys)) ||
         !(n->build_keys = calloc(nkeys, sizeof *n->build_keys)))
         return oom(p, n);
@@ -586,7 +644,8 @@ coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc
         for (int i = 0; i < build->schema.n; i++) {
             if (!names_unique(p, n, &n->schema, build->schema.names[i]))
                 return NULL;
-            if (schema_add(&n->schema, build->schema.names[i], build->schema.types[i]) != 0)
+            if (schema_add_dict(&n->schema, build->schema.names[i], build->schema.types[i],
+                                build->schema.dicts[i]) != 0)
                 return oom(p, n);
         }
     return n;
@@ -602,9 +661,9 @@ coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
     if (!n)
         return NULL;
     if (nkeys < 0 || nkeys > MAX_KEYS || (nkeys > 0 && !keys))
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (0 to %d)", n->label, nkeys, MAX_KEYS);
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (0 to %d)", n->label, nkeys, MAX_KEYS);
     if (naggs < 0 || (naggs > 0 && !aggs) || nkeys + naggs == 0)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no keys and no aggregates", n->label);
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no keys and no aggregates", n->label);
     if ((nkeys && !(n->names = calloc(nkeys, sizeof *n->names))) ||
         (naggs && !(n->aggs = calloc(naggs, sizeof *n->aggs))))
         return oom(p, n);
@@ -615,15 +674,15 @@ coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
         if (!(n->names[i] = strdup(keys[i])))
             return oom(p, n);
         n->n = i + 1;
-        if (schema_add(&n->schema, keys[i], in->schema.types[c]) != 0)
+        if (schema_add_dict(&n->schema, keys[i], in->schema.types[c], in->schema.dicts[c]) != 0)
             return oom(p, n);
     }
     for (int i = 0; i < naggs; i++) {
         const coproc_aggregate *a = &aggs[i];
         if ((unsigned)a->fn > COPROC_AGG_AVG)
-            return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: aggregate %d: unknown function", n->label, i);
+            return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: aggregate %d: unknown function", n->label, i);
         if (!a->arg && a->fn != COPROC_AGG_COUNT)
-            return plan_fail(p, COPROC_NULL_POINTER, "%s: aggregate %d has no argument", n->label, i);
+            return coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: aggregate %d has no argument", n->label, i);
         if (!names_unique(p, n, &n->schema, a->name))
             return NULL;
         coproc_type t = COPROC_INT64;
@@ -656,14 +715,14 @@ coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
     if (!n)
         return NULL;
     if (nkeys < 1 || nkeys > MAX_KEYS || !keys)
-        return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (1 to %d)", n->label, nkeys, MAX_KEYS);
+        return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (1 to %d)", n->label, nkeys, MAX_KEYS);
     if (!(n->names = calloc(nkeys, sizeof *n->names)) || !(n->desc = calloc(nkeys, sizeof *n->desc)))
         return oom(p, n);
     for (int i = 0; i < nkeys; i++) {
         if (!keys[i].column)
-            return plan_fail(p, COPROC_NULL_POINTER, "%s: key %d names no column", n->label, i);
+            return coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: key %d names no column", n->label, i);
         if (coproc__schema_find(&in->schema, keys[i].column) < 0)
-            return plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" in the input",
+            return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: no column \"%s\" in the input",
                              n->label, keys[i].column);
         if (!(n->names[i] = strdup(keys[i].column)))
             return oom(p, n);

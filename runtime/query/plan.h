@@ -36,7 +36,12 @@ typedef enum coproc__qe_kind {
     COPROC__QE_IN,      /* a in list */
     COPROC__QE_AND,
     COPROC__QE_OR,
-    COPROC__QE_NOT      /* not a */
+    COPROC__QE_NOT,     /* not a */
+    /* Only while a node is built: a filter's or projection's predicates on
+     * dictionary-encoded strings are rewritten into predicates on codes
+     * (strings.c in this folder), so no engine ever sees these. */
+    COPROC__QE_STRING,  /* a string constant: name */
+    COPROC__QE_PREFIX   /* a LIKE 'name%' */
 } coproc__qe_kind;
 
 struct coproc_expr {
@@ -58,6 +63,8 @@ typedef struct coproc__schema {
     int n;
     char **names;
     coproc_type *types;
+    struct coproc__dict **dicts; /* a string column's dictionary (borrowed from the
+                                    scanned table's column), else NULL */
 } coproc__schema;
 
 typedef enum coproc__qn_kind {
@@ -109,6 +116,17 @@ struct coproc_plan {
 
 /* Index of `name` in s, or -1. */
 int coproc__schema_find(const coproc__schema *s, const char *name);
+
+/* Record the first error building p (later ones are consequences of it);
+ * returns NULL. */
+void *coproc__plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* e with its predicates on string columns made predicates on their codes
+ * (new expressions of p where anything changed): NULL after recording the
+ * error in p (a string compared with a column that has no dictionary). */
+coproc_expr *coproc__resolve_strings(coproc_plan *p, const char *label, coproc_expr *e,
+                                     const coproc__schema *s);
 
 /* The kind of value e gives over input schema s; -1 (with the message in why)
  * when a column is missing or the operands do not fit. */

@@ -8,6 +8,8 @@
 #include "backend/backend.h"
 #include "core/error.h"
 #include "core/runtime.h"
+#include "data/column.h"
+#include "data/dictionary.h"
 #include "query/run.h"
 
 /* The runtime's clock: the wall clock, or simulated devices' virtual one. */
@@ -53,6 +55,17 @@ static int owns(const coproc_plan *p, const coproc_node *root)
         if (n == root)
             return 1;
     return 0;
+}
+
+/* The result's string columns (group-by keys, columns passed through) carry
+ * their dictionary, as the plan's output schema knows it. */
+static void attach_dictionaries(const coproc_node *root, coproc_table *t)
+{
+    for (int i = 0; i < t->n && i < root->schema.n; i++) {
+        coproc_column *c = t->owned ? t->owned[i] : NULL;
+        if (c && root->schema.dicts[i] && c->type == COPROC_INT32 && !c->dict)
+            c->dict = coproc__dict_ref(root->schema.dicts[i]);
+    }
 }
 
 coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_query_options *opts,
@@ -104,6 +117,7 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
         free(run.info);
         return s;
     }
+    attach_dictionaries(root, table);
     out->table = table;
     out->pipelines = run.ninfo;
     out->pipeline = run.info;

@@ -1,0 +1,303 @@
+/* test_strings.c - dictionary-encoded string columns (coproc.h "strings")
+ * and string predicates in query plans (coproc_expr_string, _prefix) against
+ * plain C over the strings (strcmp): encoding with duplicates, the empty
+ * string, multi-byte UTF-8 and prefixes of one another; every comparison,
+ * BETWEEN, IN and LIKE 'prefix%' with constants inside, between, before,
+ * after and absent from the dictionary, the constant on either side; a
+ * group-by on the string column whose result keeps the dictionary; in both
+ * engines on every device and kernel path; and the bad dictionaries and
+ * plans refused. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coproc/query.h"
+#include "testlib.h"
+
+static const char *const words[] = {"",     "a",   "ab",      "abc", "abd", "b",
+                                    "ba",   "é",   "\xce\xa9", "zz",  "MFGR#12", "MFGR#2"};
+#define NWORDS (sizeof words / sizeof words[0])
+
+/* Rows of strings drawn from words (duplicates), and values. */
+static void make_rows(size_t n, const char **s, int32_t *v, uint64_t seed)
+{
+    test_rng r = {seed};
+    for (size_t i = 0; i < n; i++) {
+        s[i] = words[test_rand_below(&r, NWORDS)];
+        v[i] = (int32_t)test_rand_below(&r, 1000) - 500;
+    }
+}
+
+static void check_encoding(coproc_runtime *rt, int device, size_t n)
+{
+    const char **s = malloc((n + 1) * sizeof *s);
+    int32_t *v = malloc((n + 1) * sizeof *v), *codes = malloc((n + 1) * sizeof *codes);
+    make_rows(n, s, v, 7 + n);
+    coproc_column *c;
+    assert_ok(rt, coproc_column_encode_strings(rt, device, s, n, &c));
+    assert_int_equal(coproc_column_type(c), COPROC_INT32);
+    assert_int_equal(coproc_column_length(c), n);
+    int m = coproc_column_dictionary_size(c);
+    assert_true(m >= 0 && (size_t)m <= NWORDS);
+    for (int i = 1; i < m; i++) /* sorted, distinct */
+        assert_true(strcmp(coproc_column_dictionary_value(c, i - 1),
+                           coproc_column_dictionary_value(c, i)) < 0);
+    assert_null(coproc_column_dictionary_value(c, m));
+    assert_null(coproc_column_dictionary_value(c, -1));
+    assert_ok(rt, coproc_column_download(c, codes, n));
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(coproc_column_dictionary_value(c, codes[i]), s[i]);
+    coproc_column_free(c);
+    free(s), free(v), free(codes);
+}
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct pred {
+    const char *what;
+    coproc_expr *(*make)(coproc_plan *p);
+    int (*holds)(const char *s);
+} pred;
+
+#define COL(p) coproc_expr_column(p, "s")
+#define STR(p, v) coproc_expr_string(p, v)
+
+static coproc_expr *p_eq(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_EQ, COL(p), STR(p, "ab")); }
+static int h_eq(const char *s) { return strcmp(s, "ab") == 0; }
+static coproc_expr *p_eq_absent(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_EQ, COL(p), STR(p, "abb")); }
+static int h_eq_absent(const char *s) { (void)s; return 0; }
+static coproc_expr *p_ne(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_NE, COL(p), STR(p, "b")); }
+static int h_ne(const char *s) { return strcmp(s, "b") != 0; }
+static coproc_expr *p_ne_absent(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_NE, COL(p), STR(p, "c")); }
+static int h_ne_absent(const char *s) { return strcmp(s, "c") != 0; }
+static coproc_expr *p_lt(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_LT, COL(p), STR(p, "abd")); }
+static int h_lt(const char *s) { return strcmp(s, "abd") < 0; }
+static coproc_expr *p_le(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_LE, COL(p), STR(p, "abd")); }
+static int h_le(const char *s) { return strcmp(s, "abd") <= 0; }
+static coproc_expr *p_gt(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_GT, COL(p), STR(p, "b")); }
+static int h_gt(const char *s) { return strcmp(s, "b") > 0; }
+static coproc_expr *p_ge_between(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_GE, COL(p), STR(p, "abcc")); }
+static int h_ge_between(const char *s) { return strcmp(s, "abcc") >= 0; }
+static coproc_expr *p_lt_first(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_LT, COL(p), STR(p, "")); }
+static int h_lt_first(const char *s) { return strcmp(s, "") < 0; }
+static coproc_expr *p_flipped(coproc_plan *p) { return coproc_expr_compare(p, COPROC_CMP_LT, STR(p, "b"), COL(p)); }
+static int h_flipped(const char *s) { return strcmp("b", s) < 0; }
+static coproc_expr *p_between(coproc_plan *p) { return coproc_expr_between(p, COL(p), STR(p, "aa"), STR(p, "abd")); }
+static int h_between(const char *s) { return strcmp(s, "aa") >= 0 && strcmp(s, "abd") <= 0; }
+static coproc_expr *p_between_mfgr(coproc_plan *p) { return coproc_expr_between(p, COL(p), STR(p, "MFGR#12"), STR(p, "MFGR#19")); }
+static int h_between_mfgr(const char *s) { return strcmp(s, "MFGR#12") >= 0 && strcmp(s, "MFGR#19") <= 0; }
+static coproc_expr *p_in(coproc_plan *p)
+{
+    coproc_expr *l[] = {STR(p, "é"), STR(p, "nope"), STR(p, "a")};
+    return coproc_expr_in(p, COL(p), 3, l);
+}
+static int h_in(const char *s) { return !strcmp(s, "é") || !strcmp(s, "a"); }
+static coproc_expr *p_in_absent(coproc_plan *p)
+{
+    coproc_expr *l[] = {STR(p, "nope")};
+    return coproc_expr_in(p, COL(p), 1, l);
+}
+static int h_in_absent(const char *s) { (void)s; return 0; }
+static coproc_expr *p_prefix(coproc_plan *p) { return coproc_expr_prefix(p, COL(p), "ab"); }
+static int h_prefix(const char *s) { return strncmp(s, "ab", 2) == 0; }
+static coproc_expr *p_prefix_all(coproc_plan *p) { return coproc_expr_prefix(p, COL(p), ""); }
+static int h_prefix_all(const char *s) { (void)s; return 1; }
+static coproc_expr *p_prefix_utf8(coproc_plan *p) { return coproc_expr_prefix(p, COL(p), "\xc3"); }
+static int h_prefix_utf8(const char *s) { return (unsigned char)s[0] == 0xc3; }
+static coproc_expr *p_not_prefix_or(coproc_plan *p)
+{
+    return coproc_expr_or(p, coproc_expr_not(p, coproc_expr_prefix(p, COL(p), "a")),
+                          coproc_expr_compare(p, COPROC_CMP_GT, coproc_expr_column(p, "v"),
+                                              coproc_expr_int(p, 200)));
+}
+static int h_not_prefix_or(const char *s) { return s[0] != 'a'; } /* or v > 200: checked apart */
+
+static const pred preds[] = {
+    {"= present", p_eq, h_eq},           {"= absent", p_eq_absent, h_eq_absent},
+    {"<> present", p_ne, h_ne},          {"<> absent", p_ne_absent, h_ne_absent},
+    {"<", p_lt, h_lt},                   {"<=", p_le, h_le},
+    {">", p_gt, h_gt},                   {">= between two", p_ge_between, h_ge_between},
+    {"< the first", p_lt_first, h_lt_first}, {"'b' < s", p_flipped, h_flipped},
+    {"between", p_between, h_between},   {"between MFGR", p_between_mfgr, h_between_mfgr},
+    {"in", p_in, h_in},                  {"in absent", p_in_absent, h_in_absent},
+    {"prefix", p_prefix, h_prefix},      {"prefix ''", p_prefix_all, h_prefix_all},
+    {"prefix utf-8", p_prefix_utf8, h_prefix_utf8},
+    {"not prefix or v", p_not_prefix_or, h_not_prefix_or},
+};
+
+/* filter(pred) then group by s: count, sum(v); against C over the strings. */
+static void check_plan(coproc_runtime *rt, coproc_table *t, const char *const *s,
+                       const int32_t *v, size_t n, const pred *pr, coproc_query_mode mode)
+{
+    coproc_plan *p;
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, t, "t"), pr->make(p));
+    const char *keys[] = {"s"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sv"}};
+    coproc_node *g = coproc_plan_group_by(p, f, 1, keys, 2, ag);
+    coproc_order_key ok[] = {{"s", 0}};
+    coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
+    coproc_query_options opts;
+    coproc_query_options_init(&opts);
+    opts.mode = mode;
+    coproc_query_result r;
+    coproc_status st = coproc_query_run(p, o, &opts, &r);
+    if (st != COPROC_OK)
+        fail_msg("%s (mode %d): %s: %s", pr->what, (int)mode, coproc_status_name(st),
+                 coproc_errmsg(rt));
+    const coproc_column *ks = coproc_table_column(r.table, "s");
+    const coproc_column *kn = coproc_table_column(r.table, "n");
+    const coproc_column *kv = coproc_table_column(r.table, "sv");
+    assert_non_null(ks);
+    size_t m = coproc_column_length(ks);
+    int32_t *codes = malloc((m + 1) * 4);
+    int64_t *cnt = malloc((m + 1) * 8), *sum = malloc((m + 1) * 8);
+    assert_ok(rt, coproc_column_download(ks, codes, m));
+    assert_ok(rt, coproc_column_download(kn, cnt, m));
+    assert_ok(rt, coproc_column_download(kv, sum, m));
+    if (m && coproc_column_dictionary_size(ks) < 0)
+        fail_msg("%s: the result's string column lost its dictionary", pr->what);
+    /* expected: for each word in strcmp order, its passing rows */
+    const char *sorted[NWORDS];
+    memcpy(sorted, words, sizeof sorted);
+    for (size_t i = 1; i < NWORDS; i++) /* insertion sort by strcmp */
+        for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--) {
+            const char *x = sorted[j];
+            sorted[j] = sorted[j - 1], sorted[j - 1] = x;
+        }
+    size_t at = 0;
+    for (size_t w = 0; w < NWORDS; w++) {
+        int64_t c = 0, sv = 0;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(s[i], sorted[w]) == 0 &&
+                (pr->holds(s[i]) || (pr->make == p_not_prefix_or && v[i] > 200)))
+                c++, sv += v[i];
+        if (!c)
+            continue;
+        if (at >= m)
+            fail_msg("%s (mode %d): %zu groups, expected more", pr->what, (int)mode, m);
+        const char *got = coproc_column_dictionary_value(ks, codes[at]);
+        if (!got || strcmp(got, sorted[w]) != 0 || cnt[at] != c || sum[at] != sv)
+            fail_msg("%s (mode %d): group %zu is \"%s\" x%lld sum %lld, expected \"%s\" x%lld "
+                     "sum %lld", pr->what, (int)mode, at, got ? got : "(none)",
+                     (long long)cnt[at], (long long)sum[at], sorted[w], (long long)c,
+                     (long long)sv);
+        at++;
+    }
+    assert_int_equal(at, m);
+    free(codes), free(cnt), free(sum);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+}
+
+static void each(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    (void)path, (void)user;
+    static const size_t sizes[] = {0, 1, 777};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        check_encoding(rt, device, n);
+        const char **s = malloc((n + 1) * sizeof *s);
+        int32_t *v = malloc((n + 1) * sizeof *v);
+        make_rows(n, s, v, 99 + n);
+        coproc_column *cs, *cv;
+        assert_ok(rt, coproc_column_encode_strings(rt, -1, s, n, &cs));
+        assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, n ? v : NULL, n, &cv));
+        coproc_table *t;
+        assert_ok(rt, coproc_table_create(rt, &t));
+        assert_ok(rt, coproc_table_add(t, "s", cs));
+        assert_ok(rt, coproc_table_add(t, "v", cv));
+        for (size_t k = 0; k < sizeof preds / sizeof preds[0]; k++) {
+            check_plan(rt, t, s, v, n, &preds[k], COPROC_QUERY_FUSED);
+            check_plan(rt, t, s, v, n, &preds[k], COPROC_QUERY_OPERATORS);
+        }
+        coproc_table_free(t);
+        coproc_column_free(cs);
+        coproc_column_free(cv);
+        free(s), free(v);
+    }
+}
+
+static void test_plans(void **state)
+{
+    (void)state;
+    test_each_device_path(each, NULL);
+}
+
+static void test_bad_dictionaries(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    int32_t codes[3] = {0, 2, 1};
+    int64_t wide[3] = {0, 1, 2};
+    coproc_column *c, *w;
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, codes, 3, &c));
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT64, wide, 3, &w));
+    const char *ok[] = {"a", "b", "c"}, *unsorted[] = {"b", "a", "c"}, *dup[] = {"a", "a", "c"},
+               *nul[] = {"a", NULL, "c"};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 3, unsorted));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 3, dup));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 3, nul));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 2, ok)); /* code 2 */
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_column_set_dictionary(w, 3, ok));
+    assert_status(COPROC_NULL_POINTER, coproc_column_set_dictionary(NULL, 3, ok));
+    assert_status(COPROC_NULL_POINTER, coproc_column_set_dictionary(c, 3, NULL));
+    assert_int_equal(coproc_column_dictionary_size(c), -1);
+    assert_ok(rt, coproc_column_set_dictionary(c, 3, ok));
+    assert_int_equal(coproc_column_dictionary_size(c), 3);
+    assert_string_equal(coproc_column_dictionary_value(c, 2), "c");
+    const char *vals[] = {"x", NULL};
+    coproc_column *e;
+    assert_status(COPROC_NULL_POINTER, coproc_column_encode_strings(rt, 0, vals, 2, &e));
+    assert_status(COPROC_NULL_POINTER, coproc_column_encode_strings(rt, 0, NULL, 2, &e));
+
+    /* plans: a string against a number column, a prefix of one, a join and a
+     * comparison across two dictionaries */
+    coproc_column *c2;
+    const char *other[] = {"a", "c"};
+    assert_ok(rt, coproc_column_encode_strings(rt, 0, other, 2, &c2));
+    coproc_table *t, *t2;
+    assert_ok(rt, coproc_table_create(rt, &t));
+    assert_ok(rt, coproc_table_create(rt, &t2));
+    assert_ok(rt, coproc_table_add(t, "s", c));
+    assert_ok(rt, coproc_table_add(t, "w", w));
+    assert_ok(rt, coproc_table_add(t2, "s2", c2));
+    coproc_plan *p;
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    assert_null(coproc_plan_filter(p, coproc_plan_scan(p, t, "t"),
+                                   coproc_expr_compare(p, COPROC_CMP_EQ, coproc_expr_column(p, "w"),
+                                                       coproc_expr_string(p, "a"))));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p);
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    assert_null(coproc_plan_filter(p, coproc_plan_scan(p, t, "t"),
+                                   coproc_expr_prefix(p, coproc_expr_column(p, "w"), "a")));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p);
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    assert_null(coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, t, "t"), "s",
+                                 coproc_plan_scan(p, t2, "t2"), "s2"));
+    assert_int_equal(coproc_plan_status(p), COPROC_UNSUPPORTED);
+    coproc_plan_free(p);
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    assert_null(coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, t, "t"), "w",
+                                 coproc_plan_scan(p, t2, "t2"), "s2"));
+    assert_int_equal(coproc_plan_status(p), COPROC_UNSUPPORTED);
+    coproc_plan_free(p);
+    assert_ok(rt, coproc_plan_create(rt, &p));
+    assert_null(coproc_expr_string(p, NULL));
+    assert_int_equal(coproc_plan_status(p), COPROC_NULL_POINTER);
+    coproc_plan_free(p);
+    coproc_table_free(t), coproc_table_free(t2);
+    coproc_column_free(c), coproc_column_free(w), coproc_column_free(c2);
+    coproc_close(rt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_dictionaries),
+        cmocka_unit_test(test_plans),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
