@@ -3,6 +3,8 @@
 # mpirun -np NP on this machine; 77 (skipped) where MPI or the programs are missing.
 #   aggregate  tests/mpi/mpi_aggregate: distributed group-bys equal one process's, a
 #              failing rank's error returned on every rank
+#   partition  tests/mpi/mpi_partition: RANGE over every integer type and value shape, ranks
+#              with and without rows, against a C sort; HASH across key types; errors
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
@@ -20,6 +22,7 @@ build=$1 np=$3 what=$4
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
+partition) prog=$build/tests/mpi_partition; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
