@@ -151,6 +151,48 @@ COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table 
 /* Free the table and its columns. NULL is a no-op. */
 COPROC_API void coproc_mpi_table_free(coproc_mpi_table *t);
 
+/* ---------------------------------------------------------------- joins */
+
+/* A distributed join's result and where this rank's time went. */
+typedef struct coproc_mpi_join {
+    uint64_t pairs;       /* every rank: the pairs of the whole join */
+    uint64_t local_pairs; /* this rank's */
+    /* With pairs asked for: this rank's pairs, as global row numbers of each side (row g of a
+     * side: the g-th of every rank's rows, ranks in order, rows in order), UINT64 host
+     * columns of local_pairs rows owned by the result, in no particular order. Else NULL. */
+    coproc_column *left_rows, *right_rows;
+    uint64_t left_in, right_in; /* this rank's rows of each side after the shuffle */
+    double seconds;             /* the whole call */
+    double pack_s;              /* the shuffle's local work (coproc_mpi_table.pack_s, both) */
+    double exchange_s;          /* the shuffle's time in MPI (coproc_mpi_table.exchange_s) */
+    double transfer_s;          /* the keys to the device, the pairs back */
+    double compute_s;           /* the local hash join (and the row numbers' lookup) */
+    double wait_s;              /* agreeing on the outcome and summing: the slowest rank */
+} coproc_mpi_join;
+
+/*
+ * An equi-join of two tables spread over the ranks, as coproc_hash_join over
+ * the union of every rank's rows: both sides shuffled by key hash
+ * (coproc_mpi_partition HASH, so every key's rows of both sides meet on one
+ * rank), each rank's keys uploaded to its runtime's device 0 and joined there
+ * (coproc_hash_join_count, or coproc_hash_join when `pairs` is non-zero: the
+ * hash table built on the left side), the counts summed on every rank.
+ * lkey and rkey name integer columns of the same type in left and right; only
+ * the key columns move (and, with pairs, each row's global row number).
+ * Limits per rank after the shuffle: those of coproc_hash_join (the left side
+ * at most 2^31 - 1 rows) and of coproc_mpi_partition.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty, its
+ * times kept): INVALID_ARGUMENT for a missing or non-integer key column, or
+ * key types that differ.
+ */
+COPROC_API coproc_status coproc_mpi_hash_join(coproc_mpi *m, const coproc_table *left,
+                                              const char *lkey, const coproc_table *right,
+                                              const char *rkey, int pairs, coproc_mpi_join *out);
+
+/* Free the result's columns. NULL is a no-op. */
+COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
+
 /* ---------------------------------------------------------------- aggregation */
 
 /* How the partial groups meet (keyed aggregation; without keys: MPI_Allreduce). */
