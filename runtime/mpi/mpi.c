@@ -174,6 +174,8 @@ coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_
     MPI_Comm_rank(m->local, &m->lrank);
     MPI_Comm_size(m->local, &m->lsize);
     m->gpu_aware = gpu_aware();
+    const char *ov = getenv("COPROC_MPI_OVERLAP");
+    m->overlap = !(ov && strcmp(ov, "0") == 0);
 
     coproc_status s = COPROC_OK;
     char msg[MSG_LEN] = "";

@@ -14,6 +14,8 @@ struct coproc_mpi {
     MPI_Comm comm, local;
     int rank, size, lrank, lsize;
     int gpu_aware; /* coproc_mpi_gpu_aware's answer, found at open */
+    int overlap;   /* 0: each column's exchange waited for before the next is packed
+                    * (COPROC_MPI_OVERLAP=0, to measure what the overlap gives) */
     coproc_runtime *rt;
     /* Host exchange buffers kept between calls (coproc_mpi_partition's two send buffers):
      * grown, never shrunk, freed at close. */

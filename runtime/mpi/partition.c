@@ -289,6 +289,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     }
     /* ---- every buffer but the output, before the first agreement */
     int P = m->size;
+    /* rows that keep their order: BLOCK, and any partitioning over one rank */
+    int inorder = how == COPROC_MPI_BLOCK || P == 1;
     uint64_t cap = sample_cap(P), k = 0;
     work w;
     memset(&w, 0, sizeof w);
@@ -300,11 +302,11 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         w.rc[b] = calloc(P, sizeof(int)), w.rd[b] = calloc(P, sizeof(int));
         ok = ok && w.sc[b] && w.sd[b] && w.rc[b] && w.rd[b];
     }
-    if (s == COPROC_OK && how != COPROC_MPI_BLOCK) {
+    if (s == COPROC_OK && !inorder) {
         w.dest = malloc((n ? n : 1) * sizeof *w.dest);
         ok = ok && w.dest;
     }
-    if (s == COPROC_OK && how == COPROC_MPI_RANGE) {
+    if (s == COPROC_OK && how == COPROC_MPI_RANGE && !inorder) {
         w.sample = malloc(cap * sizeof *w.sample);
         w.samples = malloc((size_t)P * cap * sizeof *w.samples);
         w.split = malloc((size_t)P * sizeof *w.split);
@@ -325,13 +327,13 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         if (m->rank == 0)
             offset = 0;
         MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, m->comm);
-        if (how == COPROC_MPI_RANGE)
+        if (how == COPROC_MPI_RANGE && !inorder)
             splitters(m, w.sample, k, offset, w.samples, w.scount, w.sdispl, w.split);
     }
     in_mpi += MPI_Wtime() - tm;
     /* ---- where each row goes: a counting pass */
     if (all == COPROC_OK) {
-        if (how == COPROC_MPI_BLOCK) {
+        if (inorder) {
             for (int d = 0; d < P; d++) { /* [offset, offset + n) meets block d */
                 uint64_t lo = block_first(d, total, P), hi = block_first(d + 1, total, P);
                 lo = lo > offset ? lo : offset, hi = hi < offset + n ? hi : offset + n;
@@ -384,7 +386,7 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
             set_msg(msg, "the partitioned table: %s", coproc_errmsg(m->rt));
         /* the rows leaving this rank, at the widest */
         size_t away = (size_t)(n - (uint64_t)w.sendc[m->rank]) * 8;
-        for (int b = 0; s == COPROC_OK && how != COPROC_MPI_BLOCK && b < (nc > 1 ? 2 : 1); b++) {
+        for (int b = 0; s == COPROC_OK && !inorder && b < (nc > 1 ? 2 : 1); b++) {
             buf[b] = coproc_mpi_scratch_(m, b, away ? away : 8);
             if (!buf[b]) {
                 s = COPROC_HOST_OUT_OF_MEMORY;
@@ -416,11 +418,11 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                 w.cur[r] = outp + ro;
             else
                 w.cur[r] = (char *)buf[b] + so;
-            so += how == COPROC_MPI_BLOCK || !here ? (int)(w.sendc[r] * (long long)wd) : 0;
+            so += inorder || !here ? (int)(w.sendc[r] * (long long)wd) : 0;
             ro += (int)(w.recvc[r] * (long long)wd);
         }
         const char *sendp;
-        if (how == COPROC_MPI_BLOCK) { /* the rows in order: sent from where they are */
+        if (inorder) { /* the rows in order: sent from where they are */
             sendp = data[c];
             memcpy(w.cur[m->rank], (const char *)data[c] + w.sd[b][m->rank],
                    (size_t)w.sendc[m->rank] * wd);
@@ -438,6 +440,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         tm = MPI_Wtime();
         MPI_Ialltoallv(sendp, w.sc[b], w.sd[b], MPI_BYTE, outp, w.rc[b], w.rd[b], MPI_BYTE, m->comm,
                        &req[b]);
+        if (!m->overlap)
+            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
         in_mpi += MPI_Wtime() - tm;
     }
     tm = MPI_Wtime();
