@@ -136,8 +136,11 @@ typedef struct coproc_mpi_table {
  * pass, then one scatter pass a column; the rows that stay on the rank go
  * straight to *out, never through MPI) and posts that column's exchange
  * (MPI_Ialltoallv) before packing the next, so the packing of one overlaps
- * the exchange of the other; the two send buffers are kept in m between
- * calls. BLOCK sends from `in`'s memory, unpacked.
+ * the exchange of the other (COPROC_MPI_OVERLAP=0, read at coproc_mpi_open,
+ * waits for each column's exchange instead: to measure what overlapping
+ * gives); the two send buffers are kept in m between calls. BLOCK sends from
+ * `in`'s memory, unpacked; over one rank every partitioning keeps the rows
+ * in order, and nothing is hashed or packed.
  *
  * Collective. On error on any rank every rank returns it (*out empty):
  * INVALID_ARGUMENT for tables that differ between ranks, a missing or
