@@ -65,7 +65,7 @@ static uint32_t scale(uint64_t h, uint32_t P)
 /* ---- the sample and the splitters (RANGE) */
 
 /* Samples a rank takes: 1024, fewer past 256 ranks so that every rank's copy of them all
- * stays at 4 MiB. */
+ * stays at 6 MiB (24 bytes a sample). */
 static uint64_t sample_cap(int P)
 {
     uint64_t s = 262144 / (uint64_t)P;
