@@ -424,8 +424,9 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         const char *sendp;
         if (inorder) { /* the rows in order: sent from where they are */
             sendp = data[c];
-            memcpy(w.cur[m->rank], (const char *)data[c] + w.sd[b][m->rank],
-                   (size_t)w.sendc[m->rank] * wd);
+            if (w.sendc[m->rank]) /* no rows: data may be NULL */
+                memcpy(w.cur[m->rank], (const char *)data[c] + w.sd[b][m->rank],
+                       (size_t)w.sendc[m->rank] * wd);
         } else {
             sendp = buf[b];
             for (uint64_t lo = 0; lo < n; lo += CHUNK) {
