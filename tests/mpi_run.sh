@@ -3,13 +3,17 @@
 # mpirun -np NP on this machine; 77 (skipped) where MPI or the programs are missing.
 #   aggregate  tests/mpi/mpi_aggregate: distributed group-bys equal one process's, a
 #              failing rank's error returned on every rank
+#   partition  tests/mpi/mpi_partition: RANGE over every integer type and value shape, ranks
+#              with and without rows, against a C sort; HASH across key types; errors
+#   join-pairs tests/mpi/mpi_join: coproc_mpi_hash_join's pairs (global row numbers) equal a
+#              C nested loop's, every key type, ranks without rows; errors on every rank
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
 #              SF 0.3 under 4 (every query finds rows), the groups shuffled by key
 #   ssb-cli    the same through `coproc-ssb --mpi` (SF 0.01, results checked by the program)
-#   join       coproc-join-mpi: both sides of a join shuffled by key hash, the pairs counted
-#              per rank on its device, summed; equal to the C count (the program checks)
+#   join       coproc-join-mpi --pairs: coproc_mpi_hash_join of two 200k-row sides, the pairs
+#              made per rank on its device, each checked, their number equal to the C count
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 #   ssb-fault  the same with a driver error instead: the last rank alone runs with
@@ -20,11 +24,13 @@ build=$1 np=$3 what=$4
 command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
 case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
+partition) prog=$build/tests/mpi_partition; args=() ;;
+join-pairs) prog=$build/tests/mpi_join; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
 ssb-cli) prog=$build/bench/coproc-ssb; args=(--mpi --sf 0.01 --repeat 1) ;;
-join) prog=$build/bench/coproc-join-mpi; args=(--strong 200000 --repeat 1) ;;
+join) prog=$build/bench/coproc-join-mpi; args=(--strong 200000 --repeat 1 --pairs) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;

@@ -1,14 +1,14 @@
 /* join_mpi.c - coproc-join-mpi: a shuffle-heavy distributed join over MPI
  * ranks (coproc/mpi.h), under mpirun. Each rank generates its share of two
- * large sides (int64 keys, a pure function of the global row number), both
- * sides are shuffled by key hash (coproc_mpi_partition HASH: one
- * MPI_Alltoallv a column), each rank uploads its two partitions to its device
- * and counts its join pairs there (coproc_hash_join_count), and the counts are
- * summed (MPI_Allreduce). Rank 0 checks the sum against a plain C count over
- * the whole data. Time per phase, the slowest rank's: the shuffle
- * (communication, with the hashing and packing around it), the device
- * transfers (the uploads), the local compute (the join), the wait for the
- * slowest rank and the final sum.
+ * large sides (int64 keys, a pure function of the global row number) and
+ * coproc_mpi_hash_join joins them: both sides shuffled by key hash
+ * (coproc_mpi_partition HASH), each rank's keys uploaded to its device and
+ * its pairs counted there (coproc_hash_join_count; --pairs: made, as global
+ * row numbers, and each checked), the counts summed. Rank 0 checks the sum
+ * against a plain C count over the whole data. Time per phase, the slowest
+ * rank's: the shuffle's packing (hashing, counting, scattering) and its time
+ * in MPI, the device transfers, the local join, the wait for the slowest rank
+ * (agreeing and summing).
  *
  * --weak N: N rows a side on every rank (the data grow with the ranks);
  * --strong N: N rows a side in all, split over the ranks.
@@ -56,9 +56,9 @@ static uint64_t reference(uint64_t nl, uint64_t nr, uint64_t nkeys)
     return pairs;
 }
 
-enum { SHUFFLE, TRANSFER, COMPUTE, WAIT, REDUCE, TOTAL, NPHASE };
-static const char *const phase_name[NPHASE] = {"shuffle", "transfer", "compute",
-                                               "wait",    "reduce",   "total"};
+enum { PACK, EXCHANGE, TRANSFER, COMPUTE, WAIT, TOTAL, NPHASE };
+static const char *const phase_name[NPHASE] = {"pack",    "exchange", "transfer",
+                                               "compute", "wait",     "total"};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -66,56 +66,52 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One run: shuffle both sides, upload, count, sum. t[] this rank's seconds per phase.
- * Returns the status (the same on every rank) and the pairs in *pairs. */
-static coproc_status run_once(coproc_mpi *m, const coproc_table *left, const coproc_table *right,
-                              double *t, uint64_t *pairs, char *msg, size_t msglen)
+static int cmp_pair(const void *a, const void *b)
 {
-    coproc_runtime *rt = coproc_mpi_runtime(m);
-    MPI_Comm comm = coproc_mpi_comm(m);
-    coproc_mpi_table lp = {0}, rp = {0};
-    coproc_column *dl = NULL, *dr = NULL;
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
-    coproc_status s = coproc_mpi_partition(m, left, COPROC_MPI_HASH, "k", &lp);
-    if (s == COPROC_OK)
-        s = coproc_mpi_partition(m, right, COPROC_MPI_HASH, "k", &rp);
+    const uint64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* This rank's pairs, each a real match (the keys of its two global rows equal) and none twice
+ * (a key's pairs are all on one rank, so none can repeat on another). 0 when right. */
+static int check_pairs(const coproc_mpi_join *j, uint64_t nkeys)
+{
+    const uint64_t *l = coproc_column_host_data(j->left_rows);
+    const uint64_t *r = coproc_column_host_data(j->right_rows);
+    uint64_t n = j->local_pairs, *p = malloc((n ? n : 1) * 2 * sizeof *p);
+    int bad = !p;
+    for (uint64_t i = 0; !bad && i < n; i++) {
+        bad = key_of(l[i], 1, nkeys) != key_of(r[i], 2, nkeys);
+        p[2 * i] = l[i], p[2 * i + 1] = r[i];
+    }
+    if (!bad)
+        qsort(p, n, 2 * sizeof *p, cmp_pair);
+    for (uint64_t i = 1; !bad && i < n; i++)
+        bad = cmp_pair(p + 2 * i, p + 2 * i - 2) == 0;
+    free(p);
+    return bad;
+}
+
+/* One run: coproc_mpi_hash_join (the shuffle of both sides by key hash, the uploads, the
+ * local join, the sum). t[] this rank's seconds per phase. Returns the status (the same on
+ * every rank) and the pairs in *pairs. */
+static coproc_status run_once(coproc_mpi *m, const coproc_table *left, const coproc_table *right,
+                              int want_pairs, uint64_t nkeys, double *t, uint64_t *pairs, char *msg,
+                              size_t msglen)
+{
+    MPI_Barrier(coproc_mpi_comm(m));
+    coproc_mpi_join j;
+    coproc_status s = coproc_mpi_hash_join(m, left, "k", right, "k", want_pairs, &j);
     if (s != COPROC_OK) /* collective: every rank has the error */
-        snprintf(msg, msglen, "partition: %s", coproc_mpi_errmsg(m));
-    double t1 = MPI_Wtime();
-    const coproc_column *lk = s == COPROC_OK ? coproc_table_column(lp.table, "k") : NULL;
-    const coproc_column *rk = s == COPROC_OK ? coproc_table_column(rp.table, "k") : NULL;
-    if (s == COPROC_OK) {
-        s = coproc_column_upload(rt, 0, COPROC_INT64, coproc_column_host_data(lk),
-                                 coproc_table_rows(lp.table), &dl);
-        if (s == COPROC_OK)
-            s = coproc_column_upload(rt, 0, COPROC_INT64, coproc_column_host_data(rk),
-                                     coproc_table_rows(rp.table), &dr);
-        if (s != COPROC_OK)
-            snprintf(msg, msglen, "upload: %s", coproc_errmsg(rt));
-    }
-    double t2 = MPI_Wtime();
-    uint64_t mine = 0;
-    if (s == COPROC_OK) {
-        s = coproc_hash_join_count(rt, dl, dr, &mine);
-        if (s != COPROC_OK)
-            snprintf(msg, msglen, "hash join: %s", coproc_errmsg(rt));
-    }
-    double t3 = MPI_Wtime();
-    MPI_Barrier(comm); /* the wait for the slowest rank, apart from the sum */
-    double t4 = MPI_Wtime();
-    uint64_t in[2] = {mine, s != COPROC_OK}, out[2];
-    MPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_SUM, comm);
-    double t5 = MPI_Wtime();
-    coproc_column_free(dl);
-    coproc_column_free(dr);
-    coproc_mpi_table_free(&lp);
-    coproc_mpi_table_free(&rp);
-    t[SHUFFLE] = t1 - t0, t[TRANSFER] = t2 - t1, t[COMPUTE] = t3 - t2;
-    t[WAIT] = t4 - t3, t[REDUCE] = t5 - t4, t[TOTAL] = t5 - t0;
-    *pairs = out[0];
-    if (s == COPROC_OK && out[1]) {
-        snprintf(msg, msglen, "another rank failed");
+        snprintf(msg, msglen, "coproc_mpi_hash_join: %s", coproc_mpi_errmsg(m));
+    t[PACK] = j.pack_s, t[EXCHANGE] = j.exchange_s, t[TRANSFER] = j.transfer_s;
+    t[COMPUTE] = j.compute_s, t[WAIT] = j.wait_s, t[TOTAL] = j.seconds;
+    *pairs = j.pairs;
+    int bad = s == COPROC_OK && want_pairs && check_pairs(&j, nkeys), anybad = 0;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, coproc_mpi_comm(m));
+    coproc_mpi_join_free(&j);
+    if (s == COPROC_OK && anybad) {
+        snprintf(msg, msglen, "a rank's pairs are not matches, or repeat");
         return COPROC_INTERNAL;
     }
     return s;
@@ -146,10 +142,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long weak = 0, strong = 0;
-    int repeat = 5, bad = 0;
+    int repeat = 5, bad = 0, want_pairs = 0;
     static const struct option longs[] = {{"weak", required_argument, 0, 'w'},
                                           {"strong", required_argument, 0, 's'},
                                           {"repeat", required_argument, 0, 'r'},
+                                          {"pairs", no_argument, 0, 'p'},
                                           {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -159,6 +156,8 @@ int main(int argc, char **argv)
             strong = atoll(optarg);
         else if (c == 'r')
             repeat = atoi(optarg);
+        else if (c == 'p')
+            want_pairs = 1;
         else
             bad = 1;
     }
@@ -166,10 +165,12 @@ int main(int argc, char **argv)
         weak > (1ll << 28) || strong > (1ll << 30) || repeat < 1 || repeat > MAX_REPEAT) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun [...] coproc-join-mpi --weak N|--strong N "
-                            "[--repeat R]\n"
+                            "[--repeat R] [--pairs]\n"
                             "  --weak N    N rows a side on every rank (at most 2^28)\n"
                             "  --strong N  N rows a side in all, split over the ranks\n"
-                            "  --repeat R  timed runs after one warm-up (default 5)\n");
+                            "  --repeat R  timed runs after one warm-up (default 5)\n"
+                            "  --pairs     make the pairs (global row numbers) and check each,\n"
+                            "              not only count them\n");
         MPI_Finalize();
         return 64;
     }
@@ -208,7 +209,7 @@ int main(int argc, char **argv)
     char msg[512] = "data";
     for (int r = 0; !failed && r <= repeat; r++) { /* run 0: the warm-up */
         uint64_t pairs = 0;
-        s = run_once(m, left, right, t[r], &pairs, msg, sizeof msg);
+        s = run_once(m, left, right, want_pairs, nkeys, t[r], &pairs, msg, sizeof msg);
         MPI_Reduce(t[r], worst[r], NPHASE, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (s != COPROC_OK) {
             fprintf(stderr, "rank %d: %s: %s\n", rank, coproc_status_name(s), msg);
@@ -223,10 +224,13 @@ int main(int argc, char **argv)
     if (rank == 0 && !failed) {
         /* Bytes leaving their rank: a uniform hash keeps 1/P of the rows home. */
         double moved = 2.0 * 8.0 * (double)total * (size - 1) / size;
-        printf("join %s: %d rank(s), %llu rows a side in all (%llu keys), %llu pairs "
-               "(= the C reference); ~%.1f MB shuffled a run\n",
+        printf("join %s: %d rank(s), %llu rows a side in all (%llu keys), %llu pairs%s "
+               "(= the C reference); ~%.1f MB shuffled a run; GPU-aware MPI: %s\n",
                weak ? "weak" : "strong", size, (unsigned long long)total, (unsigned long long)nkeys,
-               (unsigned long long)want, moved / 1e6);
+               (unsigned long long)want, want_pairs ? " made and checked" : "", moved / 1e6,
+               coproc_mpi_gpu_aware(m) > 0    ? "yes"
+               : coproc_mpi_gpu_aware(m) == 0 ? "no"
+                                              : "unknown");
         printf("ms, the slowest rank's, median of %d (min-max):\n", repeat);
         for (int p = 0; p < NPHASE; p++) {
             double v[MAX_REPEAT];
@@ -237,8 +241,8 @@ int main(int argc, char **argv)
                    v[repeat - 1]);
         }
         /* one line for scripts: the medians */
-        printf("RESULT mode=%s ranks=%d rows=%llu", weak ? "weak" : "strong", size,
-               (unsigned long long)total);
+        printf("RESULT mode=%s%s ranks=%d rows=%llu", weak ? "weak" : "strong",
+               want_pairs ? "-pairs" : "", size, (unsigned long long)total);
         for (int p = 0; p < NPHASE; p++) {
             double v[MAX_REPEAT];
             for (int r = 0; r < repeat; r++)

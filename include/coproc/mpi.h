@@ -73,6 +73,11 @@ COPROC_API int coproc_mpi_rank(const coproc_mpi *m);
 COPROC_API int coproc_mpi_size(const coproc_mpi *m);
 COPROC_API int coproc_mpi_local_rank(const coproc_mpi *m); /* among the ranks of its node */
 COPROC_API int coproc_mpi_local_size(const coproc_mpi *m);
+/* Whether this rank's MPI says it takes device (CUDA) memory in its calls: 1 yes, 0 no, -1
+ * it cannot say (its library has no such query; Open MPI's MPIX_Query_cuda_support from
+ * mpi-ext.h is asked where it exists). coproc_mpi does not need it: it exchanges host
+ * memory, which any MPI takes. */
+COPROC_API int coproc_mpi_gpu_aware(const coproc_mpi *m);
 /* The last error in English ("" if none); owned by m. */
 COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);
 
@@ -85,13 +90,19 @@ COPROC_API void coproc_mpi_block(const coproc_mpi *m, uint64_t n, uint64_t *firs
 typedef enum coproc_mpi_partitioning {
     COPROC_MPI_ROUND_ROBIN = 0, /* row i of all (ranks in order, rows in order) to rank i mod P */
     COPROC_MPI_HASH,            /* each row to the rank a hash of its integer column picks */
-    COPROC_MPI_BLOCK            /* all rows in order cut into P blocks of (nearly) equal length */
+    COPROC_MPI_BLOCK,           /* all rows in order cut into P blocks of (nearly) equal length */
+    COPROC_MPI_RANGE            /* by the value of an integer column, ranks' ranges ascending */
 } coproc_mpi_partitioning;
 
 /* A table made by coproc_mpi_partition: host columns owned by it. */
 typedef struct coproc_mpi_table {
     coproc_table *table;
-    int ncolumns_; /* private */
+    /* Where this rank's time went (seconds): */
+    double seconds;    /* the whole call */
+    double pack_s;     /* local work: downloads, destinations, splitters, packing rows */
+    double exchange_s; /* in MPI: agreeing, counts, samples, and the column exchanges the
+                        * packing of the next column did not hide */
+    int ncolumns_;     /* private */
     coproc_column **columns_;
 } coproc_mpi_table;
 
@@ -99,17 +110,42 @@ typedef struct coproc_mpi_table {
  * Redistribute the rows of a table spread over the ranks (each rank's `in`
  * its share, 0 rows allowed: to scatter a table from one rank, the others
  * pass a table of the same columns with 0 rows) so that each rank ends with
- * the rows `how` gives it, in *out on the rank's runtime; rows keep their
- * order (by source rank, then row). Every rank's `in` must have the same
- * column names and types in the same order. HASH takes column `column` (an
- * integer column; equal values go to one rank, the same rank for every table
- * of the same key type: co-partitioned joins); the others ignore it. Device
- * columns are downloaded first. One MPI_Alltoallv per column.
+ * the rows `how` gives it, in *out on the rank's runtime (host columns from
+ * coproc_column_host_alloc: pinned, ready to upload); rows keep their order
+ * (by source rank, then row). Every rank's `in` must have the same column
+ * names and types in the same order. Device columns are downloaded first.
+ *
+ * HASH and RANGE take column `column`, an integer column; the others ignore it.
+ * HASH: equal values go to one rank, the same rank for every table of the same
+ * values whatever their integer type (co-partitioned joins).
+ * RANGE: a distributed sort's split. Rows are ordered by (value, global row
+ * number: ranks in order, rows in order) and cut into P ranges, rank r
+ * holding the r-th: every value on rank r is <= every value on rank r + 1.
+ * The P - 1 splitters come from a sample: each rank takes one row at a
+ * pseudo-random place in each of up to 1024 equal strata of its rows (fewer
+ * with more than 256 ranks), the samples are gathered on every rank
+ * (MPI_Allgatherv) weighted by the rows each stands for, and every rank
+ * picks the same weighted quantiles. Ties are broken by row number, so a
+ * value held by many rows (skew, or every value equal) is spread over
+ * neighbouring ranks instead of landing on one: the ranks' row counts stay
+ * near total / P (exactly, when every rank has at most 1024 rows) whatever
+ * the values' distribution. Rows of one value can thus sit on two or more
+ * neighbouring ranks; use HASH to keep equal values together.
+ *
+ * Each rank packs its rows for the others one column at a time (a counting
+ * pass, then one scatter pass a column; the rows that stay on the rank go
+ * straight to *out, never through MPI) and posts that column's exchange
+ * (MPI_Ialltoallv) before packing the next, so the packing of one overlaps
+ * the exchange of the other (COPROC_MPI_OVERLAP=0, read at coproc_mpi_open,
+ * waits for each column's exchange instead: to measure what overlapping
+ * gives); the two send buffers are kept in m between calls. BLOCK sends from
+ * `in`'s memory, unpacked; over one rank every partitioning keeps the rows
+ * in order, and nothing is hashed or packed.
  *
  * Collective. On error on any rank every rank returns it (*out empty):
  * INVALID_ARGUMENT for tables that differ between ranks, a missing or
- * non-integer HASH column; OUT_OF_RANGE when one message would carry
- * 2^31 values or more.
+ * non-integer HASH or RANGE column; OUT_OF_RANGE when one message would carry
+ * 2^31 bytes or more.
  */
 COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                                               coproc_mpi_partitioning how, const char *column,
@@ -117,6 +153,48 @@ COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table 
 
 /* Free the table and its columns. NULL is a no-op. */
 COPROC_API void coproc_mpi_table_free(coproc_mpi_table *t);
+
+/* ---------------------------------------------------------------- joins */
+
+/* A distributed join's result and where this rank's time went. */
+typedef struct coproc_mpi_join {
+    uint64_t pairs;       /* every rank: the pairs of the whole join */
+    uint64_t local_pairs; /* this rank's */
+    /* With pairs asked for: this rank's pairs, as global row numbers of each side (row g of a
+     * side: the g-th of every rank's rows, ranks in order, rows in order), UINT64 host
+     * columns of local_pairs rows owned by the result, in no particular order. Else NULL. */
+    coproc_column *left_rows, *right_rows;
+    uint64_t left_in, right_in; /* this rank's rows of each side after the shuffle */
+    double seconds;             /* the whole call */
+    double pack_s;              /* the shuffle's local work (coproc_mpi_table.pack_s, both) */
+    double exchange_s;          /* the shuffle's time in MPI (coproc_mpi_table.exchange_s) */
+    double transfer_s;          /* the keys to the device, the pairs back */
+    double compute_s;           /* the local hash join (and the row numbers' lookup) */
+    double wait_s;              /* agreeing on the outcome and summing: the slowest rank */
+} coproc_mpi_join;
+
+/*
+ * An equi-join of two tables spread over the ranks, as coproc_hash_join over
+ * the union of every rank's rows: both sides shuffled by key hash
+ * (coproc_mpi_partition HASH, so every key's rows of both sides meet on one
+ * rank), each rank's keys uploaded to its runtime's device 0 and joined there
+ * (coproc_hash_join_count, or coproc_hash_join when `pairs` is non-zero: the
+ * hash table built on the left side), the counts summed on every rank.
+ * lkey and rkey name integer columns of the same type in left and right; only
+ * the key columns move (and, with pairs, each row's global row number).
+ * Limits per rank after the shuffle: those of coproc_hash_join (the left side
+ * at most 2^31 - 1 rows) and of coproc_mpi_partition.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty, its
+ * times kept): INVALID_ARGUMENT for a missing or non-integer key column, or
+ * key types that differ.
+ */
+COPROC_API coproc_status coproc_mpi_hash_join(coproc_mpi *m, const coproc_table *left,
+                                              const char *lkey, const coproc_table *right,
+                                              const char *rkey, int pairs, coproc_mpi_join *out);
+
+/* Free the result's columns. NULL is a no-op. */
+COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
 
 /* ---------------------------------------------------------------- aggregation */
 

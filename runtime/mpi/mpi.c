@@ -14,21 +14,23 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "coproc/mpi.h"
+#include "mpi_internal.h"
 
-#define MSG_LEN 512
+#if defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* Open MPI's extensions: MPIX_Query_cuda_support */
+#endif
+#endif
+
 #define MAX_KEYS 8
 #define MAX_AGGS 16
 #define MAX_DEVICES 64
 
-struct coproc_mpi {
-    MPI_Comm comm, local;
-    int rank, size, lrank, lsize;
-    coproc_runtime *rt;
-    char errmsg[MSG_LEN];
-};
+#define set_msg coproc_mpi_set_msg_
+#define agree coproc_mpi_agree_
+#define mix64 coproc_mpi_mix64_
 
-static void set_msg(char *buf, const char *fmt, ...)
+void coproc_mpi_set_msg_(char *buf, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -43,7 +45,7 @@ static void set_msg(char *buf, const char *fmt, ...)
  * every rank, its message in m->errmsg ("rank R: ..."). Two collectives when
  * one failed, one otherwise.
  */
-static coproc_status agree(coproc_mpi *m, coproc_status s, const char *msg, int64_t shape)
+coproc_status coproc_mpi_agree_(coproc_mpi *m, coproc_status s, const char *msg, int64_t shape)
 {
     int64_t mine[3] = {s != COPROC_OK ? m->rank : m->size, shape, -shape}, all[3];
     MPI_Allreduce(mine, all, 3, MPI_INT64_T, MPI_MIN, m->comm);
@@ -145,6 +147,19 @@ static coproc_status node_devices(coproc_mpi *m, const coproc_options *opts, con
     return (coproc_status)b.status;
 }
 
+/* Whether MPI says it takes device (CUDA) memory in its calls: 1 yes, 0 no, -1 it cannot say
+ * (no Open MPI extension). Open MPI's build-time answer first, then its run-time one. */
+static int gpu_aware(void)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() ? 1 : 0;
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    return 0;
+#else
+    return -1;
+#endif
+}
+
 coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_mpi **out)
 {
     if (out)
@@ -158,6 +173,9 @@ coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_
     MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL, &m->local);
     MPI_Comm_rank(m->local, &m->lrank);
     MPI_Comm_size(m->local, &m->lsize);
+    m->gpu_aware = gpu_aware();
+    const char *ov = getenv("COPROC_MPI_OVERLAP");
+    m->overlap = !(ov && strcmp(ov, "0") == 0);
 
     coproc_status s = COPROC_OK;
     char msg[MSG_LEN] = "";
@@ -223,6 +241,8 @@ void coproc_mpi_close(coproc_mpi *m)
     if (!m)
         return;
     coproc_close(m->rt);
+    free(m->scratch[0]);
+    free(m->scratch[1]);
     if (m->local != MPI_COMM_NULL)
         MPI_Comm_free(&m->local);
     if (m->comm != MPI_COMM_NULL)
@@ -258,6 +278,23 @@ int coproc_mpi_local_rank(const coproc_mpi *m)
 int coproc_mpi_local_size(const coproc_mpi *m)
 {
     return m ? m->lsize : 0;
+}
+
+int coproc_mpi_gpu_aware(const coproc_mpi *m)
+{
+    return m ? m->gpu_aware : -1;
+}
+
+void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes)
+{
+    if (bytes <= m->scratch_cap[i])
+        return m->scratch[i];
+    void *p = realloc(m->scratch[i], bytes); /* the old contents need not survive */
+    if (!p)
+        return NULL;
+    m->scratch[i] = p;
+    m->scratch_cap[i] = bytes;
+    return p;
 }
 
 const char *coproc_mpi_errmsg(const coproc_mpi *m)
@@ -473,13 +510,6 @@ static int cmp_rows(const void *pa, const void *pb, void *u)
 }
 
 /* ---- merging by key (rank 0) */
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static uint64_t hash_keys(const slot *row, int nkeys)
 {
@@ -1031,203 +1061,4 @@ void coproc_mpi_result_free(coproc_mpi_result *r)
     free(r->columns_);
     coproc_query_result_free(&r->local);
     memset(r, 0, sizeof *r);
-}
-
-/* ---------------------------------------------------------------- partitioning */
-
-#define MAX_COLUMNS 256
-
-/* The first global row of block r of T rows over P ranks (coproc_mpi_block). */
-static uint64_t block_first(uint64_t r, uint64_t T, uint64_t P)
-{
-    return (uint64_t)((unsigned __int128)T * r / P);
-}
-
-static int64_t int_value(const void *p, coproc_type t, uint64_t i)
-{
-    switch (t) {
-    case COPROC_INT32:
-        return ((const int32_t *)p)[i];
-    case COPROC_UINT32:
-        return ((const uint32_t *)p)[i];
-    case COPROC_UINT64:
-        return (int64_t)((const uint64_t *)p)[i];
-    default:
-        return ((const int64_t *)p)[i];
-    }
-}
-
-void coproc_mpi_table_free(coproc_mpi_table *t)
-{
-    if (!t)
-        return;
-    coproc_table_free(t->table);
-    for (int i = 0; i < t->ncolumns_; i++)
-        coproc_column_free(t->columns_[i]);
-    free(t->columns_);
-    memset(t, 0, sizeof *t);
-}
-
-coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
-                                   coproc_mpi_partitioning how, const char *column,
-                                   coproc_mpi_table *out)
-{
-    if (!m)
-        return COPROC_NULL_POINTER;
-    coproc_mpi_table scratch;
-    coproc_mpi_table *res = out ? out : &scratch;
-    memset(res, 0, sizeof *res);
-    char msg[MSG_LEN] = "";
-    coproc_status s = COPROC_OK;
-    int nc = in ? coproc_table_column_count(in) : 0, kc = -1;
-    uint64_t n = in ? coproc_table_rows(in) : 0;
-    if (!out || !in) {
-        s = COPROC_NULL_POINTER;
-        set_msg(msg, "coproc_mpi_partition: %s is NULL", out ? "in" : "out");
-    } else if (!m->rt) {
-        s = COPROC_INVALID_ARGUMENT;
-        set_msg(msg, "coproc_mpi_partition: the handle has no runtime (its open failed)");
-    } else if ((unsigned)how > COPROC_MPI_BLOCK || nc < 1 || nc > MAX_COLUMNS) {
-        s = COPROC_INVALID_ARGUMENT;
-        set_msg(msg, "coproc_mpi_partition: partitioning %d, %d columns (1..%d)", (int)how, nc,
-                MAX_COLUMNS);
-    }
-    if (s != COPROC_OK)
-        nc = 0;
-    /* ---- the columns' rows on the host, and the shape */
-    const void *data[MAX_COLUMNS];
-    void *owned[MAX_COLUMNS];
-    coproc_type type[MAX_COLUMNS];
-    uint64_t shape = 1469598103934665603ull ^ (uint64_t)how;
-    for (int c = 0; c < nc; c++) {
-        const coproc_column *col = coproc_table_column_at(in, c);
-        const char *name = coproc_table_column_name(in, c);
-        type[c] = coproc_column_type(col);
-        owned[c] = NULL;
-        data[c] = coproc_column_host_data(col);
-        if (!data[c] && n) {
-            owned[c] = malloc(n * coproc_type_size(type[c]));
-            if (!owned[c]) {
-                s = COPROC_HOST_OUT_OF_MEMORY;
-                set_msg(msg, "out of host memory downloading column %s", name);
-            } else if (coproc_column_download(col, owned[c], n) != COPROC_OK) {
-                s = COPROC_DRIVER_ERROR;
-                set_msg(msg, "downloading column %s: %s", name, coproc_errmsg(m->rt));
-            }
-            data[c] = owned[c];
-        }
-        shape = (shape ^ (uint64_t)type[c]) * 1099511628211ull;
-        for (const char *p = name; *p; p++)
-            shape = (shape ^ (uint8_t)*p) * 1099511628211ull;
-        if (how == COPROC_MPI_HASH && column && strcmp(name, column) == 0)
-            kc = c;
-    }
-    if (s == COPROC_OK && how == COPROC_MPI_HASH &&
-        (kc < 0 || type[kc] == COPROC_FLOAT32 || type[kc] == COPROC_FLOAT64)) {
-        s = COPROC_INVALID_ARGUMENT;
-        set_msg(msg, "coproc_mpi_partition: no integer column %s to hash",
-                column ? column : "(NULL)");
-    }
-    /* ---- where each row goes, grouped by destination (stable) */
-    int P = m->size;
-    int *dest = NULL;
-    uint64_t *perm = NULL;
-    long long *sendc = calloc(P, sizeof *sendc), *recvc = calloc(P, sizeof *recvc);
-    int *sc = calloc(P, sizeof *sc), *rc = calloc(P, sizeof *rc), *sd = calloc(P, sizeof *sd),
-        *rd = calloc(P, sizeof *rd);
-    if (s == COPROC_OK) {
-        dest = malloc((n ? n : 1) * sizeof *dest);
-        perm = malloc((n ? n : 1) * sizeof *perm);
-    }
-    if (s == COPROC_OK && (!dest || !perm || !sendc || !recvc || !sc || !rc || !sd || !rd)) {
-        s = COPROC_HOST_OUT_OF_MEMORY;
-        set_msg(msg, "out of host memory partitioning %llu rows", (unsigned long long)n);
-    }
-    coproc_status all = agree(m, s, msg, s == COPROC_OK ? (int64_t)(shape >> 2) : 0);
-    uint64_t offset = 0, total = 0, mine = s == COPROC_OK ? n : 0;
-    if (all == COPROC_OK) {
-        MPI_Exscan(&mine, &offset, 1, MPI_UINT64_T, MPI_SUM, m->comm);
-        if (m->rank == 0)
-            offset = 0;
-        MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, m->comm);
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t g = offset + i;
-            int d;
-            if (how == COPROC_MPI_ROUND_ROBIN) {
-                d = (int)(g % (uint64_t)P);
-            } else if (how == COPROC_MPI_HASH) {
-                d = (int)(mix64((uint64_t)int_value(data[kc], type[kc], i)) % (uint64_t)P);
-            } else {
-                d = (int)((unsigned __int128)g * (uint64_t)P / total);
-                while (d + 1 < P && g >= block_first(d + 1, total, P))
-                    d++;
-                while (d > 0 && g < block_first(d, total, P))
-                    d--;
-            }
-            dest[i] = d;
-            sendc[d]++;
-        }
-        uint64_t at[P > 0 ? P : 1], acc = 0;
-        for (int r = 0; r < P; r++)
-            at[r] = acc, acc += (uint64_t)sendc[r];
-        for (uint64_t i = 0; i < n; i++)
-            perm[at[dest[i]]++] = i;
-        MPI_Alltoall(sendc, 1, MPI_LONG_LONG, recvc, 1, MPI_LONG_LONG, m->comm);
-    }
-    /* ---- the output columns, allocated before any row moves */
-    uint64_t nout = 0;
-    for (int r = 0; all == COPROC_OK && r < P; r++)
-        nout += (uint64_t)recvc[r];
-    s = COPROC_OK;
-    msg[0] = '\0';
-    if (all == COPROC_OK) {
-        /* byte counts of the widest column must fit an int */
-        int fits = n * 8 <= INT32_MAX && nout * 8 <= INT32_MAX;
-        if (!fits) {
-            s = COPROC_OUT_OF_RANGE;
-            set_msg(msg, "%llu rows out, %llu in: one message would carry 2^31 bytes or more",
-                    (unsigned long long)n, (unsigned long long)nout);
-        }
-        res->columns_ = s == COPROC_OK ? calloc(nc, sizeof *res->columns_) : NULL;
-        if (s == COPROC_OK && !res->columns_) {
-            s = COPROC_HOST_OUT_OF_MEMORY;
-            set_msg(msg, "out of host memory");
-        }
-        if (s == COPROC_OK)
-            s = coproc_table_create(m->rt, &res->table);
-        for (int c = 0; c < nc && s == COPROC_OK; c++) {
-            s = coproc_column_host_alloc(m->rt, type[c], (size_t)nout, &res->columns_[c]);
-            if (s == COPROC_OK)
-                res->ncolumns_ = c + 1,
-                s = coproc_table_add(res->table, coproc_table_column_name(in, c), res->columns_[c]);
-        }
-        if (s != COPROC_OK && !msg[0])
-            set_msg(msg, "the partitioned table: %s", coproc_errmsg(m->rt));
-        all = agree(m, s, msg, 0);
-    }
-    /* ---- the rows, a column at a time */
-    char *buf = all == COPROC_OK ? malloc((n ? n : 1) * 8) : NULL;
-    if (all == COPROC_OK) { /* `all` is the same on every rank: each agrees or none */
-        set_msg(msg, "out of host memory for %llu rows of one column", (unsigned long long)n);
-        all = agree(m, buf ? COPROC_OK : COPROC_HOST_OUT_OF_MEMORY, msg, 0);
-    }
-    for (int c = 0; all == COPROC_OK && c < nc; c++) {
-        size_t w = coproc_type_size(type[c]);
-        for (uint64_t i = 0; i < n; i++)
-            memcpy(buf + i * w, (const char *)data[c] + perm[i] * w, w);
-        int so = 0, ro = 0;
-        for (int r = 0; r < P; r++) {
-            sc[r] = (int)(sendc[r] * (long long)w), sd[r] = so, so += sc[r];
-            rc[r] = (int)(recvc[r] * (long long)w), rd[r] = ro, ro += rc[r];
-        }
-        MPI_Alltoallv(buf, sc, sd, MPI_BYTE, coproc_column_host_data(res->columns_[c]), rc, rd,
-                      MPI_BYTE, m->comm);
-    }
-    free(buf);
-    for (int c = 0; c < nc; c++)
-        free(owned[c]);
-    free(dest), free(perm), free(sendc), free(recvc), free(sc), free(rc), free(sd), free(rd);
-    if (all != COPROC_OK)
-        coproc_mpi_table_free(res);
-    return all;
 }
