@@ -29,6 +29,7 @@
 typedef struct options {
     double sf;
     int repeat, device, resident, json, modes, compare, cold; /* modes: 1 fused, 2 operators, 3 both */
+    int strings; /* the string columns as strings, the queries comparing strings */
     int sweep[16], nsweep; /* --sweep: budgets in percent of the working set */
     const char *cache, *queries, *json_path, *timeline;
 } options;
@@ -38,13 +39,15 @@ static void usage(FILE *f)
     fprintf(f, "usage: coproc-ssb [--sf X] [--device N|auto] [--mode fused|operators|both]\n"
                "                  [--repeat N] [--queries q1.1,q3.2,...] [--resident]\n"
                "                  [--data-cache DIR] [--json FILE|-] [--timeline FILE.svg] [--compare [--cold]]\n"
-               "                  [--sweep 100,50,25,10]\n"
+               "                  [--sweep 100,50,25,10] [--strings]\n"
                "  --mpi ...       run distributed under mpirun (coproc-ssb --mpi --help)\n"
                "  --sf X          scale factor (default 1)\n"
                "  --device N      run every pipeline on device N (default auto: placement)\n"
                "  --mode M        fused, operators or both (default both; the speed-up needs both)\n"
                "  --repeat N      timed runs of each (default 3), the median reported\n"
                "  --resident      upload the tables to the device first (--device N, else 0)\n"
+               "  --strings       regions, nations, cities, brands, ... as dictionary-encoded\n"
+               "                  strings, the queries comparing strings\n"
                "  --data-cache D  where the generated data is kept (default $COPROC_CACHE_DIR/ssb,\n"
                "                  else ~/.cache/coproc/ssb)\n"
                "  --json FILE     the results as a versioned JSON document (- for stdout)\n"
@@ -139,7 +142,7 @@ int main(int argc, char **argv)
         {"data-cache", required_argument, 0, 'c'}, {"json", required_argument, 0, 'j'},
         {"timeline", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"compare", no_argument, 0, 'C'},      {"cold", no_argument, 0, 'k'},
-        {"sweep", required_argument, 0, 'B'},
+        {"sweep", required_argument, 0, 'B'},   {"strings", no_argument, 0, 'S'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -158,6 +161,7 @@ int main(int argc, char **argv)
         case 't': opt.timeline = optarg; break;
         case 'C': opt.compare = 1; break;
         case 'k': opt.cold = 1; break;
+        case 'S': opt.strings = 1; break;
         case 'B':
             for (char *p = optarg; *p && opt.nsweep < 16;) {
                 char *end;
@@ -259,7 +263,9 @@ int main(int argc, char **argv)
             bw[d] = 0;
     }
     ssb_tables tables;
-    s = ssb_tables_open(rt, &db, opt.resident ? (opt.device >= 0 ? opt.device : 0) : -1, &tables);
+    int where = opt.resident ? (opt.device >= 0 ? opt.device : 0) : -1;
+    s = opt.strings ? ssb_tables_open_strings(rt, &db, where, &tables)
+                    : ssb_tables_open(rt, &db, where, &tables);
     if (s != COPROC_OK) {
         fprintf(stderr, "coproc-ssb: tables: %s\n", coproc_errmsg(rt));
         coproc_close(rt);

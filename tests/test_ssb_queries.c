@@ -93,6 +93,36 @@ static void test_ssb_plans(void **state)
     ssb_free(&big);
 }
 
+/* The string columns as strings (dictionary-encoded, dbgen's values) and
+ * the queries comparing strings: the same answers, fused without falling
+ * back, and one operator at a time; host columns, and resident on the CPU
+ * path. */
+static void each_strings(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    const ssb_db *db = user;
+    ssb_tables t;
+    assert_int_equal(ssb_tables_open_strings(rt, db, -1, &t), COPROC_OK);
+    for (int mode = 0; mode < 2; mode++)
+        for (int q = 0; q < SSB_NQUERIES; q++)
+            check_query(rt, &t, db, q, mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED, path);
+    ssb_tables_close(&t);
+    if (strcmp(path, "cpu-path") == 0) {
+        assert_int_equal(ssb_tables_open_strings(rt, db, device, &t), COPROC_OK);
+        for (int q = 0; q < SSB_NQUERIES; q++)
+            check_query(rt, &t, db, q, COPROC_QUERY_FUSED, path);
+        ssb_tables_close(&t);
+    }
+}
+
+static void test_ssb_strings(void **state)
+{
+    (void)state;
+    ssb_db db;
+    assert_int_equal(ssb_generate(0.01, &db), 0);
+    test_each_device_path(each_strings, &db);
+    ssb_free(&db);
+}
+
 /* Resident data: the tables uploaded to the device, the same answers. */
 static void test_ssb_resident(void **state)
 {
@@ -140,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_ssb_resident),
         cmocka_unit_test(test_ssb_plans),
         cmocka_unit_test(test_ssb_hybrid),
+        cmocka_unit_test(test_ssb_strings),
     };
     /* COPROC_TEST_HYBRID_ONLY: the hybrid runs alone (the two-device suite). */
     if (getenv("COPROC_TEST_HYBRID_ONLY"))

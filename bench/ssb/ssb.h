@@ -184,6 +184,11 @@ const char *ssb_query_sql(int q);
  * dimension arrays (indexed by key - 1). Fills *out; returns 0, -1 for a bad
  * q or out of memory (then *out is empty). Q1.x always return one row. */
 int ssb_reference_run(const ssb_db *db, int q, ssb_result *out);
+/* Query q's ORDER BY over its result columns, with the tie-breaks, as the
+ * reference sorts: 1-based column numbers, negative descending, 0 ending it. */
+const int *ssb_result_order(int q);
+/* Sort r's rows by such an order. */
+void ssb_result_sort(ssb_result *r, const int *order);
 
 /* Free out's values and empty it. */
 void ssb_result_free(ssb_result *r);

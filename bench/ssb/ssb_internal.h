@@ -37,8 +37,4 @@ int ssb__alloc(ssb_db *db);
 /* Fold len bytes into the running hash h (ssb_checksum and the cache's checks). */
 uint64_t ssb__hash_bytes(uint64_t h, const void *data, size_t len);
 
-/* Sort r's rows by order[]: result columns numbered from 1, negative for
- * descending, 0 ends the list. */
-void ssb__result_sort(ssb_result *r, const int *order);
-
 #endif

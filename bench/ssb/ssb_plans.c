@@ -2,14 +2,90 @@
  * them: each dimension filtered into a join table (a semi join where the
  * query needs none of its columns), lineorder streamed past them, the sum
  * grouped by the dimensions' attributes, then ordered. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ssb_plans.h"
 
-coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, ssb_tables *out)
+/* ---------------------------------------------------------------- strings */
+
+static const char *const month_names[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+/* A string column of the queries: its code's dbgen string into buf (NULL for
+ * a code that is none), and back. Brands print as four digits ("MFGR#2201"),
+ * so that their byte order is their code order. */
+typedef struct string_col {
+    const char *name;
+    const char *(*to_string)(int32_t code, char *buf);
+    int32_t (*to_code)(const char *s);
+} string_col;
+
+static const char *region_s(int32_t c, char *buf) { (void)buf; return ssb_region_name(c); }
+static const char *nation_s(int32_t c, char *buf) { (void)buf; return ssb_nation_name(c); }
+static const char *city_s(int32_t c, char *buf) { return ssb_city_name(c, buf); }
+static const char *mfgr_s(int32_t c, char *buf)
+{
+    snprintf(buf, 16, "MFGR#%d", (int)c);
+    return ssb_mfgr_code(buf) == c ? buf : NULL;
+}
+static const char *category_s(int32_t c, char *buf)
+{
+    snprintf(buf, 16, "MFGR#%d", (int)c);
+    return ssb_category_code(buf) == c ? buf : NULL;
+}
+static const char *brand_s(int32_t c, char *buf)
+{
+    snprintf(buf, 16, "MFGR#%04d", (int)c);
+    return ssb_brand_code(buf) == c ? buf : NULL;
+}
+static const char *yearmonth_s(int32_t c, char *buf)
+{
+    if (c % 100 < 1 || c % 100 > 12)
+        return NULL;
+    snprintf(buf, 16, "%s%d", month_names[c % 100 - 1], (int)(c / 100));
+    return buf;
+}
+
+static const string_col string_cols[] = {
+    {"c_region", region_s, ssb_region_code},   {"s_region", region_s, ssb_region_code},
+    {"c_nation", nation_s, ssb_nation_code},   {"s_nation", nation_s, ssb_nation_code},
+    {"c_city", city_s, ssb_city_code},         {"s_city", city_s, ssb_city_code},
+    {"p_mfgr", mfgr_s, ssb_mfgr_code},         {"p_category", category_s, ssb_category_code},
+    {"p_brand1", brand_s, ssb_brand_code},     {"d_yearmonth", yearmonth_s, ssb_yearmonth_code},
+};
+
+static const string_col *string_col_of(const char *name)
+{
+    for (size_t i = 0; i < sizeof string_cols / sizeof string_cols[0]; i++)
+        if (strcmp(string_cols[i].name, name) == 0)
+            return &string_cols[i];
+    return NULL;
+}
+
+/* The column's codes as strings, dictionary-encoded where device says. */
+static coproc_status encode(coproc_runtime *rt, const string_col *sc, const ssb_column *c,
+                            int device, coproc_column **out)
+{
+    char *buf = malloc((c->rows ? c->rows : 1) * 16);
+    const char **v = malloc((c->rows ? c->rows : 1) * sizeof *v);
+    coproc_status s = buf && v ? COPROC_OK : COPROC_HOST_OUT_OF_MEMORY;
+    for (size_t r = 0; r < c->rows && s == COPROC_OK; r++)
+        if (!(v[r] = sc->to_string(c->data[r], buf + r * 16)))
+            s = COPROC_INVALID_ARGUMENT;
+    if (s == COPROC_OK)
+        s = coproc_column_encode_strings(rt, device, v, c->rows, out);
+    free(buf);
+    free(v);
+    return s;
+}
+
+static coproc_status tables_open(coproc_runtime *rt, const ssb_db *db, int device, int strings,
+                                 ssb_tables *out)
 {
     memset(out, 0, sizeof *out);
+    out->strings = strings;
     coproc_status s = COPROC_OK;
     for (int t = 0; t < SSB_NTABLES && s == COPROC_OK; t++)
         s = coproc_table_create(rt, &out->t[t]);
@@ -18,7 +94,10 @@ coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, 
         if (ssb_column_at(db, i, &c) != 0 || out->ncols == 64)
             break;
         coproc_column *col;
-        if (device < 0)
+        const string_col *sc = strings ? string_col_of(c.name) : NULL;
+        if (sc)
+            s = encode(rt, sc, &c, device, &col);
+        else if (device < 0)
             s = coproc_column_wrap(rt, COPROC_INT32, c.data, c.rows, &col);
         else
             s = coproc_column_upload(rt, device, COPROC_INT32, c.data, c.rows, &col);
@@ -30,6 +109,17 @@ coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, 
     if (s != COPROC_OK)
         ssb_tables_close(out);
     return s;
+}
+
+coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, ssb_tables *out)
+{
+    return tables_open(rt, db, device, 0, out);
+}
+
+coproc_status ssb_tables_open_strings(coproc_runtime *rt, const ssb_db *db, int device,
+                                      ssb_tables *out)
+{
+    return tables_open(rt, db, device, 1, out);
 }
 
 void ssb_tables_close(ssb_tables *t)
@@ -51,17 +141,24 @@ typedef struct qb {
 
 static coproc_expr *col(qb *b, const char *name) { return coproc_expr_column(b->p, name); }
 static coproc_expr *num(qb *b, int64_t v) { return coproc_expr_int(b->p, v); }
+/* Column c's constant v: the code, or its string where c is a string column. */
+static coproc_expr *konst(qb *b, const char *c, int64_t v)
+{
+    const string_col *sc = b->t->strings ? string_col_of(c) : NULL;
+    char buf[16];
+    return sc ? coproc_expr_string(b->p, sc->to_string((int32_t)v, buf)) : num(b, v);
+}
 static coproc_expr *eq(qb *b, const char *c, int64_t v)
 {
-    return coproc_expr_compare(b->p, COPROC_CMP_EQ, col(b, c), num(b, v));
+    return coproc_expr_compare(b->p, COPROC_CMP_EQ, col(b, c), konst(b, c, v));
 }
 static coproc_expr *between(qb *b, const char *c, int64_t lo, int64_t hi)
 {
-    return coproc_expr_between(b->p, col(b, c), num(b, lo), num(b, hi));
+    return coproc_expr_between(b->p, col(b, c), konst(b, c, lo), konst(b, c, hi));
 }
 static coproc_expr *in2(qb *b, const char *c, int64_t x, int64_t y)
 {
-    coproc_expr *list[] = {num(b, x), num(b, y)};
+    coproc_expr *list[] = {konst(b, c, x), konst(b, c, y)};
     return coproc_expr_in(b->p, col(b, c), 2, list);
 }
 static coproc_expr *and2(qb *b, coproc_expr *x, coproc_expr *y) { return coproc_expr_and(b->p, x, y); }
@@ -293,6 +390,7 @@ int ssb_result_from_table(const coproc_table *t, int q, ssb_result *out)
     out->values = malloc((out->nrows ? out->nrows : 1) * n * sizeof *out->values);
     if (!out->values)
         return -1;
+    int decoded = 0;
     for (size_t r = 0; r < out->nrows; r++)
         for (int c = 0; c < n; c++) {
             const void *p = coproc_column_host_data(cols[c]);
@@ -304,7 +402,17 @@ int ssb_result_from_table(const coproc_table *t, int q, ssb_result *out)
             case COPROC_UINT64: v = (int64_t)((const uint64_t *)p)[r]; break;
             default: free(out->values); out->values = NULL; return -1;
             }
+            /* a string: back to the reference's code */
+            const string_col *sc = string_col_of(out->names[c]);
+            if (coproc_column_dictionary_size(cols[c]) >= 0) {
+                const char *str = coproc_column_dictionary_value(cols[c], (int)v);
+                v = sc && str ? sc->to_code(str) : -1;
+                decoded = 1;
+            }
             out->values[r * n + c] = v;
         }
+    /* String order (nations, cities) is not code order: the reference's. */
+    if (decoded)
+        ssb_result_sort(out, ssb_result_order(q));
     return 0;
 }

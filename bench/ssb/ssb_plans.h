@@ -15,9 +15,18 @@ typedef struct ssb_tables {
     coproc_table *t[SSB_NTABLES];
     coproc_column *cols[64];
     int ncols;
+    int strings; /* the queries' string columns are strings (ssb_tables_open_strings) */
 } ssb_tables;
 
 coproc_status ssb_tables_open(coproc_runtime *rt, const ssb_db *db, int device, ssb_tables *out);
+/* As ssb_tables_open, with the string columns the queries read (regions,
+ * nations, cities, p_mfgr, p_category, p_brand1, d_yearmonth) as strings -
+ * dictionary-encoded columns (coproc.h "strings") holding dbgen's values,
+ * e.g. "UNITED KI1", "MFGR#2221", "Dec1997" - and the plans built on them
+ * comparing strings. Results come back with the integer codes, as
+ * ssb_reference_run gives them. */
+coproc_status ssb_tables_open_strings(coproc_runtime *rt, const ssb_db *db, int device,
+                                      ssb_tables *out);
 void ssb_tables_close(ssb_tables *t);
 
 /* Build query q (SSB_Q1_1..) in plan p; *root its last node. Returns the

@@ -96,7 +96,7 @@ static int groups_add(groups *g, int64_t a, int64_t b, int64_t c, int64_t v)
 #define AGG (-1)
 
 /* The select list: each column a group key (0..2, as passed to groups_add)
- * or the sum; and the ORDER BY with the tie-breaks (as ssb__result_sort). */
+ * or the sum; and the ORDER BY with the tie-breaks (as ssb_result_sort). */
 typedef struct shape {
     int ncols;
     const char *names[5];
@@ -115,6 +115,22 @@ static const shape q42_shape = {4, {"d_year", "s_nation", "p_category", "profit"
 static const shape q43_shape = {4, {"d_year", "s_city", "p_brand1", "profit"},
                                 {0, 1, 2, AGG}, {1, 2, 3, 0}};
 
+static const shape *shape_of(int q)
+{
+    return q <= SSB_Q2_3   ? &q2_shape
+           : q == SSB_Q3_1 ? &q31_shape
+           : q <= SSB_Q3_4 ? &q3_city_shape
+           : q == SSB_Q4_1 ? &q41_shape
+           : q == SSB_Q4_2 ? &q42_shape
+                           : &q43_shape;
+}
+
+const int *ssb_result_order(int q)
+{
+    static const int none[1] = {0};
+    return q <= SSB_Q1_3 || q >= SSB_NQUERIES ? none : shape_of(q)->order;
+}
+
 static int emit(const groups *g, const shape *sh, ssb_result *out)
 {
     out->ncols = sh->ncols;
@@ -130,7 +146,7 @@ static int emit(const groups *g, const shape *sh, ssb_result *out)
                            (int64_t)(k & 0x1FFFFF)};
         for (int c = 0; c < sh->ncols; c++) *v++ = sh->src[c] == AGG ? g->sum[i] : keys[sh->src[c]];
     }
-    ssb__result_sort(out, sh->order);
+    ssb_result_sort(out, sh->order);
     return 0;
 }
 
@@ -257,12 +273,7 @@ int ssb_reference_run(const ssb_db *db, int q, ssb_result *out)
         groups g;
         rc = groups_init(&g, 1024);
         if (rc == 0) {
-            const shape *sh = q <= SSB_Q2_3   ? &q2_shape
-                              : q == SSB_Q3_1 ? &q31_shape
-                              : q <= SSB_Q3_4 ? &q3_city_shape
-                              : q == SSB_Q4_1 ? &q41_shape
-                              : q == SSB_Q4_2 ? &q42_shape
-                                              : &q43_shape;
+            const shape *sh = shape_of(q);
             rc = q <= SSB_Q2_3   ? run_q2(db, &dt, q, &g)
                  : q <= SSB_Q3_4 ? run_q3(db, &dt, q, &g)
                                  : run_q4(db, &dt, q, &g);

@@ -27,7 +27,7 @@ static int cmp_rows(const int64_t *a, const int64_t *b, const int *order)
 }
 
 /* Insertion sort: results have at most a few thousand rows, and it is plainly right. */
-void ssb__result_sort(ssb_result *r, const int *order)
+void ssb_result_sort(ssb_result *r, const int *order)
 {
     size_t w = (size_t)r->ncols;
     int64_t row[SSB_RESULT_MAXCOLS];
