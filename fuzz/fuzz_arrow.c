@@ -12,8 +12,8 @@
  * The rule this target keeps: an importer cannot know how large a buffer is,
  * so every buffer it may legally read under the Arrow C data interface is
  * backed by as many bytes as the struct claims - the data buffer by
- * (offset + length) elements of 8 bytes (the largest type, whatever the
- * format), the validity bitmap by (offset + length) bits, `buffers` and
+ * (offset + length + 1) elements of 8 bytes (the largest type, whatever the
+ * format; a utf8 array's offsets have one more than its rows), the validity bitmap by (offset + length) bits, `buffers` and
  * `children` by n_buffers and n_children entries. A claim too large to back
  * (over 1 MiB) gets NULL buffers instead, which the importer must refuse or
  * not read. Claims the specification forbids (negative length, offset,
@@ -170,9 +170,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *bytes, size_t size)
     const uint8_t *data = NULL;
     if (backed && !(flags & 128)) {
         int shift = flags & 256 ? 1 : 0; /* misaligned: the copy path */
-        p->data_block = malloc(rows * 8 + shift + 1);
+        /* one element more: a utf8 array's offsets buffer holds rows + 1 */
+        p->data_block = malloc((rows + 1) * 8 + shift + 1);
         uint8_t *d = p->data_block + shift;
-        for (uint64_t i = 0; i < rows * 8; i++)
+        for (uint64_t i = 0; i < (rows + 1) * 8; i++)
             d[i] = in.n ? in.p[i % in.n] : (uint8_t)i;
         data = d;
     }

@@ -234,7 +234,8 @@ static void test_arrow_zero_copy(void **state)
 static void test_arrow_unsupported_format(void **state)
 {
     coproc_runtime *rt = test_open(NULL);
-    static const char *formats[] = {"u", "c", "s", "C", "e", "b", "+s", "ii", "", "tdD"};
+    /* "u" (utf8) imports as strings: test_strings */
+    static const char *formats[] = {"c", "s", "C", "e", "b", "+s", "ii", "", "tdD"};
     for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
         test_rng r = {1};
         int released = 0, schema_released = 0;

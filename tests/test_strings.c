@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coproc/arrow.h"
 #include "coproc/query.h"
 #include "testlib.h"
 
@@ -293,10 +294,125 @@ static void test_bad_dictionaries(void **state)
     coproc_close(rt);
 }
 
+/* ---------------------------------------------------------------- Arrow */
+
+static int released;
+static void count_release(struct ArrowArray *a)
+{
+    released++;
+    a->release = NULL;
+}
+static void schema_noop(struct ArrowSchema *s) { s->release = NULL; }
+
+/* Each row's string of an imported column, against want[]. */
+static void expect_strings(coproc_runtime *rt, const coproc_column *c, const char *const *want,
+                           size_t n)
+{
+    assert_int_equal(coproc_column_length(c), n);
+    int32_t codes[16];
+    assert_ok(rt, coproc_column_download(c, codes, n));
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(coproc_column_dictionary_value(c, codes[i]), want[i]);
+}
+
+static void test_arrow_strings(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    coproc_column *c;
+    /* utf8, sliced by one: "zz" "" "ab" "zz" of "x" "zz" "" "ab" "zz" */
+    int32_t off[] = {0, 1, 3, 3, 5, 7};
+    const char bytes[] = "xzzabzz";
+    const void *ubuf[] = {NULL, off, bytes};
+    struct ArrowArray a = {.length = 4, .offset = 1, .n_buffers = 3, .buffers = ubuf,
+                           .release = count_release};
+    struct ArrowSchema su = {.format = "u", .release = schema_noop};
+    released = 0;
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &su, &a, &c));
+    assert_int_equal(released, 1);
+    const char *want_u[] = {"zz", "", "ab", "zz"};
+    expect_strings(rt, c, want_u, 4);
+    assert_int_equal(coproc_column_dictionary_size(c), 3);
+
+    /* export it: a dictionary array, read by hand */
+    struct ArrowSchema es;
+    struct ArrowArray ea;
+    assert_ok(rt, coproc_column_export_arrow(c, &es, &ea));
+    assert_string_equal(es.format, "i");
+    assert_non_null(es.dictionary);
+    assert_string_equal(es.dictionary->format, "u");
+    assert_non_null(ea.dictionary);
+    const int32_t *idx = ea.buffers[1];
+    const int32_t *doff = ea.dictionary->buffers[1];
+    const char *dbytes = ea.dictionary->buffers[2];
+    for (int i = 0; i < 4; i++) {
+        int32_t k = idx[i];
+        assert_true(k >= 0 && k < ea.dictionary->length);
+        assert_int_equal((size_t)(doff[k + 1] - doff[k]), strlen(want_u[i]));
+        assert_memory_equal(dbytes + doff[k], want_u[i], strlen(want_u[i]));
+    }
+    coproc_column_free(c);
+    ea.release(&ea); /* the export outlives its column */
+    es.release(&es);
+
+    /* a dictionary array: int8 indices, sliced, into an unsorted dictionary
+     * with a duplicate ("b" twice); large utf8 */
+    int64_t loff[] = {0, 1, 2, 3, 5};
+    const char lbytes[] = "bcbaa";
+    const void *dbuf[] = {NULL, loff, lbytes};
+    struct ArrowArray dict = {.length = 4, .n_buffers = 3, .buffers = dbuf,
+                              .release = count_release};
+    int8_t ind[] = {3, 0, 1, 2, 3, 0};
+    const void *ibuf[] = {NULL, ind};
+    struct ArrowArray da = {.length = 5, .offset = 1, .null_count = -1, .n_buffers = 2,
+                            .buffers = ibuf, .dictionary = &dict, .release = count_release};
+    struct ArrowSchema sd = {.format = "U", .release = schema_noop};
+    struct ArrowSchema si = {.format = "c", .dictionary = &sd, .release = schema_noop};
+    released = 0;
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &si, &da, &c));
+    const char *want_d[] = {"b", "c", "b", "aa", "b"};
+    expect_strings(rt, c, want_d, 5);
+    assert_int_equal(coproc_column_dictionary_size(c), 3); /* aa b c */
+    assert_string_equal(coproc_column_dictionary_value(c, 0), "aa");
+    coproc_column_free(c);
+
+    /* refused, the array kept by the caller: an index outside, nulls, a
+     * dictionary of numbers, a NUL inside a string, offsets going back */
+    int8_t bad_ind[] = {0, 4};
+    const void *bibuf[] = {NULL, bad_ind};
+    struct ArrowArray bad = {.length = 2, .n_buffers = 2, .buffers = bibuf, .dictionary = &dict,
+                             .release = count_release};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &si, &bad, &c));
+    assert_non_null(bad.release);
+    assert_null(c);
+    uint8_t valid = 0x5;
+    const void *nbuf[] = {&valid, ind};
+    struct ArrowArray nul = {.length = 3, .null_count = 1, .n_buffers = 2, .buffers = nbuf,
+                             .dictionary = &dict, .release = count_release};
+    assert_status(COPROC_UNSUPPORTED, coproc_column_import_arrow(rt, 0, &si, &nul, &c));
+    struct ArrowSchema snum = {.format = "i", .release = schema_noop};
+    struct ArrowSchema sidx = {.format = "c", .dictionary = &snum, .release = schema_noop};
+    struct ArrowArray da2 = da; /* da was taken over by the import above */
+    da2.release = count_release;
+    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_column_import_arrow(rt, 0, &sidx, &da2, &c));
+    int32_t zoff[] = {0, 3};
+    const char zbytes[] = {'a', '\0', 'b'};
+    const void *zbuf[] = {NULL, zoff, zbytes};
+    struct ArrowArray z = {.length = 1, .n_buffers = 3, .buffers = zbuf, .release = count_release};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &su, &z, &c));
+    int32_t back[] = {0, 2, 1};
+    const void *bbuf[] = {NULL, back, "abc"};
+    struct ArrowArray b = {.length = 2, .n_buffers = 3, .buffers = bbuf, .release = count_release};
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &su, &b, &c));
+    assert_non_null(b.release);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_dictionaries),
+        cmocka_unit_test(test_arrow_strings),
         cmocka_unit_test(test_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,13 @@
  * producers (pyarrow, DuckDB, Polars, ...) through the Arrow C Data Interface.
  *
  * Supported: non-nullable primitive arrays of formats "i" (int32), "l"
- * (int64), "I" (uint32), "L" (uint64), "f" (float32) and "g" (float64).
+ * (int64), "I" (uint32), "L" (uint64), "f" (float32) and "g" (float64); and
+ * strings (coproc.h "strings"): dictionary arrays with integer indices (c C
+ * s S i I l L) and a utf8 ("u") or large utf8 ("U") dictionary, and plain
+ * utf8 / large utf8 arrays, import as dictionary-encoded columns (the
+ * strings copied, the dictionary made sorted and distinct, the indices
+ * mapped onto it; nulls not yet: UNSUPPORTED); a column with a dictionary
+ * exports as a dictionary array (int32 indices, a utf8 dictionary).
  */
 #ifndef COPROC_ARROW_H
 #define COPROC_ARROW_H

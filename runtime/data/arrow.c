@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/arrow_strings.h"
 #include "data/column.h"
 #include "core/runtime.h"
 
@@ -68,6 +69,8 @@ coproc_status coproc_column_import_arrow(coproc_runtime *rt, int device,
                             schema->release ? "array" : "schema");
     if (!schema->format)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "the Arrow schema has no format");
+    if (coproc__arrow_is_strings(schema)) /* dictionary-encoded: arrow_strings.c */
+        return coproc__arrow_import_strings(rt, device, schema, array, out);
     coproc_type t;
     if (!type_of_format(schema->format, &t))
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "Arrow format \"%.32s\" is not supported "
@@ -155,6 +158,8 @@ coproc_status coproc_column_export_arrow(const coproc_column *col, struct ArrowS
     coproc_runtime *rt = col->rt;
     if (!schema || !array)
         return coproc__fail(rt, COPROC_NULL_POINTER, "%s is NULL", schema ? "array" : "schema");
+    if (col->dict) /* a string column: a dictionary array (arrow_strings.c) */
+        return coproc__arrow_export_strings(col, schema, array);
     const char *format = arrow_format(col->type);
     if (!format)
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "column type %s has no Arrow format",
