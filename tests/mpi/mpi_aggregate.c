@@ -14,25 +14,9 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
+#include "mpi_check.h"
 
 #define N 20011
-
-static int rank, failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
 
 /* The table's rows [first, first + n): id, g1 (0..6), g2 (-1..1), v (int32, +-), f (float64). */
 typedef struct data {
@@ -262,8 +246,6 @@ static void failing_rank(coproc_mpi *m, const data *mine, int bad)
                            .naggs = rank == bad ? 2 : naggs,
                            .aggs = aggs};
     s = coproc_mpi_aggregate(m, &q2, &res);
-    int size;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(s == (size > 1 ? COPROC_INVALID_ARGUMENT : COPROC_OK), "different shapes: %s",
           coproc_status_name(s));
     coproc_mpi_result_free(&res);
@@ -341,7 +323,6 @@ static void partitions(coproc_mpi *m, const data *mine, const data *whole, int s
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     coproc_options o;

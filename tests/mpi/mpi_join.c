@@ -11,31 +11,7 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
-
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                    \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "mpi_check.h"
 
 enum { DUPS, NEGATIVE, DISJOINT, EXTREMES };
 

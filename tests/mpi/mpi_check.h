@@ -1,0 +1,38 @@
+/* mpi_check.h - what the MPI test programs share: each rank's failure count
+ * and the CHECK that adds to it (the program ends by agreeing on the sum),
+ * a log that keeps quiet, and a deterministic mix for data. */
+#ifndef COPROC_MPI_CHECK_H
+#define COPROC_MPI_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "coproc.h"
+
+static int rank, size, failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static inline void quiet_log(void *u, coproc_log_level l, const char *m)
+{
+    (void)u, (void)l, (void)m;
+}
+
+/* splitmix64's finaliser: a well-spread value from z. */
+static inline uint64_t mix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#endif
