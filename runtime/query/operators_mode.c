@@ -528,17 +528,6 @@ static coproc_status eval_num(ctx *c, const coproc_expr *e, val *out)
 
 /* ---------------------------------------------------------------- predicates */
 
-static coproc_cmp cmp_swap(coproc_cmp op)
-{
-    switch (op) {
-    case COPROC_CMP_LT: return COPROC_CMP_GT;
-    case COPROC_CMP_LE: return COPROC_CMP_GE;
-    case COPROC_CMP_GT: return COPROC_CMP_LT;
-    case COPROC_CMP_GE: return COPROC_CMP_LE;
-    default: return op;
-    }
-}
-
 static coproc_filter single(const coproc_column *col, coproc_cmp op, coproc_value a)
 {
     coproc_filter f;
@@ -712,7 +701,7 @@ static coproc_status cmp_vals(ctx *c, coproc_cmp op, val a, val b, coproc_filter
     if (a.is_const) { /* column op constant */
         val x = a;
         a = b, b = x;
-        op = cmp_swap(op);
+        op = coproc__cmp_swap(op);
     }
     coproc_value k;
     const coproc_column *col = a.col;

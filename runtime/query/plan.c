@@ -106,6 +106,17 @@ int coproc__type_is_int(coproc_type t)
     return t == COPROC_INT32 || t == COPROC_INT64 || t == COPROC_UINT32 || t == COPROC_UINT64;
 }
 
+coproc_cmp coproc__cmp_swap(coproc_cmp op)
+{
+    switch (op) {
+    case COPROC_CMP_LT: return COPROC_CMP_GT;
+    case COPROC_CMP_LE: return COPROC_CMP_GE;
+    case COPROC_CMP_GT: return COPROC_CMP_LT;
+    case COPROC_CMP_GE: return COPROC_CMP_LE;
+    default: return op;
+    }
+}
+
 int coproc__schema_find(const coproc__schema *s, const char *name)
 {
     for (int i = 0; i < s->n; i++)

@@ -117,6 +117,9 @@ struct coproc_plan {
 /* Index of `name` in s, or -1. */
 int coproc__schema_find(const coproc__schema *s, const char *name);
 
+/* The comparison with its operands swapped: a < b is b > a. */
+coproc_cmp coproc__cmp_swap(coproc_cmp op);
+
 /* Record the first error building p (later ones are consequences of it);
  * returns NULL. */
 void *coproc__plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)

@@ -47,17 +47,6 @@ static coproc_expr *compare(coproc_plan *p, coproc_cmp op, coproc_expr *col,
     }
 }
 
-static coproc_cmp flipped(coproc_cmp op)
-{
-    switch (op) {
-    case COPROC_CMP_LT: return COPROC_CMP_GT;
-    case COPROC_CMP_LE: return COPROC_CMP_GE;
-    case COPROC_CMP_GT: return COPROC_CMP_LT;
-    case COPROC_CMP_GE: return COPROC_CMP_LE;
-    default: return op;
-    }
-}
-
 static coproc_expr *fail_two(coproc_plan *p, const char *label)
 {
     coproc__plan_fail(p, COPROC_UNSUPPORTED,
@@ -77,7 +66,7 @@ coproc_expr *coproc__resolve_strings(coproc_plan *p, const char *label, coproc_e
         if (da && e->b->kind == COPROC__QE_STRING)
             return compare(p, e->cmp, e->a, da, e->b->name);
         if (db && e->a->kind == COPROC__QE_STRING)
-            return compare(p, flipped(e->cmp), e->b, db, e->a->name);
+            return compare(p, coproc__cmp_swap(e->cmp), e->b, db, e->a->name);
         if (da && db && !coproc__dict_same(da, db))
             return fail_two(p, label);
         return e;
