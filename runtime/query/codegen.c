@@ -457,6 +457,9 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     if (j->njoin_keys > 1)
         return fail(g, "%s: a key of %d columns (a fused table hashes one)", j->label,
                     j->njoin_keys);
+    if (j->key_remap[0])
+        return fail(g, "%s: strings of two dictionaries (their codes are mapped first)",
+                    j->label);
     if (!bp->src)
         return fail(g, "%s: the build side has not run", j->label);
     int jb = g->k->nbuilds++;
@@ -1075,6 +1078,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         if (j->njoin_keys > 1) {
             fail(&g, "%s: a key of %d columns (a fused table hashes one)", j->label,
                  j->njoin_keys);
+        } else if (j->key_remap[0]) {
+            fail(&g, "%s: strings of two dictionaries (their codes are mapped first)", j->label);
         } else if (!b || b->table != q->src) {
             fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
         } else {

@@ -42,6 +42,7 @@
 #include "core/runtime.h"
 #include "data/column.h"
 #include "query/plan.h"
+#include "data/dictionary.h"
 #include "query/run.h"
 
 /* A node's output while running: host columns in the node's schema order.
@@ -905,6 +906,31 @@ static coproc_status op_failed(ctx *c, coproc_status s, const char *what)
     return coproc__fail(c->rt, s, "%s: %s: %s", LABEL(c), what, msg);
 }
 
+/* Probe key k as the build side's codes where the two sides' strings have
+ * different dictionaries (plan.h, key_remap): each code looked up in the
+ * map, -1 where the build side lacks the string (it then matches nothing). */
+static coproc_status remap_key(ctx *c, const coproc_node *n, int k, const coproc_column **key)
+{
+    const int32_t *map = n->key_remap[k];
+    if (!map)
+        return COPROC_OK;
+    int pi = coproc__schema_find(&n->in->schema, n->probe_keys[k]);
+    const struct coproc__dict *d = n->in->schema.dicts[pi];
+    coproc_column *m, *mapped;
+    const coproc_column *pos;
+    coproc_status s = coproc_column_host_alloc(c->rt, COPROC_INT32, (size_t)d->n, &m);
+    if (s != COPROC_OK)
+        return op_failed(c, s, "string key map");
+    if (d->n)
+        memcpy(coproc_column_host_data(m), map, (size_t)d->n * sizeof *map);
+    if ((s = tmp_push(c, m)) != COPROC_OK ||
+        (s = do_cast(c, *key, COPROC_UINT32, &pos)) != COPROC_OK || /* codes are >= 0 */
+        (s = do_gather(c, m, pos, &mapped)) != COPROC_OK)
+        return s;
+    *key = mapped;
+    return COPROC_OK;
+}
+
 /* A join on several key columns: coproc_hash_join_keys or
  * coproc_semi_join_keys over host copies of the keys (types made to agree
  * pairwise as for one key). */
@@ -921,7 +947,8 @@ static coproc_status run_join_composite(ctx *c, const coproc_node *n, rel *probe
             return coproc__fail(c->rt, COPROC_INVALID_ARGUMENT, "%s: a key column is missing",
                                 n->label);
         pk[k] = probe->cols[pi], bk[k] = build->cols[bi];
-        if ((s = join_keys(c, &pk[k], &bk[k])) == COPROC_OK &&
+        if ((s = remap_key(c, n, k, &pk[k])) == COPROC_OK &&
+            (s = join_keys(c, &pk[k], &bk[k])) == COPROC_OK &&
             (s = host_key(c, pk[k], &pk[k])) == COPROC_OK)
             s = host_key(c, bk[k], &bk[k]);
     }
@@ -967,7 +994,9 @@ static coproc_status run_join(ctx *c, const coproc_node *n, rel *probe, rel *bui
     if (pi < 0 || bi < 0)
         return coproc__fail(c->rt, COPROC_INVALID_ARGUMENT, "%s: a key column is missing", n->label);
     const coproc_column *pk = probe->cols[pi], *bk = build->cols[bi];
-    coproc_status s = join_keys(c, &pk, &bk);
+    coproc_status s = remap_key(c, n, 0, &pk);
+    if (s == COPROC_OK)
+        s = join_keys(c, &pk, &bk);
     if (s != COPROC_OK)
         return s;
     coproc_op o;

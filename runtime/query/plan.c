@@ -69,6 +69,9 @@ void coproc_plan_free(coproc_plan *p)
         free(n->build_key);
         free_names(n->probe_keys, n->njoin_keys);
         free_names(n->build_keys, n->njoin_keys);
+        for (int k = 0; n->key_remap && k < n->njoin_keys; k++)
+            free(n->key_remap[k]);
+        free(n->key_remap);
         for (int i = 0; i < n->naggs; i++)
             free(n->aggs[i].name);
         free(n->aggs);
@@ -628,22 +631,35 @@ coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc
         return NULL;
     n->build = build;
     n->join = kind;
+    if (!(n->key_remap = calloc(nkeys, sizeof *n->key_remap)))
+        return oom(p, n);
+    n->njoin_keys = nkeys; /* what the plan frees */
     for (int k = 0; k < nkeys; k++) {
         int pi = int_key(p, n, &probe->schema, probe_keys[k], "probe");
         int bi = pi < 0 ? -1 : int_key(p, n, &build->schema, build_keys[k], "build");
         if (bi < 0)
             return NULL;
-        /* codes of two dictionaries name different strings */
-        if (!coproc__dict_same(probe->schema.dicts[pi], build->schema.dicts[bi]))
+        const struct coproc__dict *pd = probe->schema.dicts[pi], *bd = build->schema.dicts[bi];
+        if (!pd != !bd)
             return coproc__plan_fail(p, COPROC_UNSUPPORTED,
-                             "%s: key \"%s\" and key \"%s\" are not strings of one dictionary "
-                             "(a string key joins a string key of the same strings)",
-                             n->label, probe_keys[k], build_keys[k]);
+                                     "%s: key \"%s\" and key \"%s\": a string joins a string",
+                                     n->label, probe_keys[k], build_keys[k]);
+        /* codes of two dictionaries name different strings: the probe's
+         * codes are mapped onto the build's */
+        if (pd && !coproc__dict_same(pd, bd)) {
+            if (!(n->key_remap[k] = malloc(((size_t)pd->n + 1) * sizeof **n->key_remap)))
+                return oom(p, n);
+            for (int32_t i = 0; i < pd->n; i++) {
+                size_t len;
+                const char *v = coproc__dict_value(pd, i, &len);
+                int32_t b = coproc__dict_lower(bd, v, len, 0);
+                n->key_remap[k][i] = b < coproc__dict_lower(bd, v, len, 1) ? b : -1;
+            }
+        }
     }
     if (!(n->probe_keys = calloc(nkeys, sizeof *n->probe_keys)) ||
         !(n->build_keys = calloc(nkeys, sizeof *n->build_keys)))
         return oom(p, n);
-    n->njoin_keys = nkeys;
     for (int k = 0; k < nkeys; k++)
         if (!(n->probe_keys[k] = strdup(probe_keys[k])) ||
             !(n->build_keys[k] = strdup(build_keys[k])))

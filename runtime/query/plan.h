@@ -99,6 +99,10 @@ struct coproc_node {
     char *probe_key, *build_key; /* JOIN: its (first) key columns */
     int njoin_keys;              /* JOIN: key columns a side (1: probe_key = build_key) */
     char **probe_keys, **build_keys; /* JOIN: all njoin_keys of them */
+    /* JOIN: for a string key whose two sides have different dictionaries,
+     * each probe code's build code (-1: the string is not there), made when
+     * the node is built; else NULL. The join then runs one operator at a time. */
+    int32_t **key_remap;
     int naggs;                   /* GROUP_BY */
     coproc__agg *aggs;
     coproc__schema schema;
