@@ -1,11 +1,12 @@
 /* composite_keys.c - group-by and joins over several integer key columns
  * (coproc.h, "composite keys"), built on the single-key operators.
  *
- * The key columns of a row are folded into one UINT64 key that orders as the
- * combinations do (first column most significant): each column becomes a
- * digit, value - min when its range is under 2^32, else its dense rank among
- * the distinct values; digits fold in mixed radix, and the key so far is
- * ranked again where the radix would pass 2^64. So the fold never loses a
+ * The key columns of a row are folded into one UINT64 key (UINT32 when every
+ * combination fits) that orders as the combinations do (first column most
+ * significant): each column becomes a digit, value - min when its range is
+ * under 2^32, else its dense rank among the distinct values; digits fold in
+ * mixed radix (cl/composite.cl on devices, a loop over host columns), and
+ * the key so far is ranked again where the radix would pass 2^64. So the fold never loses a
  * combination and never merges two: the answer is exact for any values. For
  * a join both sides are folded with the same digits (ranges and ranks over
  * the two sides together), so equal combinations get equal keys. */
