@@ -91,7 +91,8 @@ typedef enum coproc_mpi_partitioning {
     COPROC_MPI_ROUND_ROBIN = 0, /* row i of all (ranks in order, rows in order) to rank i mod P */
     COPROC_MPI_HASH,            /* each row to the rank a hash of its integer column picks */
     COPROC_MPI_BLOCK,           /* all rows in order cut into P blocks of (nearly) equal length */
-    COPROC_MPI_RANGE            /* by the value of an integer column, ranks' ranges ascending */
+    COPROC_MPI_RANGE,           /* by the value of an integer column, ranks' ranges ascending */
+    COPROC_MPI_REPLICATE        /* every row to every rank: a small build side broadcast */
 } coproc_mpi_partitioning;
 
 /* A table made by coproc_mpi_partition: host columns owned by it. */
@@ -140,7 +141,9 @@ typedef struct coproc_mpi_table {
  * waits for each column's exchange instead: to measure what overlapping
  * gives); the two send buffers are kept in m between calls. BLOCK sends from
  * `in`'s memory, unpacked; over one rank every partitioning keeps the rows
- * in order, and nothing is hashed or packed.
+ * in order, and nothing is hashed or packed. REPLICATE gives every rank all
+ * the rows (ranks in order, rows in order), sent from `in`'s memory: a small
+ * table every rank joins against (a dimension broadcast).
  *
  * Collective. On error on any rank every rank returns it (*out empty):
  * INVALID_ARGUMENT for tables that differ between ranks, a missing or

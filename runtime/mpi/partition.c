@@ -246,7 +246,7 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     } else if (!m->rt) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: the handle has no runtime (its open failed)");
-    } else if ((unsigned)how > COPROC_MPI_RANGE || nc < 1 || nc > MAX_COLUMNS) {
+    } else if ((unsigned)how > COPROC_MPI_REPLICATE || nc < 1 || nc > MAX_COLUMNS) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: partitioning %d, %d columns (1..%d)", (int)how, nc,
                 MAX_COLUMNS);
@@ -289,8 +289,10 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     }
     /* ---- every buffer but the output, before the first agreement */
     int P = m->size;
-    /* rows that keep their order: BLOCK, and any partitioning over one rank */
-    int inorder = how == COPROC_MPI_BLOCK || P == 1;
+    /* rows that keep their order: BLOCK, REPLICATE, and any partitioning over
+     * one rank; REPLICATE sends all of them to every rank */
+    int replicate = how == COPROC_MPI_REPLICATE;
+    int inorder = how == COPROC_MPI_BLOCK || replicate || P == 1;
     uint64_t cap = sample_cap(P), k = 0;
     work w;
     memset(&w, 0, sizeof w);
@@ -333,7 +335,10 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     in_mpi += MPI_Wtime() - tm;
     /* ---- where each row goes: a counting pass */
     if (all == COPROC_OK) {
-        if (inorder) {
+        if (replicate) {
+            for (int d = 0; d < P; d++)
+                w.sendc[d] = (long long)n;
+        } else if (inorder) {
             for (int d = 0; d < P; d++) { /* [offset, offset + n) meets block d */
                 uint64_t lo = block_first(d, total, P), hi = block_first(d + 1, total, P);
                 lo = lo > offset ? lo : offset, hi = hi < offset + n ? hi : offset + n;
@@ -418,7 +423,7 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                 w.cur[r] = outp + ro;
             else
                 w.cur[r] = (char *)buf[b] + so;
-            so += inorder || !here ? (int)(w.sendc[r] * (long long)wd) : 0;
+            so += !replicate && (inorder || !here) ? (int)(w.sendc[r] * (long long)wd) : 0;
             ro += (int)(w.recvc[r] * (long long)wd);
         }
         const char *sendp;

@@ -276,6 +276,44 @@ static void hash_types(coproc_mpi *m)
         coproc_column_free(c32[c]), coproc_column_free(c64[c]);
 }
 
+/* REPLICATE: every rank ends with every rank's rows, in rank order; for
+ * each row-count pattern, checked on every rank against the rows made here. */
+static void replicate_cases(coproc_mpi *m)
+{
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    for (int pattern = 0; pattern < NSIZES; pattern++) {
+        uint64_t share = 77, first = 0, n = rows_of(pattern, rank, share), total = 0;
+        for (int r = 0; r < size; r++) {
+            if (r < rank)
+                first += rows_of(pattern, r, share);
+            total += rows_of(pattern, r, share);
+        }
+        coproc_column *cols[3] = {0};
+        coproc_table *t = make_table(rt, UNIFORM, COPROC_INT32, first, n, cols);
+        coproc_mpi_table out;
+        coproc_status s = coproc_mpi_partition(m, t, COPROC_MPI_REPLICATE, NULL, &out);
+        CHECK(s == COPROC_OK, "replicate (%s): %s", sizes_name[pattern], coproc_mpi_errmsg(m));
+        if (s == COPROC_OK) {
+            CHECK(coproc_table_rows(out.table) == total, "replicate (%s): %zu rows, want %llu",
+                  sizes_name[pattern], coproc_table_rows(out.table), (unsigned long long)total);
+            const int64_t *g = coproc_column_host_data(coproc_table_column(out.table, "g"));
+            const double *f = coproc_column_host_data(coproc_table_column(out.table, "f"));
+            const int32_t *k = coproc_column_host_data(coproc_table_column(out.table, "k"));
+            for (uint64_t i = 0; i < total && i < coproc_table_rows(out.table); i++) {
+                int64_t sv;
+                uint64_t uv;
+                value(UNIFORM, COPROC_INT32, i, &sv, &uv);
+                CHECK(g[i] == (int64_t)i && f[i] == 0.5 * (double)i && k[i] == (int32_t)sv,
+                      "replicate (%s): row %llu", sizes_name[pattern], (unsigned long long)i);
+            }
+            coproc_mpi_table_free(&out);
+        }
+        coproc_table_free(t);
+        for (int c = 0; c < 3; c++)
+            coproc_column_free(cols[c]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -301,6 +339,7 @@ int main(int argc, char **argv)
                 for (int si = 0; si < 2; si++, cases++)
                     range_case(m, d, types[ti], p, shares[si]);
     hash_types(m);
+    replicate_cases(m);
     coproc_mpi_close(m);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
