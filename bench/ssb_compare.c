@@ -187,6 +187,8 @@ int ssb_compare(coproc_runtime *rt, const ssb_db *db, const ssb_tables *tables, 
     json_object_set_new(c, "queries", jq);
     json_object_set_new(c, "all", all);
     json_object_set_new(c, "cold", json_boolean(cold));
+    if (ndev > 1 && ssb_together(rt, db, run_q, quiet, c) != 0)
+        all_ok = 0;
     json_object_set_new(doc, "compare", c);
     return all_ok ? 0 : -1;
 }

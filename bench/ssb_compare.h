@@ -17,6 +17,12 @@
 int ssb_compare(coproc_runtime *rt, const ssb_db *db, const ssb_tables *tables, const int *run_q,
                 int repeat, int cold, int quiet, json_t *doc);
 
+/* Every query run_q[] marks submitted at once, hybrid and placed, on
+ * fresh tables; the makespans (runtime clock) go under "together" in doc
+ * (the "compare" object) and are printed unless quiet. Returns 0 when every
+ * result was verified (ssb_together.c). */
+int ssb_together(coproc_runtime *rt, const ssb_db *db, const int *run_q, int quiet, json_t *doc);
+
 /* The device the static rule (Trueno-DB's) picks, from each device's
  * estimate of the whole query (the sum of its pipelines' estimates; <= 0:
  * none). */

@@ -33,7 +33,9 @@ coproc_status coproc__copy_bandwidth(coproc_runtime *rt, coproc__device *dev, si
     if (s != COPROC_OK)
         goto done;
     cl_uint zero = 0;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueFillBuffer(dev->queue, in, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    coproc__submit_end(dev);
     if (err != CL_SUCCESS) {
         s = coproc__fail_cl(rt, err, "copy bandwidth: clEnqueueFillBuffer");
         goto done;

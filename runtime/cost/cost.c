@@ -19,8 +19,10 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t)
     t->timed = 1;
     t->programs_made = atomic_load(&dev->programs_made);
     t->wall_start = coproc__now();
+    coproc__submit_begin(dev);
     if (clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &t->start) != CL_SUCCESS)
         t->start = NULL;
+    coproc__submit_end(dev);
 }
 
 void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, coproc__op_kind k)
@@ -60,7 +62,12 @@ static double device_seconds(coproc__device *dev, cl_event start)
 {
     cl_event end = NULL;
     double seconds = -1;
-    if (!start || clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end) != CL_SUCCESS)
+    if (!start)
+        return -1;
+    coproc__submit_begin(dev);
+    cl_int err = clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &end);
+    coproc__submit_end(dev);
+    if (err != CL_SUCCESS)
         return -1;
     if (coproc__wait_event(dev, end) == CL_SUCCESS)
         seconds = coproc__device_event_seconds(dev, start, end);

@@ -314,7 +314,9 @@ void coproc_column_free(coproc_column *col)
         for (int i = 0; i < col->rt->device_count; i++)
             coproc__residency_forget(&col->rt->devices[i], col);
         if (col->pinned) {
+            coproc__submit_begin(col->pinned_dev);
             clEnqueueUnmapMemObject(col->pinned_dev->queue, col->pinned, col->host, 0, NULL, NULL);
+            coproc__submit_end(col->pinned_dev);
             coproc__finish(col->pinned_dev, col->pinned_dev->queue);
             clReleaseMemObject(col->pinned);
         } else if (col->host_owned) {
@@ -343,7 +345,9 @@ coproc_status coproc__column_copy(coproc_runtime *rt, coproc__device *dev,
     size_t bytes = src->length * coproc_type_size(src->type);
     if (s != COPROC_OK || bytes == 0)
         return s;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueCopyBuffer(dev->queue, src->mem, (*out)->mem, 0, 0, bytes, 0, NULL, NULL);
+    coproc__submit_end(dev);
     if (err != CL_SUCCESS) {
         coproc_column_free(*out);
         *out = NULL;

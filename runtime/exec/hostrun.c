@@ -135,7 +135,9 @@ static coproc_status to_host(coproc_runtime *rt, coproc__device *dev, coproc_col
         }
         s = coproc_column_wrap(rt, d->type, p, d->length, out);
         if (s != COPROC_OK) {
+            coproc__submit_begin(dev);
             clEnqueueUnmapMemObject(dev->queue, d->mem, p, 0, NULL, NULL);
+            coproc__submit_end(dev);
             coproc_column_free(d);
             return s;
         }

@@ -70,7 +70,9 @@ static coproc_status stream_copy(stream *st, size_t k)
     }
     /* Submit now, so the copy runs while the caller computes (GPU drivers batch). */
     cl_command_queue q = st->dev->copy_queue ? st->dev->copy_queue : st->dev->queue;
+    coproc__submit_begin(st->dev);
     cl_int err = clFlush(q);
+    coproc__submit_end(st->dev);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(st->rt, err, "streaming to device %d: clFlush", st->dev->index);
     return COPROC_OK;
@@ -162,9 +164,12 @@ static void stream_close(stream *st)
         for (int i = 0; i < 2; i++) {
             if (st->buf[s][i])
                 coproc__pool_give(&st->dev->pool, st->buf[s][i]);
-            if (st->stage_ptr[s][i])
+            if (st->stage_ptr[s][i]) {
+                coproc__submit_begin(st->dev);
                 clEnqueueUnmapMemObject(st->dev->queue, st->stage[s][i], st->stage_ptr[s][i], 0,
                                         NULL, NULL);
+                coproc__submit_end(st->dev);
+            }
             if (st->stage[s][i])
                 clReleaseMemObject(st->stage[s][i]);
         }

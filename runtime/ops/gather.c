@@ -403,8 +403,10 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     s = coproc__launch(rt, dev, &a, &g, kname);
     if (s != COPROC_OK)
         goto done;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueReadBuffer(dev->queue, partials[op], CL_FALSE, 0, g.groups * psize,
                                      host, 0, NULL, NULL);
+    coproc__submit_end(dev);
     if (err == CL_SUCCESS)
         err = coproc__read_now(dev, dev->queue, counts, 0, g.groups * sizeof *host_counts,
                                host_counts, 0, NULL, NULL);

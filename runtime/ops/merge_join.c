@@ -146,9 +146,11 @@ static coproc_status sorted_copy(coproc_runtime *rt, const coproc_column *col,
     if (s != COPROC_OK)
         goto done;
     if (col->length) {
+        coproc__submit_begin(dev);
         cl_int err = clEnqueueCopyBuffer(dev->queue, col->mem, k->mem, 0, 0,
                                          col->length * coproc_type_size(col->type), 0, NULL,
                                          NULL);
+        coproc__submit_end(dev);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "copying %zu keys on device %d", col->length,
                                 dev->index);

@@ -321,10 +321,12 @@ static coproc_status radix_sort(sort_job *j)
     }
     /* sort with an odd pass count ends in the temporaries. */
     if (!argsort && m % 2 == 1) {
+        coproc__submit_begin(dev);
         err = clEnqueueCopyBuffer(dev->queue, kt1, j->keys, 0, 0, kbytes, 0, NULL, NULL);
         if (err == CL_SUCCESS && j->values)
             err = clEnqueueCopyBuffer(dev->queue, vt, j->values, 0, 0, j->n * j->vbytes, 0, NULL,
                                       NULL);
+        coproc__submit_end(dev);
         if (err != CL_SUCCESS) {
             s = coproc__fail_cl(rt, err, "%s: copying sorted rows on device %d", j->what,
                                 dev->index);

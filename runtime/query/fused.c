@@ -63,7 +63,7 @@ coproc_status coproc__qbind_column(fused *f, coproc__device *dev, const coproc_c
         int hit = 0;
         s = coproc__residency_acquire(f->rt, dev, c, &b->mem, &hit);
         b->pinned = s == COPROC_OK;
-        if (s == COPROC_OK && !hit && !dev->zero_copy && moved)
+        if (s == COPROC_OK && !hit && !(dev->zero_copy && dev->info.host_unified_memory) && moved)
             *moved += c->length * coproc_type_size(c->type);
     }
     return s;
@@ -216,7 +216,9 @@ static double roofline(coproc__device *dev, double bytes, double host_bytes, dou
     double compute = p->int_ops_per_s > 0 ? rows * work / p->int_ops_per_s : 0;
     double launch = p->launch_latency_s > 0 ? p->launch_latency_s : 20e-6;
     double t = kernels * launch + fmax(bytes / bw, compute);
-    if (host_bytes > 0 && !dev->zero_copy) {
+    /* zero_copy only allows reading host memory in place; a device that is
+     * not host-unified copies what it has not cached. */
+    if (host_bytes > 0 && !(dev->zero_copy && dev->info.host_unified_memory)) {
         double x = coproc__profile_transfer_now(p, 1, 0, host_bytes);
         t += x > 0 ? x : host_bytes / 5e9;
     }

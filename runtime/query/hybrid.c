@@ -66,7 +66,9 @@ typedef struct hdev {
     coproc__task_clock clock;
     double per_row;                   /* seconds a row: estimated, then measured */
     uint64_t morsel_rows;             /* its morsels' rows (a longer launch latency: longer) */
-    double free_at;                   /* task seconds when its current morsel ends (estimate) */
+    double free_at;                   /* when its current morsel ends (estimate; clock_at) */
+    double lag;                       /* seconds from the start until other queries' work on
+                                         it ends: its share begins no earlier */
     double busy;                      /* task seconds spent on morsels */
     uint64_t rows, nmorsels;
     morsel *ran;                      /* the morsels it finished (given back if it fails) */
@@ -118,6 +120,19 @@ static int in_place(const coproc__device *dev)
 }
 
 /* ---------------------------------------------------------------- the split */
+
+/* d's time on the run's common clock, from d's task seconds: a simulated
+ * device's task begins after the work queued on it (its clock.start), a
+ * real one's at once, its kernels then queued behind the others'. The split
+ * compares devices on this clock, so a device busy with other queries'
+ * pipelines takes a smaller first share (issue 17: the split sees the work
+ * that placement and admission see). */
+static double clock_at(const hybrid *h, const hdev *d, double task_s)
+{
+    if (!h->f->rt->backend->calibrates)
+        return d->lag + task_s;
+    return task_s > d->lag ? task_s : d->lag;
+}
 
 /* Whether d should take a morsel of len rows now (lock held): it finishes
  * it before the other devices would finish all that is left without it. */
@@ -276,7 +291,7 @@ static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
     d->rows += m->len;
     d->nmorsels++;
     d->per_row = d->busy / (double)d->rows;
-    d->free_at = t;
+    d->free_at = clock_at(h, d, t);
     int lost = push(&d->ran, &d->nran, &d->capran, *m) != 0;
     pthread_mutex_unlock(&h->lock);
     return lost ? coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory") : s;
@@ -299,7 +314,8 @@ static void pull(hybrid *h, hdev *d)
 {
     coproc_runtime *rt = h->f->rt;
     morsel m;
-    while (!d->failed && take(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock), &m))
+    while (!d->failed &&
+           take(h, d, clock_at(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock)), &m))
         run_or_give_back(h, d, &m);
 }
 
@@ -326,7 +342,7 @@ static void dispatch(hybrid *h)
                 hdev *d = &h->d[i];
                 if (d->done || d->failed)
                     continue;
-                double t = rt->backend->task_elapsed(rt, d->dev, &d->clock);
+                double t = clock_at(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock));
                 if (!next || t < at) {
                     next = d;
                     at = t;
@@ -472,11 +488,15 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
     if (n < 2)
         return n;
     n = n > COPROC__QMAX_DEVICES ? COPROC__QMAX_DEVICES : n;
-    double whole[COPROC__QMAX_DEVICES], best = INFINITY;
+    double whole[COPROC__QMAX_DEVICES], lag[COPROC__QMAX_DEVICES], best = INFINITY;
     uint64_t rows = f->prog.p[pi].src->rows;
+    double now = f->rt->backend->now(f->rt);
     for (int i = 0; i < n; i++) {
-        whole[i] = coproc__qestimate(f, &f->rt->devices[devices[i]], pi);
-        best = whole[i] < best ? whole[i] : best;
+        coproc__device *dev = &f->rt->devices[devices[i]];
+        /* Other queries' admitted work there first (admission.h). */
+        lag[i] = coproc__admit_wait_s(dev, now);
+        whole[i] = coproc__qestimate(f, dev, pi);
+        best = lag[i] + whole[i] < best ? lag[i] + whole[i] : best;
     }
     /* CPU devices share the host's cores (PoCL's pthread and basic, llvmpipe):
      * their throughputs do not add, so only the fastest of them takes part;
@@ -504,7 +524,8 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
         m = (double)m < share ? m : (uint64_t)share;
         m = m > MORSEL_SHORTEST ? m : MORSEL_SHORTEST;
         m = m < rows ? m : rows;
-        if (coproc__qestimate_builds(f, dev, pi) + per_row[i] * (double)m <= best * (1 + 1e-6))
+        if (lag[i] + coproc__qestimate_builds(f, dev, pi) + per_row[i] * (double)m <=
+            best * (1 + 1e-6))
             devices[kept++] = devices[i];
     }
     return kept;
@@ -636,9 +657,16 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
      * (on simulated devices: the devices' times run side by side). */
     double start = coproc__qrun_now(f->run), now = rt->backend->now(rt);
     for (int i = 0; i < h->n; i++) {
-        h->d[i].dev = &rt->devices[devices[i]];
-        h->d[i].clock.submitted = now;
-        h->d[i].dev->backend->task_begin(rt, h->d[i].dev, &h->d[i].clock);
+        hdev *d = &h->d[i];
+        d->dev = &rt->devices[devices[i]];
+        d->clock.submitted = now;
+        /* Other queries' work before its share (before this one is admitted):
+         * where it is queued on a simulated device, else as admission
+         * estimates it. */
+        d->lag = coproc__admit_wait_s(d->dev, now);
+        d->dev->backend->task_begin(rt, d->dev, &d->clock);
+        if (!rt->backend->calibrates)
+            d->lag = d->clock.start > now ? d->clock.start - now : 0;
     }
     /* Each device's join tables, built there; the probes ordered once (by the first's). */
     for (int i = 0; i < h->n && s == COPROC_OK; i++) {

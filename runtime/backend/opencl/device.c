@@ -355,6 +355,7 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     pthread_mutex_init(&dev->program_lock, NULL);
     pthread_mutex_init(&dev->kernel_lock, NULL);
     pthread_mutex_init(&dev->model_lock, NULL);
+    pthread_mutex_init(&dev->submit_lock, NULL);
     coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
 
     coproc__quirks_find(&dev->info, &dev->quirks);
@@ -458,6 +459,7 @@ void coproc__device_release(coproc__device *dev)
     pthread_mutex_destroy(&dev->program_lock);
     pthread_mutex_destroy(&dev->kernel_lock);
     pthread_mutex_destroy(&dev->model_lock);
+    pthread_mutex_destroy(&dev->submit_lock);
     free(dev->profile);
     memset(dev, 0, sizeof *dev);
 }

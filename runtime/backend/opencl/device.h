@@ -44,6 +44,7 @@ typedef struct coproc__device {
     char build_options[256];      /* -D flags that tune kernels for this device */
     int cpu_path;                 /* 1: contiguous chunk per work-item; 0: GPU strided loop */
     coproc__quirks quirks;        /* what this driver gets wrong (quirks.h); zero: nothing */
+    pthread_mutex_t submit_lock;  /* held while enqueueing where quirks.serial_submit (sync.h) */
 
     pthread_mutex_t program_lock; /* guards programs[] */
     cl_program programs[COPROC__MAX_PROGRAMS];

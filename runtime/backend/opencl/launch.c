@@ -72,9 +72,12 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
                             "%s: a work-group of %zu on device %d (%s), whose kernel allows %zu",
                             what, g->local, dev->index, dev->info.name, limit);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
-    if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS) {
+        coproc__submit_begin(dev);
         err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
                                      NULL);
+        coproc__submit_end(dev);
+    }
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clEnqueueNDRangeKernel on device %d (%s)", what,
                                dev->index, dev->info.name);
@@ -85,9 +88,13 @@ cl_int coproc__enqueue_fill(coproc__device *dev, cl_command_queue q, cl_mem mem,
                             const void *pattern, size_t pattern_size, size_t offset, size_t bytes,
                             cl_uint nwait, const cl_event *wait, cl_event *event)
 {
-    if (!dev->quirks.fill_by_write || bytes == 0)
-        return clEnqueueFillBuffer(q, mem, pattern, pattern_size, offset, bytes, nwait, wait,
-                                   event);
+    if (!dev->quirks.fill_by_write || bytes == 0) {
+        coproc__submit_begin(dev);
+        cl_int err =
+            clEnqueueFillBuffer(q, mem, pattern, pattern_size, offset, bytes, nwait, wait, event);
+        coproc__submit_end(dev);
+        return err;
+    }
     unsigned char *host = malloc(bytes);
     if (!host)
         return CL_OUT_OF_HOST_MEMORY;

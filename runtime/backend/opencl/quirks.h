@@ -54,6 +54,12 @@ typedef struct coproc__quirks {
      * wait for them, so a bounded wait, which sleeps until the command's
      * completion callback, would never see one end (Oclgrind). */
     int unbounded_waits;
+    /* One thread at a time enqueues commands on the device (and flushes it):
+     * coproc__submit_begin/_end (sync.h) around every enqueue take the
+     * device's submit_lock. On a driver that runs a command inside its
+     * enqueue, each then ends before the next is enqueued, so none waits on
+     * another thread's (PoCL basic's deadlock, quirks.c). */
+    int serial_submit;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 

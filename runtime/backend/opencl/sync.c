@@ -80,8 +80,11 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
      * what was never flushed (rusticl submits only on a flush or a wait;
      * Oclgrind not even on a flush: quirk waits-run-commands, above). */
     cl_command_queue q = NULL;
-    if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q)
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q) {
+        coproc__submit_begin(dev);
         clFlush(q);
+        coproc__submit_end(dev);
+    }
     bounded_wait *w = calloc(1, sizeof *w);
     if (!w)
         return CL_OUT_OF_HOST_MEMORY;
@@ -136,7 +139,9 @@ cl_int coproc__read_now(coproc__device *dev, cl_command_queue q, cl_mem src, siz
         *event = NULL;
     if (atomic_load(&dev->no_progress))
         return COPROC__CL_NO_PROGRESS;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueReadBuffer(q, src, CL_FALSE, offset, bytes, dst, nwait, wait, &ev);
+    coproc__submit_end(dev);
     return waited(dev, err, ev, event);
 }
 
@@ -149,7 +154,9 @@ cl_int coproc__write_now(coproc__device *dev, cl_command_queue q, cl_mem dst, si
         *event = NULL;
     if (atomic_load(&dev->no_progress))
         return COPROC__CL_NO_PROGRESS;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueWriteBuffer(q, dst, CL_FALSE, offset, bytes, src, nwait, wait, &ev);
+    coproc__submit_end(dev);
     return waited(dev, err, ev, event);
 }
 
@@ -161,10 +168,14 @@ void *coproc__map_now(coproc__device *dev, cl_command_queue q, cl_mem mem, cl_ma
         *err = COPROC__CL_NO_PROGRESS;
         return NULL;
     }
+    coproc__submit_begin(dev);
     void *p = clEnqueueMapBuffer(q, mem, CL_FALSE, flags, offset, bytes, 0, NULL, &ev, err);
+    coproc__submit_end(dev);
     *err = waited(dev, p ? CL_SUCCESS : *err, ev, NULL);
     if (*err != CL_SUCCESS && p) {
+        coproc__submit_begin(dev);
         clEnqueueUnmapMemObject(q, mem, p, 0, NULL, NULL);
+        coproc__submit_end(dev);
         p = NULL;
     }
     return p;
@@ -178,7 +189,9 @@ cl_int coproc__finish(coproc__device *dev, cl_command_queue q)
     if (injected)
         return injected;
     cl_event ev = NULL;
+    coproc__submit_begin(dev);
     cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
+    coproc__submit_end(dev);
     err = waited(dev, err, ev, NULL);
     /* The marker ended: every command before it did; clFinish only flushes. */
     return err == CL_SUCCESS ? clFinish(q) : err;

@@ -50,6 +50,21 @@ void *coproc__map_now(coproc__device *dev, cl_command_queue q, cl_mem mem, cl_ma
  * (a marker waited for, then clFinish). */
 cl_int coproc__finish(coproc__device *dev, cl_command_queue q);
 
+/* Around every enqueue (and flush) on dev's queues: where the driver needs
+ * it (quirks.h serial_submit) one thread at a time submits. Nothing that
+ * waits on another thread may run between the two. */
+static inline void coproc__submit_begin(coproc__device *dev)
+{
+    if (dev->quirks.serial_submit)
+        pthread_mutex_lock(&dev->submit_lock);
+}
+
+static inline void coproc__submit_end(coproc__device *dev)
+{
+    if (dev->quirks.serial_submit)
+        pthread_mutex_unlock(&dev->submit_lock);
+}
+
 /* Wait for ev (not released) within dev's bound: CL_SUCCESS, the command's
  * error, or COPROC__CL_NO_PROGRESS (the device is then given up). */
 cl_int coproc__wait_event(coproc__device *dev, cl_event ev);

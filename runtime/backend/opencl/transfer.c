@@ -67,8 +67,11 @@ void coproc__staging_init(coproc__staging *s)
 void coproc__staging_release(coproc__device *dev, coproc__staging *s)
 {
     for (int i = 0; i < 2; i++) {
-        if (s->mem[i] && s->ptr[i])
+        if (s->mem[i] && s->ptr[i]) {
+            coproc__submit_begin(dev);
             clEnqueueUnmapMemObject(dev->queue, s->mem[i], s->ptr[i], 0, NULL, NULL);
+            coproc__submit_end(dev);
+        }
     }
     if (dev->queue)
         coproc__finish(dev, dev->queue);
@@ -143,8 +146,10 @@ static cl_int staged_write(coproc__device *dev, coproc__staging *s, cl_command_q
                 break;
         }
         coproc__memcpy_parallel(s->ptr[k], (const char *)src + done, n);
+        coproc__submit_begin(dev);
         err = clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off + done, n, s->ptr[k], 0, NULL,
                                    &pending[k]);
+        coproc__submit_end(dev);
         done += n;
     }
     for (int k = 0; k < 2; k++)
@@ -169,8 +174,10 @@ static cl_int staged_read(coproc__device *dev, coproc__staging *s, cl_command_qu
             int b = (head + count) % 2;
             size_t n = bytes - issued < COPROC__STAGING_BYTES ? bytes - issued
                                                               : COPROC__STAGING_BYTES;
+            coproc__submit_begin(dev);
             err = clEnqueueReadBuffer(q, src, CL_FALSE, src_off + issued, n, s->ptr[b], 0, NULL,
                                       &pending[b]);
+            coproc__submit_end(dev);
             off[b] = issued;
             len[b] = n;
             issued += n;
@@ -284,8 +291,10 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
     if (!q)
         q = dev->copy_queue ? dev->copy_queue : dev->queue;
     *done = NULL;
+    coproc__submit_begin(dev);
     cl_int err = bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, 0, NULL, done)
                        : clEnqueueMarkerWithWaitList(q, 0, NULL, done);
+    coproc__submit_end(dev);
     if (err == CL_SUCCESS && bytes) /* not timed here; a simulated device charges it */
         dev->backend->copy_ran(dev, 1, 0, 0, (double)bytes, -1);
     return counted(rt, dev, err, bytes, 1);

@@ -1,10 +1,14 @@
 /* clock.c - the simulated devices' time: every operator and copy is charged
  * to its device at the profile's cost times a noise factor; a task's time is
- * what was charged while it ran; tasks on one device follow each other, and
+ * what was charged while it ran; tasks on one device follow each other (tasks
+ * open at once share it: each charge moves the device's frontier, and a task
+ * begins at the frontier and ends at the frontier when it ends, so that
+ * concurrent queries never overlap on one device in virtual time), and
  * the runtime's clock is the latest task end a caller waited for. Work outside
  * any task (a column's upload or download) is the caller's own and moves the
  * clock at once; copies the prefetcher makes ahead of a task are that task's.
- * Copies and kernels do not overlap (profiles carry no overlap figure). Lock order: a device's, then the clock's. */
+ * Copies and kernels do not overlap (profiles carry no overlap figure). Lock order: a device's,
+ * then the clock's. */
 #include "backend/sim/sim.h"
 
 #include <math.h>
@@ -38,6 +42,8 @@ static double charge(coproc__device *dev, double seconds, int ahead)
         return t;
     }
     st->work += t;
+    if (st->tasks_open > 0)
+        st->frontier += t;
     if (st->tasks_open == 0) { /* the caller waits for it: a task of its own */
         pthread_mutex_lock(&st->clock->lock);
         double start = st->busy_until > st->clock->now ? st->busy_until : st->clock->now;
@@ -96,9 +102,12 @@ static void sim_task_begin(coproc_runtime *rt, coproc__device *dev, coproc__task
     pthread_mutex_lock(&st->lock);
     st->tasks_open++;
     c->mark = st->work;
+    double from = st->busy_until > c->submitted ? st->busy_until : c->submitted;
+    st->frontier = st->frontier > from ? st->frontier : from;
+    c->start = st->frontier;
     st->work += st->ahead; /* its inputs, copied while the task before ran */
+    st->frontier += st->ahead;
     st->ahead = 0;
-    c->start = st->busy_until > c->submitted ? st->busy_until : c->submitted;
     pthread_mutex_unlock(&st->lock);
 }
 
@@ -108,8 +117,8 @@ static void sim_task_end(coproc_runtime *rt, coproc__device *dev, coproc__task_c
     coproc__sim_state *st = dev->backend_state;
     pthread_mutex_lock(&st->lock);
     st->tasks_open--;
-    c->seconds = st->work - c->mark;
-    c->end = c->start + c->seconds;
+    c->end = st->frontier;
+    c->seconds = c->end - c->start;
     if (c->end > st->busy_until)
         st->busy_until = c->end;
     pthread_mutex_unlock(&st->lock);
@@ -121,7 +130,7 @@ static double sim_task_elapsed(coproc_runtime *rt, coproc__device *dev,
     (void)rt;
     coproc__sim_state *st = dev->backend_state;
     pthread_mutex_lock(&st->lock);
-    double t = st->work - c->mark;
+    double t = st->frontier - c->start;
     pthread_mutex_unlock(&st->lock);
     return t;
 }

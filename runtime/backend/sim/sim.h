@@ -27,6 +27,8 @@ typedef struct coproc__sim_state {
     double work;              /* seconds of work charged so far */
     double ahead;             /* copies made for the next task, charged when it begins */
     double busy_until;        /* the runtime clock when its last task ended */
+    double frontier;          /* when the work charged to its open tasks so far ends: tasks
+                                 open at once share the device, one's work after another's */
     int tasks_open;           /* tasks running now: work outside one (a column's upload)
                                  is the caller's, and moves the runtime clock itself */
     struct coproc__sim_clock *clock; /* the runtime's */
