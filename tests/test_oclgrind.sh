@@ -6,7 +6,8 @@
 # Oclgrind runs kernels about 1000x slower than PoCL: small sizes only.
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
 # query kernels (test_query, tables up to 777 rows), every operator at small
-# sizes and the calibration kernels (test_portable test_ops_small). The Oclgrind
+# sizes and the calibration kernels (test_portable test_ops_small), the null
+# paths of every operator (test_nulls, quick). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
 set -u
@@ -63,6 +64,13 @@ unset COPROC_TEST_MAX_ROWS
 # in groups and chunks of 16.
 for path in cpu gpu; do
     run "$path" test_ops_small
+done
+# Nulls (test_nulls): every operator's null path once (COPROC_TEST_QUICK: device
+# columns, int32 and float64, half the rows null) at sizes up to 40, in groups
+# and chunks of 16: cl/nulls.cl, the validity reads of select, reduce and scan,
+# and the composed operators' moves (kernel copies, which Oclgrind follows).
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
 done
 unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]
