@@ -2,7 +2,9 @@
  * (capped by device memory), data already on the device. Prints, measured in
  * the same run: throughput, the ratio to the device's memory bandwidth (from a
  * copy kernel) and, on CPU devices, the ratio to a plain multi-threaded C loop
- * (or qsort for sorts) on the same cores. */
+ * (or qsort for sorts) on the same cores; then the cost of nulls: the same
+ * operators with a validity bitmap (1 % nulls) and without, interleaved
+ * (nulls.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +17,14 @@
 
 #include "cases.h"
 #include "coproc/inspect.h"
+#include "nulls.h"
 #include "overhead.h"
 
 #define BENCH_SCHEMA "coproc.bench"
 #define BENCH_SCHEMA_VERSION 1
 
 typedef struct options {
-    int json, quiet, reps, min_log2, max_log2, overhead;
+    int json, quiet, reps, min_log2, max_log2, overhead, nulls;
     const char *devices, *only;
 } options;
 
@@ -35,6 +38,10 @@ static void usage(FILE *f)
                "  --min-log2 N    smallest size 2^N rows (default 20)\n"
                "  --reps N        timed runs per point, best kept (default 3)\n"
                "  --only TEXT     only operators whose name contains TEXT\n"
+               "  --nulls         only the cost of nulls: each operator with a validity\n"
+               "                  bitmap (1 %% nulls) and without, interleaved; the ratio\n"
+               "                  is the median of the rounds' (--reps, default 3) with\n"
+               "                  their range (otherwise it follows the operators' table)\n"
                "  --overhead[=N]  only the per-call overhead of a 1,000-row sum: a bare\n"
                "                  OpenCL kernel vs coproc_reduce vs submit+wait, N calls\n"
                "                  each (default 10000), interleaved in rounds\n");
@@ -62,14 +69,14 @@ static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (vo
 
 int main(int argc, char **argv)
 {
-    options o = {0, 0, 3, 20, 28, 0, NULL, NULL};
+    options o = {0, 0, 3, 20, 28, 0, 0, NULL, NULL};
     static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},         {"device", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'j'},           {"device", required_argument, NULL, 'd'},
         {"max-log2", required_argument, NULL, 'm'}, {"min-log2", required_argument, NULL, 'n'},
-        {"reps", required_argument, NULL, 'r'},   {"only", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-        {"overhead", optional_argument, NULL, 'O'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+        {"reps", required_argument, NULL, 'r'},     {"only", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+        {"overhead", optional_argument, NULL, 'O'}, {"nulls", no_argument, NULL, 'N'},
+        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhV", longopts, NULL)) != -1) {
         switch (c) {
@@ -81,6 +88,9 @@ int main(int argc, char **argv)
         case 'o': o.only = optarg; break;
         case 'q': o.quiet = 1; break;
         case 'O': o.overhead = optarg ? atoi(optarg) : 10000; break;
+        case 'N':
+            o.nulls = 1;
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("coproc-bench %s\n", coproc_version_string()); return 0;
         default: usage(stderr); return EX_USAGE;
@@ -129,7 +139,7 @@ int main(int argc, char **argv)
                     is_cpu ? "" : "");
         if (is_cpu)
             fprintf(out, "   C baselines on %d thread(s) (cores %s)\n", threads, info.cpuset);
-        if (!o.overhead)
+        if (!o.overhead && !o.nulls)
             fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms",
                     "Grows/s", "GB/s", "of mem", "vs C");
         json_t *jdev = json_object();
@@ -138,8 +148,9 @@ int main(int argc, char **argv)
         json_object_set_new(jdev, "type", json_string(coproc_device_type_name(info.type)));
         json_object_set_new(jdev, "copy_bandwidth_GBps", json_real(bw / 1e9));
         json_object_set_new(jdev, "c_threads", is_cpu ? json_integer(threads) : json_null());
-        json_t *jres = json_array();
+        json_t *jres = json_array(), *jnulls = json_array();
         if (o.overhead) {
+            json_decref(jnulls);
             if (bench_overhead(rt, dev, is_cpu, 1000, o.overhead, out, jdev) != 0)
                 mismatches++;
             json_object_set_new(jdev, "results", jres);
@@ -155,6 +166,8 @@ int main(int argc, char **argv)
                 fprintf(out, "(2^%d rows do not fit device %d; stopping there)\n", lg, dev);
                 break;
             }
+            if (o.nulls)
+                goto nulls;
             bench_data d;
             s = bench_data_init(&d, rt, dev, n, threads);
             if (s != COPROC_OK) {
@@ -218,8 +231,14 @@ int main(int argc, char **argv)
                 json_array_append_new(jres, j);
             }
             bench_data_free(&d);
+        nulls:
+            fprintf(out, "%-34s %10s %10s %10s %9s  %s\n", "nulls (1 %): operator", "rows", "ms",
+                    "ms nulls", "ratio", "[range]");
+            if (bench_nulls(rt, dev, n, o.reps, o.only, out, jnulls) != 0)
+                mismatches++;
         }
         json_object_set_new(jdev, "results", jres);
+        json_object_set_new(jdev, "nulls", jnulls);
         json_array_append_new(jdevices, jdev);
     }
     if (o.json) {

@@ -14,7 +14,9 @@
  * positions kernels; the positions kernel finds its output offset by summing
  * the counts of the groups before it (a few hundred values), so no separate
  * scan pass is needed. mode: 0 write the bitmap, 1 AND into it, 2 OR into it
- * (a second predicate, one word at a time), 3 count only. */
+ * (a second predicate, one word at a time), 3 count only. has_valid (modes
+ * 0-2): the column has nulls, valid its validity bitmap; a null row's test is
+ * not true (its bit is cleared before the word is combined). */
 
 #ifndef SEL_T
 #define SEL_T int
@@ -76,7 +78,8 @@ static inline void sel_group_count(uint cnt, __global uint *counts, __local uint
     __kernel void select_##NAME(__global const SEL_T *col, ulong n, ulong wchunk, SEL_T a, \
                                 SEL_T b, int mode, __global uint *bitmap,                \
                                 __global uint *counts, __local uchar *flags,             \
-                                __local uint *scratch)                                   \
+                                __local uint *scratch, __global const uint *valid,       \
+                                int has_valid)                                           \
     {                                                                                    \
         if (mode == 3) {                                                                 \
             uint cnt = 0;                                                                \
@@ -98,6 +101,8 @@ static inline void sel_group_count(uint cnt, __global uint *counts, __local uint
     uint cnt = 0;                                                                        \
     for (ulong w = ws; w < full; w++) {                                                  \
         uint word = sel_word_##NAME(col + w * 32, 32, a, b);                             \
+        if (has_valid)                                                                   \
+            word &= valid[w];                                                            \
         if (mode)                                                                        \
             word = sel_combine(word, mode, bitmap[w]);                                   \
         bitmap[w] = word;                                                                \
@@ -105,6 +110,8 @@ static inline void sel_group_count(uint cnt, __global uint *counts, __local uint
     }                                                                                    \
     if (ws <= full && full < we) { /* the last word, partly used, if it is ours */       \
         uint word = sel_word_##NAME(col + full * 32, (uint)(n - full * 32), a, b);       \
+        if (has_valid)                                                                   \
+            word &= valid[full];                                                         \
         if (mode)                                                                        \
             word = sel_combine(word, mode, bitmap[full]);                                \
         bitmap[full] = word;                                                             \
@@ -151,6 +158,8 @@ __kernel void select_positions(__global const uint *bitmap, ulong W, ulong wchun
         ulong w = wb + lid;                                                              \
         if (w < we) {                                                                    \
             uint word = sel_flags_word(flags, lid);                                      \
+            if (has_valid)                                                               \
+                word &= valid[w];                                                        \
             if (mode)                                                                    \
                 word = sel_combine(word, mode, bitmap[w]);                               \
             bitmap[w] = word;                                                            \

@@ -439,6 +439,92 @@ COPROC_API coproc_status coproc_column_host_alloc(coproc_runtime *rt, coproc_typ
  * owns (write it before the first operator). NULL for device columns. */
 COPROC_API void *coproc_column_host_data(const coproc_column *col);
 
+/* ---------------------------------------------------------------- nulls */
+
+/*
+ * Nulls, with SQL's semantics. A column may carry a validity bitmap in
+ * Arrow's layout: bit i set = row i valid (not null). It is a UINT32 column
+ * of ceil(length / 32) words, bit i % 32 of word i / 32 for row i - the
+ * layout coproc_select_bitmap makes, and on little-endian hosts byte for byte
+ * Arrow's validity buffer (coproc/arrow.h imports and exports it). Bits of
+ * rows >= length are ignored. A column without a bitmap has no nulls and
+ * every operator runs on it exactly as before, at no extra cost. The values
+ * stored under a null are unspecified (whatever the producer left there; an
+ * operator may write anything there): read a row's value only when its bit
+ * is set. coproc_column_download copies the values alone; download the
+ * validity (coproc_column_validity) to tell which rows are null.
+ *
+ * Operators (over device or host columns, synchronous or submitted alike):
+ * - select, select_bitmap: a comparison with a null is not true, so a filter
+ *   drops the row; with OR, a row passes when a predicate on a valid value is
+ *   true (as SQL's WHERE, where unknown does not pass). Positions and bitmaps
+ *   carry no validity.
+ * - reduce: nulls are skipped; out->count is the number of valid rows, 0 when
+ *   every row is null (SQL's NULL result; the value is then the one over zero
+ *   rows). COUNT gives count(col), the valid rows; count(*) is the column's
+ *   length (or COUNT of a column without a validity).
+ * - reduce_where: the rows whose bit is set in bitmap and that are valid.
+ * - map, map_const, cast: null in, null out: the output's validity is the AND
+ *   of the inputs' (a copy of the one there is); no validity when no input
+ *   has one.
+ * - scan: a null adds 0 to the running sum and its own output row is null
+ *   (the output has the input's validity).
+ * - gather: out row i is null when src row positions[i] is (the output
+ *   carries a validity when src does). compact: the selected rows keep their
+ *   nulls (likewise).
+ * - A bitmap argument (reduce_where, compact) with a validity of its own
+ *   reads its null words as 0: they select no row (SQL's WHERE on an unknown
+ *   condition).
+ * - group_by: the rows whose key is null form one group, the last one (after
+ *   every key, sorted or not), reported with a null key: result.keys has a
+ *   validity then, its last bit 0. Null values are skipped: count is the
+ *   number of rows of the group whose value is valid (count(values)) - every
+ *   row of the group without values or when values have no validity
+ *   (count(*); for count(*) beside nullable values, group again with values
+ *   NULL) - and sum, min and max are over those values, null (their columns
+ *   get a validity) where a group has no valid value.
+ * - hash_join, hash_join_count, sort_merge_join, semi_join: a null key never
+ *   matches (on either side); positions refer to the inputs' rows.
+ * - sort, argsort: rows with a null key go last, in input order (SQL's ASC
+ *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
+ *   request. A sort permutes the values' validity with their rows.
+ * - Not handled yet, refused with UNSUPPORTED (never ignored): scatter (src,
+ *   positions or dst with a validity) and gather's positions with a validity.
+ *   Operators over host inputs larger than the device budget (streamed or
+ *   partitioned runs, and inputs over 2^32 rows) refuse inputs with nulls
+ *   (UNSUPPORTED) for now.
+ * - Query plans (coproc/query.h) refuse columns with nulls (UNSUPPORTED):
+ *   coproc_table_add, and coproc_query_run for a column given a validity
+ *   after it was added.
+ * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
+ * more); map, cast and gather add a bitmap pass; the others are composed from
+ * the null-free operators (compaction, an extra small group-by or join) and
+ * cost more (docs/performance.md, "Nulls").
+ * Results not said to carry a validity carry none.
+ */
+
+/*
+ * Give col the validity bitmap `bitmap` (NULL: remove col's bitmap, so every
+ * row is valid). On success col owns bitmap: it is freed with col (or when
+ * replaced), and the caller must not free it, change it, or give it to
+ * another column. On failure nothing changes and the caller keeps bitmap.
+ * bitmap must be a UINT32 column (else UNSUPPORTED_TYPE) of ceil(n / 32)
+ * words for col's n rows (else LENGTH_MISMATCH), of the same runtime
+ * (else INVALID_ARGUMENT) and living where col does: on col's device, or a
+ * host column for a host column (else WRONG_DEVICE); neither col itself, nor
+ * a column with a validity of its own, nor another column's validity
+ * (INVALID_ARGUMENT). Not while another call uses col.
+ */
+COPROC_API coproc_status coproc_column_set_validity(coproc_column *col, coproc_column *bitmap);
+
+/* col's validity bitmap, owned by col (valid until col is freed or its
+ * validity replaced); NULL when col has none (every row valid) or is NULL. */
+COPROC_API const coproc_column *coproc_column_validity(const coproc_column *col);
+
+/* *count receives the number of null rows of col (0 without a validity); a
+ * device column's bitmap is counted on its device. */
+COPROC_API coproc_status coproc_column_null_count(const coproc_column *col, uint64_t *count);
+
 /* ---------------------------------------------------------------- operators */
 
 /* A scalar result; which member is set depends on the operator and input type. */
@@ -449,7 +535,7 @@ typedef struct coproc_scalar {
         uint64_t u64;  /* sums of unsigned ints, counts, min/max of uint32/uint64 */
         double f64;    /* sums of floats, min/max of float32/float64 (widened) */
     } v;
-    uint64_t count;    /* rows that took part */
+    uint64_t count; /* rows that took part (nulls do not; 0: SQL's NULL result) */
 } coproc_scalar;
 
 typedef enum coproc_reduce_op {
@@ -600,9 +686,11 @@ COPROC_API coproc_status coproc_scan(coproc_runtime *rt, const coproc_column *in
 /* ---------------------------------------------------------------- group-by */
 
 typedef struct coproc_group_result {
-    size_t groups;          /* number of distinct keys */
-    coproc_column *keys;    /* distinct keys, key type; ascending when sorted was asked */
-    coproc_column *count;   /* UINT64 rows per group */
+    size_t groups;          /* number of distinct keys (a null key counts as one) */
+    coproc_column *keys;    /* distinct keys, key type; ascending when sorted was asked;
+                             * with null keys, their group last and a validity marking it */
+    coproc_column *count;   /* UINT64 rows per group (with nullable values: the rows whose
+                             * value is valid; coproc.h, "nulls") */
     coproc_column *sum;     /* INT64 / UINT64 / FLOAT64 (as coproc_reduce; FLOAT32 on devices
                              * without fp64); NULL without values */
     coproc_column *min;     /* value type; NULL without values */
@@ -657,6 +745,20 @@ COPROC_API coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys,
 /* *perm receives the UINT32 positions that sort keys stably (keys unchanged). */
 COPROC_API coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys,
                                         coproc_column **perm);
+
+/*
+ * coproc_sort and coproc_argsort with null keys placed as asked: nulls_first
+ * nonzero puts the rows whose key is null before every other row, zero after
+ * (as coproc_sort and coproc_argsort do: SQL's ASC NULLS LAST, PostgreSQL's
+ * default), in input order either way; the valid keys sort as without nulls.
+ * A sort permutes the keys' and the values' validities with their rows, and
+ * the sorted columns' bitmaps replace their old ones (a pointer from
+ * coproc_column_validity taken before the sort is invalid after it).
+ */
+COPROC_API coproc_status coproc_sort_nulls(coproc_runtime *rt, coproc_column *keys,
+                                           coproc_column *values, int nulls_first);
+COPROC_API coproc_status coproc_argsort_nulls(coproc_runtime *rt, const coproc_column *keys,
+                                              int nulls_first, coproc_column **perm);
 
 /* ---------------------------------------------------------------- joins */
 
@@ -809,6 +911,8 @@ typedef struct coproc_op {
     int exclusive;             /* SCAN: nonzero for an exclusive scan */
     const coproc_column *dst;  /* SCATTER: the column scattered into (copied, not changed) */
     unsigned aggs;             /* GROUP_BY: COPROC_GROUP_* to compute; 0 (default): all */
+    int nulls_first;           /* SORT: nonzero puts null keys first (coproc_sort_nulls);
+                                  0 (default): last */
 } coproc_op;
 
 /* Fill *op with defaults for kind (device -1). */

@@ -1,6 +1,8 @@
 /* test_arrow.c - the Arrow C Data Interface: import/export round trips of every
  * primitive type, ownership (release called exactly once), zero-copy on
- * host-unified devices, and refusal of what is not supported. */
+ * host-unified devices, and refusal of what is not supported; nulls: the
+ * meanings of null_count, and round trips of arrays with nulls made by hand
+ * to the C Data Interface's spec (sliced, null_count -1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,40 +259,200 @@ static void test_arrow_unsupported_format(void **state)
     coproc_close(rt);
 }
 
-static void test_arrow_nulls_rejected(void **state)
+/* Give an array a validity buffer covering its offset + length rows, every
+ * bit set (padding bytes past them random): allocated to exactly
+ * ceil((offset + length) / 8) bytes, as the C Data Interface allows, so a
+ * read past it is caught by the sanitizers. */
+static uint8_t *add_validity(struct ArrowArray *array, test_rng *r)
+{
+    producer *p = array->private_data;
+    size_t bits = (size_t)(array->offset + array->length), bytes = (bits + 7) / 8;
+    p->validity = malloc(bytes ? bytes : 1);
+    memset(p->validity, 0xff, bytes);
+    if (bits % 8)
+        p->validity[bytes - 1] = (uint8_t)(0xff >> (8 - bits % 8)) | (uint8_t)(test_rand(r) << (bits % 8));
+    p->buffers[0] = p->validity;
+    return p->validity;
+}
+
+static int arrow_valid(const uint8_t *v, size_t i) { return !v || (v[i >> 3] >> (i & 7)) & 1; }
+
+/* null_count's meanings: > 0 nulls, 0 none, -1 the bitmap decides within
+ * [offset, offset + length); a NULL validity buffer: none. Malformed counts. */
+static void test_arrow_null_count(void **state)
 {
     coproc_runtime *rt = test_open(NULL);
     test_rng r = {3};
     int released = 0, schema_released = 0;
     struct ArrowSchema schema = make_schema("l", &schema_released);
     struct ArrowArray array = make_array(COPROC_INT64, 20, 4, &released, &r);
-    producer *p = array.private_data;
-    p->validity = malloc(4);
-    memset(p->validity, 0xff, 4);
-    p->buffers[0] = p->validity;
+    uint8_t *v = add_validity(&array, &r);
     coproc_column *col = NULL;
+    uint64_t nulls = 99;
 
-    array.null_count = 1; /* declared nulls */
-    assert_status(COPROC_UNSUPPORTED, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
-    assert_non_null(strstr(coproc_errmsg(rt), "nulls are not supported"));
+    array.null_count = -2;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
+    array.null_count = 21;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
+    array.null_count = 1;
+    ((producer *)array.private_data)->buffers[0] = NULL;
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
+    assert_non_null(strstr(coproc_errmsg(rt), "no validity buffer"));
+    ((producer *)array.private_data)->buffers[0] = v;
     assert_null(col);
     assert_non_null(array.release);
-
-    array.null_count = -1; /* unknown: the bitmap decides, within [offset, offset + length) */
-    p->validity[1] &= (uint8_t)~(1u << 5); /* row 13 - 4 = 9 is null */
-    assert_status(COPROC_UNSUPPORTED, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
-    assert_non_null(strstr(coproc_errmsg(rt), "nulls are not supported"));
-    assert_non_null(array.release);
-    p->validity[1] = 0xff;
-    p->validity[0] = 0xf0;                 /* bits 0..3 lie before the offset */
-    p->validity[3] = 0xf0;                 /* bits 24..27 lie after the end (4 + 20) */
     assert_int_equal(released, 0);
+
+    /* -1 with zero bits only outside [offset, offset + length): no nulls, no validity */
+    array.null_count = -1;
+    v[0] = 0xf0; /* bits 0..3 lie before the offset */
     assert_ok(rt, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
-    assert_null(array.release);
+    assert_null(coproc_column_validity(col));
     coproc_column_free(col);
     assert_int_equal(released, 1);
+
+    for (int k = 0; k < 3; k++) {
+        array = make_array(COPROC_INT64, 20, 4, &released, &r);
+        v = add_validity(&array, &r);
+        v[1] &= (uint8_t)~(1u << 5); /* bit 13: row 13 - 4 = 9 is null */
+        array.null_count = k == 0 ? -1 : k == 1 ? 1 : 0;
+        if (k == 2) /* a null_count of 0 is believed: the bitmap is not read */
+            v[1] = 0;
+        assert_ok(rt, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
+        assert_ok(rt, coproc_column_null_count(col, &nulls));
+        assert_int_equal(nulls, k == 2 ? 0 : 1);
+        if (k == 2)
+            assert_null(coproc_column_validity(col));
+        coproc_scalar cnt;
+        assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, col, &cnt));
+        assert_int_equal(cnt.v.u64, k == 2 ? 20 : 19);
+        coproc_column_free(col);
+    }
+    /* no validity buffer: every row valid, whatever the (valid) count */
+    array = make_array(COPROC_INT64, 20, 4, &released, &r);
+    array.null_count = -1;
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &schema, &array, &col));
+    assert_null(coproc_column_validity(col));
+    coproc_column_free(col);
+    assert_int_equal(released, 5);
     schema.release(&schema);
     coproc_close(rt);
+}
+
+/* Arrays made by hand to the spec, with nulls: every type, sliced at offsets
+ * that are and are not multiples of 8 and 32, null_count given or -1; import,
+ * check values, validity and SUM/COUNT, export, check the exported validity
+ * (bits from 0, null_count counted), import the export again. */
+static void nulls_roundtrip_one(coproc_runtime *rt, int device, coproc_type t, size_t n,
+                                size_t offset, double rate, int unknown, test_rng *r)
+{
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, device, &info));
+    if (t == COPROC_FLOAT64 && !info.has_fp64)
+        return;
+    int released = 0, schema_released = 0;
+    struct ArrowSchema schema = make_schema(format_of(t), &schema_released);
+    struct ArrowArray array = make_array(t, n, offset, &released, r);
+    uint8_t *v = add_validity(&array, r);
+    size_t nulls = 0;
+    for (size_t i = 0; i < n + offset; i++)
+        if ((double)test_rand_below(r, 1000) < rate * 1000) {
+            v[i >> 3] &= (uint8_t)~(1u << (i & 7));
+            nulls += i >= offset;
+        }
+    array.null_count = unknown ? -1 : (int64_t)nulls;
+    size_t esize = coproc_type_size(t);
+    char *expect = malloc((n + 1) * esize);
+    memcpy(expect, (const char *)array.buffers[1] + offset * esize, n * esize);
+    uint8_t *ev = calloc(n / 8 + 1, 1); /* the expected validity from bit 0 */
+    for (size_t i = 0; i < n; i++)
+        if (arrow_valid(v, offset + i))
+            ev[i >> 3] |= (uint8_t)(1u << (i & 7));
+
+    coproc_column *col = NULL;
+    assert_ok(rt, coproc_column_import_arrow(rt, device, &schema, &array, &col));
+    assert_null(array.release);
+    uint64_t got_nulls = 0;
+    assert_ok(rt, coproc_column_null_count(col, &got_nulls));
+    assert_int_equal(got_nulls, nulls);
+    const coproc_column *cv = coproc_column_validity(col);
+    if (nulls == 0 && unknown)
+        assert_null(cv);
+    if (nulls > 0) {
+        assert_non_null(cv);
+        uint32_t *w = malloc((n + 31) / 32 * 4);
+        assert_ok(rt, coproc_column_download(cv, w, (n + 31) / 32));
+        for (size_t i = 0; i < n; i++)
+            if ((int)((w[i >> 5] >> (i & 31)) & 1) != arrow_valid(ev, i))
+                fail_msg("%s n=%zu offset=%zu: validity of row %zu", coproc_type_name(t), n,
+                         offset, i);
+        /* zero-copy where the words line up beside zero-copy data */
+        if (col->host_wrapped && offset % 32 == 0 && n % 32 == 0)
+            assert_true(cv->host_wrapped);
+        free(w);
+    }
+    char *got = malloc((n + 1) * esize);
+    assert_ok(rt, coproc_column_download(col, got, n));
+    for (size_t i = 0; i < n; i++)
+        if (arrow_valid(ev, i) && memcmp(got + i * esize, expect + i * esize, esize) != 0)
+            fail_msg("%s n=%zu offset=%zu: row %zu", coproc_type_name(t), n, offset, i);
+    coproc_scalar cnt;
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, col, &cnt));
+    assert_int_equal(cnt.v.u64, n - nulls);
+
+    struct ArrowSchema os;
+    struct ArrowArray out;
+    assert_ok(rt, coproc_column_export_arrow(col, &os, &out));
+    coproc_column_free(col);
+    assert_int_equal(released, 1);
+    assert_int_equal(out.null_count, (int64_t)nulls);
+    assert_int_equal(out.offset, 0);
+    if (nulls == 0) {
+        assert_null(out.buffers[0]);
+    } else {
+        const uint8_t *ov = out.buffers[0];
+        assert_non_null(ov);
+        assert_int_equal((uintptr_t)ov % 64, 0);
+        assert_true(os.flags & ARROW_FLAG_NULLABLE);
+        for (size_t i = 0; i < (n + 7) / 8 * 8; i++) /* bits past n cleared */
+            if (arrow_valid(ov, i) != (i < n && arrow_valid(ev, i)))
+                fail_msg("%s n=%zu offset=%zu: exported validity bit %zu", coproc_type_name(t),
+                         n, offset, i);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (arrow_valid(ev, i) &&
+            memcmp((const char *)out.buffers[1] + i * esize, expect + i * esize, esize) != 0)
+            fail_msg("%s n=%zu offset=%zu: exported row %zu", coproc_type_name(t), n, offset, i);
+    /* and back: the export is an ordinary producer's array */
+    coproc_column *again = NULL;
+    assert_ok(rt, coproc_column_import_arrow(rt, device, &os, &out, &again));
+    assert_ok(rt, coproc_column_null_count(again, &got_nulls));
+    assert_int_equal(got_nulls, nulls);
+    coproc_column_free(again);
+    os.release(&os);
+    schema.release(&schema);
+    free(expect);
+    free(ev);
+    free(got);
+}
+
+static void nulls_roundtrip_device(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    static const size_t sizes[] = {0, 1, 7, 31, 32, 33, 64, 1000, 4096, 100003};
+    static const size_t offsets[] = {0, 3, 8, 32, 45};
+    static const double rates[] = {0, 0.01, 0.5, 1};
+    test_rng r = {43};
+    for (int t = 0; t < COPROC__TYPE_COUNT; t++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            for (size_t o = 0; o < sizeof offsets / sizeof *offsets; o++)
+                for (size_t k = 0; k < sizeof rates / sizeof *rates; k++)
+                    nulls_roundtrip_one(rt, device, (coproc_type)t, sizes[i], offsets[o],
+                                        rates[k], (int)((i + o + k) % 2), &r);
+}
+
+static void test_arrow_nulls_roundtrip(void **state)
+{
+    test_each_device_path(nulls_roundtrip_device, NULL);
 }
 
 static void test_arrow_bad_input(void **state)
@@ -369,7 +531,8 @@ int main(void)
         cmocka_unit_test(test_arrow_roundtrip_every_type),
         cmocka_unit_test(test_arrow_zero_copy),
         cmocka_unit_test(test_arrow_unsupported_format),
-        cmocka_unit_test(test_arrow_nulls_rejected),
+        cmocka_unit_test(test_arrow_null_count),
+        cmocka_unit_test(test_arrow_nulls_roundtrip),
         cmocka_unit_test(test_arrow_bad_input),
         cmocka_unit_test(test_arrow_export_outlives_runtime),
     };

@@ -7,7 +7,8 @@
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
 # query kernels (test_query, tables up to 777 rows), every operator at small
 # sizes and the calibration kernels (test_portable test_ops_small), the fold
-# of composite keys (test_composite_keys, up to 33 rows). The Oclgrind
+# of composite keys (test_composite_keys, up to 33 rows), the null paths of
+# every operator (test_nulls, quick). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
 set -u
@@ -67,9 +68,15 @@ for path in cpu gpu; do
 done
 # The fold of composite keys (cl/composite.cl) and the operators under it, on
 # device columns of up to 33 rows.
-export COPROC_TEST_MAX_ROWS=33
 for path in cpu gpu; do
-    run "$path" test_device_columns test_composite_keys
+    COPROC_TEST_MAX_ROWS=33 run "$path" test_device_columns test_composite_keys
 done
-unset COPROC_QUIRKS COPROC_TEST_MAX_ROWS
+# Nulls (test_nulls): every operator's null path once (COPROC_TEST_QUICK: device
+# columns, int32 and float64, half the rows null) at sizes up to 40, in groups
+# and chunks of 16: cl/nulls.cl, the validity reads of select, reduce and scan,
+# and the composed operators' moves (kernel copies, which Oclgrind follows).
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
+done
+unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]

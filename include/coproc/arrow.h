@@ -2,14 +2,16 @@
  * coproc/arrow.h - exchange primitive columns with Arrow consumers and
  * producers (pyarrow, DuckDB, Polars, ...) through the Arrow C Data Interface.
  *
- * Supported: non-nullable primitive arrays of formats "i" (int32), "l"
- * (int64), "I" (uint32), "L" (uint64), "f" (float32) and "g" (float64); and
- * strings (coproc.h "strings"): dictionary arrays with integer indices (c C
+ * Supported: primitive arrays of formats "i" (int32), "l" (int64), "I"
+ * (uint32), "L" (uint64), "f" (float32) and "g" (float64), with nulls or
+ * without: an Arrow validity buffer becomes the column's validity bitmap
+ * (coproc.h, "nulls"), which has the same bits; and strings (coproc.h
+ * "strings"): dictionary arrays with integer indices (c C
  * s S i I l L) and a utf8 ("u") or large utf8 ("U") dictionary, and plain
  * utf8 / large utf8 arrays, import as dictionary-encoded columns (the
  * strings copied, the dictionary made sorted and distinct, the indices
- * mapped onto it; nulls not yet: UNSUPPORTED); a column with a dictionary
- * exports as a dictionary array (int32 indices, a utf8 dictionary).
+ * mapped onto it; strings with nulls not yet: UNSUPPORTED); a column with a
+ * dictionary exports as a dictionary array (int32 indices, a utf8 dictionary).
  */
 #ifndef COPROC_ARROW_H
 #define COPROC_ARROW_H
@@ -80,13 +82,24 @@ struct ArrowArray {
  * shared, so a zero-copy column is read-only: coproc_sort and coproc_scatter
  * refuse to write into it (INVALID_ARGUMENT); sort a copy instead (e.g. from
  * coproc_map_const(ADD, 0)).
+ * Nulls: the array has nulls when null_count > 0, or null_count is -1 (not
+ * computed) and its validity buffer (buffers[0]) has a zero bit among the
+ * array's rows; a NULL validity buffer or a null_count of 0 means none. A
+ * column with nulls gets a validity bitmap on the same device
+ * (coproc_column_validity); one without gets none and runs at full speed.
+ * The validity buffer is used in place, beside a zero-copy data buffer, when
+ * its words line up: the offset a multiple of 32, the rows a multiple of 32
+ * (so no byte past the ceil(length / 8) Arrow guarantees is read) and 4-byte
+ * aligned, on a little-endian host; else it is realigned into words on the
+ * host (length / 8 bytes, a sliced array's offset shifted away) and copied.
  * On failure nothing is taken: the caller keeps (and still releases) the array,
  * and *out is NULL.
  *
  * UNSUPPORTED_TYPE: a format other than the six above (the message names it).
- * UNSUPPORTED: the array has nulls ("nulls are not supported"), or float64 on a
- * device without fp64. INVALID_ARGUMENT: a malformed array (n_buffers != 2,
- * children, negative length/offset, NULL data buffer, already released).
+ * UNSUPPORTED: float64 on a device without fp64. INVALID_ARGUMENT: a malformed
+ * array (n_buffers != 2, children, negative length/offset, NULL data buffer,
+ * null_count below -1 or above the length, null_count > 0 without a validity
+ * buffer, already released).
  * NULL_POINTER: rt, schema, array or out is NULL.
  */
 COPROC_API coproc_status coproc_column_import_arrow(coproc_runtime *rt, int device,
@@ -97,8 +110,13 @@ COPROC_API coproc_status coproc_column_import_arrow(coproc_runtime *rt, int devi
 /*
  * Copy the column (borrowed) to host memory and describe it as an Arrow array:
  * *schema and *array (caller-provided, overwritten) are filled as a producer
- * does, with null_count 0, buffers {NULL, data} and a 64-byte-aligned data
- * buffer. The caller owns both: call schema->release(schema) and
+ * does, with buffers {validity, data}, 64-byte aligned and padded. A column
+ * with nulls gives its validity bitmap as the validity buffer (the bits past
+ * the last row cleared) and null_count the number of nulls, counted; the
+ * schema's flags say ARROW_FLAG_NULLABLE when the column has a validity.
+ * Without nulls (no validity, or one with every bit set) the validity buffer
+ * is NULL and null_count 0. The values under nulls are whatever the column
+ * holds there. The caller owns both: call schema->release(schema) and
  * array->release(array) once each (or hand them to a consumer that does);
  * the release callbacks free everything, independently of the column and of
  * the runtime, which may be freed or closed first.

@@ -3,6 +3,7 @@
 #include "data/column.h"
 #include "data/dictionary.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,6 +303,63 @@ coproc_status coproc_column_download(const coproc_column *col, void *host, size_
 }
 
 size_t coproc_column_length(const coproc_column *col) { return col ? col->length : 0; }
+
+coproc_status coproc_column_set_validity(coproc_column *col, coproc_column *bitmap)
+{
+    if (!col)
+        return COPROC_NULL_POINTER;
+    coproc_runtime *rt = col->rt;
+    const char *what = "coproc_column_set_validity";
+    if (col->is_validity)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                            "%s: the column is another column's "
+                            "validity bitmap; a bitmap has no validity of its own",
+                            what);
+    if (!bitmap) {
+        coproc_column_free(col->validity);
+        col->validity = NULL;
+        return COPROC_OK;
+    }
+    if (bitmap->rt != rt)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                            "%s: the bitmap belongs to another "
+                            "runtime",
+                            what);
+    if (bitmap == col || bitmap == col->validity || bitmap->is_validity || bitmap->validity)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: the bitmap is %s", what,
+                            bitmap == col      ? "the column itself"
+                            : bitmap->validity ? "a column with a validity of its own"
+                                               : "already a column's validity");
+    if (bitmap->dev != col->dev) {
+        char cw[32] = "the host", bw[32] = "the host";
+        if (col->dev)
+            snprintf(cw, sizeof cw, "device %d", col->dev->index);
+        if (bitmap->dev)
+            snprintf(bw, sizeof bw, "device %d", bitmap->dev->index);
+        return coproc__fail(rt, COPROC_WRONG_DEVICE,
+                            "%s: the column lives on %s, the bitmap on "
+                            "%s (a validity lives where its column does)",
+                            what, cw, bw);
+    }
+    if (bitmap->type != COPROC_UINT32)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
+                            "%s: the bitmap is %s; it must be "
+                            "uint32",
+                            what, coproc_type_name(bitmap->type));
+    if (bitmap->length != (col->length + 31) / 32)
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
+                            "%s: the bitmap has %zu words; %zu rows "
+                            "need %zu",
+                            what, bitmap->length, col->length, (col->length + 31) / 32);
+    coproc_column_free(col->validity);
+    coproc__attach_validity(col, bitmap);
+    return COPROC_OK;
+}
+
+const coproc_column *coproc_column_validity(const coproc_column *col)
+{
+    return col ? col->validity : NULL;
+}
 coproc_type coproc_column_type(const coproc_column *col) { return col ? col->type : COPROC__TYPE_COUNT; }
 int coproc_column_device(const coproc_column *col) { return col && col->dev ? col->dev->index : -1; }
 
@@ -310,6 +368,8 @@ void coproc_column_free(coproc_column *col)
     if (!col)
         return;
     coproc__dict_unref(col->dict);
+    coproc_column_free(col->validity);
+    col->validity = NULL;
     if (!col->dev) {
         for (int i = 0; i < col->rt->device_count; i++)
             coproc__residency_forget(&col->rt->devices[i], col);

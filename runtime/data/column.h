@@ -29,7 +29,40 @@ struct coproc_column {
     /* A dictionary-encoded string column: its strings (INT32 codes index
      * them); a reference, dropped on free. NULL for other columns. */
     struct coproc__dict *dict;
+    /* Nulls (coproc.h, coproc_column_set_validity): NULL when every row is
+     * valid, else a UINT32 bitmap column of ceil(length / 32) words of the same
+     * runtime and place (the same device; a host column for a host column),
+     * bit i % 32 of word i / 32 set when row i is valid. Owned: freed with the
+     * column. A bitmap never has a validity of its own. */
+    coproc_column *validity;
+    int is_validity; /* this column is another column's validity (owned by it) */
 };
+
+/* Whether a column (NULL: no) carries a validity bitmap. Operators that run
+ * on device columns test their inputs with it; without one they take their
+ * null-free path unchanged. */
+static inline int coproc__has_nulls(const coproc_column *c)
+{
+    return c && c->validity;
+}
+
+/* The column as if it had no validity: a shallow copy (the same buffers) for
+ * handing to a null-free run. Never freed. */
+static inline coproc_column coproc__without_nulls(const coproc_column *c)
+{
+    coproc_column v = *c;
+    v.validity = NULL;
+    return v;
+}
+
+/* Attach `bitmap` (owned from now on) as col's validity, with no checks
+ * (internal: operators' outputs, made right). */
+static inline void coproc__attach_validity(coproc_column *col, coproc_column *bitmap)
+{
+    col->validity = bitmap;
+    if (bitmap)
+        bitmap->is_validity = 1;
+}
 
 /* A new column of `length` elements of type t on dev, uninitialised (internal: no checks on rt). */
 coproc_status coproc__column_new(coproc_runtime *rt, coproc__device *dev, coproc_type t,

@@ -87,8 +87,9 @@ double coproc__op_estimate(coproc__device *dev, const coproc_op *op, double *tra
     double x[2], out_bytes, in_bytes[2] = {0, 0}; /* [pinned] */
     op_features(in[0]->rt, def, op, NULL, x, &out_bytes);
     for (int i = 0; i < n; i++)
-        if (!in[i]->dev && !zero_copy(dev) && !coproc__residency_has(dev, in[i]))
-            in_bytes[in[i]->pinned != NULL] += coproc__col_bytes(in[i]);
+        for (const coproc_column *c = in[i]; c; c = c->validity)
+            if (!c->dev && !zero_copy(dev) && !coproc__residency_has(dev, c))
+                in_bytes[c->pinned != NULL] += (double)c->length * coproc_type_size(c->type);
     /* Results come back into new (pageable) host memory. */
     double move = zero_copy(dev) ? 0
                                  : move_time(dev, 1, 0, in_bytes[0]) +
@@ -105,7 +106,15 @@ static double working_bytes(coproc_runtime *rt, coproc__device *dev, const copro
 {
     double x[2], out_bytes;
     op_features(rt, def, op, NULL, x, &out_bytes);
-    return def->device_bytes(dev, op, out_bytes);
+    /* Inputs with nulls: the operators' bitmaps beside (an AND, a result's
+     * validity) and row positions where they compose (compact, joins, sort). */
+    const coproc_column *in[MAX_INPUTS];
+    int n = def->inputs(op, in);
+    double nulls = 0;
+    for (int i = 0; i < n; i++)
+        if (coproc__has_nulls(in[i]))
+            nulls += coproc__col_rows(in[i]) * (2.0 / 8 + 4);
+    return def->device_bytes(dev, op, out_bytes) + nulls;
 }
 
 /* ---- results back to the host */
@@ -120,6 +129,22 @@ static coproc_status to_host(coproc_runtime *rt, coproc__device *dev, coproc_col
     *out = NULL;
     if (!d)
         return COPROC_OK;
+    if (d->validity) { /* the validity comes back as the host column's own */
+        coproc_column *dv = d->validity, *hv = NULL;
+        d->validity = NULL;
+        dv->is_validity = 0;
+        coproc_status s = to_host(rt, dev, dv, &hv);
+        if (s == COPROC_OK)
+            s = to_host(rt, dev, d, out);
+        else
+            coproc_column_free(d);
+        if (s != COPROC_OK) {
+            coproc_column_free(hv);
+            return s;
+        }
+        coproc__attach_validity(*out, hv);
+        return COPROC_OK;
+    }
     size_t bytes = d->length * coproc_type_size(d->type);
     coproc_status s;
     if (zero_copy(dev) && bytes > 0) {
@@ -249,7 +274,8 @@ void coproc__op_prefetch(coproc_runtime *rt, coproc__device *dev, const coproc_o
         inputs + working_bytes(rt, dev, def, op) > (double)dev->budget_bytes)
         return; /* nothing to copy, or it will stream */
     for (int i = 0; i < n; i++)
-        coproc__residency_prefetch(rt, dev, in[i]);
+        for (const coproc_column *c = in[i]; c; c = c->validity)
+            coproc__residency_prefetch(rt, dev, c);
 }
 
 static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const coproc__op_def *def,
@@ -285,6 +311,16 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY, "%s on device %d: the inputs "
                             "exceed the device's budget (%llu bytes) and %s", def->name,
                             dev->index, (unsigned long long)dev->budget_bytes, def->no_stream);
+    const coproc_column *in[MAX_INPUTS];
+    int n = def->inputs(op, in);
+    for (int i = 0; i < n; i++)
+        if (coproc__has_nulls(in[i]))
+            return coproc__fail(rt, COPROC_UNSUPPORTED,
+                                "%s on device %d: input %d has nulls "
+                                "(a validity bitmap) and the inputs exceed the device's budget "
+                                "(%llu bytes) or 2^32 rows; streamed and partitioned runs do "
+                                "not handle nulls yet",
+                                def->name, dev->index, i, (unsigned long long)dev->budget_bytes);
     uint64_t got = coproc__residency_reserve(dev, budget);
     coproc_status s;
     if (got < COPROC__STREAM_MIN_BUDGET)
@@ -329,17 +365,33 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
         return stream_within(rt, dev, def, op, stream_budget, out);
 
     for (int attempt = 0;; attempt++) {
-        coproc_column views[MAX_INPUTS];
+        /* Device views of the inputs and of their validities (vviews[i]),
+         * over the resident copies. */
+        coproc_column views[MAX_INPUTS], vviews[MAX_INPUTS];
         const coproc_column *v[MAX_INPUTS];
-        int pinned = 0;
+        int pinned = 0; /* inputs pinned, with their validities */
         coproc_status s = COPROC_OK;
         for (; pinned < n && s == COPROC_OK; pinned++) {
-            cl_mem mem;
-            s = coproc__residency_acquire(rt, dev, in[pinned], &mem, NULL);
+            cl_mem mem, vmem = NULL;
+            const coproc_column *c = in[pinned], *cv = c->validity;
+            s = coproc__residency_acquire(rt, dev, c, &mem, NULL);
             if (s != COPROC_OK)
                 break;
-            views[pinned] = (coproc_column){.rt = rt, .dev = dev, .type = in[pinned]->type,
-                                            .length = in[pinned]->length, .mem = mem};
+            if (cv && (s = coproc__residency_acquire(rt, dev, cv, &vmem, NULL)) != COPROC_OK) {
+                coproc__residency_unpin(dev, c);
+                break;
+            }
+            views[pinned] = (coproc_column){
+                .rt = rt, .dev = dev, .type = c->type, .length = c->length, .mem = mem};
+            if (cv) {
+                vviews[pinned] = (coproc_column){.rt = rt,
+                                                 .dev = dev,
+                                                 .type = cv->type,
+                                                 .length = cv->length,
+                                                 .mem = vmem,
+                                                 .is_validity = 1};
+                views[pinned].validity = &vviews[pinned];
+            }
             v[pinned] = &views[pinned];
         }
         if (s == COPROC_OK) {
@@ -348,8 +400,11 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
             s = run_in_memory(rt, dev, def, op, v, out);
             coproc__residency_unreserve(dev, held);
         }
-        for (int i = 0; i < pinned; i++)
+        for (int i = 0; i < pinned; i++) {
             coproc__residency_unpin(dev, in[i]);
+            if (in[i]->validity)
+                coproc__residency_unpin(dev, in[i]->validity);
+        }
         if (s != COPROC_DEVICE_OUT_OF_MEMORY)
             return s;
         /* Out of memory: evict every cached copy and retry once; then stream

@@ -222,12 +222,12 @@ static coproc_status sort_chunks(coproc_runtime *rt, coproc__device *dev,
         size_t m = n - lo < chunk ? n - lo : chunk;
         if ((s = upload(rt, dev, keys->type, (const char *)keys->host + lo * kb, m, &dk)) !=
                 COPROC_OK ||
-            (values && (s = upload(rt, dev, values->type, (const char *)values->host + lo * vb,
-                                   m, &dv)) != COPROC_OK) ||
-            (s = coproc__sort_run(rt, dk, dv)) != COPROC_OK ||
+            (values && (s = upload(rt, dev, values->type, (const char *)values->host + lo * vb, m,
+                                   &dv)) != COPROC_OK) ||
+            (s = coproc__sort_run(rt, dk, dv, 0)) != COPROC_OK ||
             (s = coproc__d2h(rt, dev, NULL, rk + lo * kb, dk->mem, 0, m * kb, 0)) != COPROC_OK ||
-            (values && (s = coproc__d2h(rt, dev, NULL, rv + lo * vb, dv->mem, 0, m * vb, 0)) !=
-                           COPROC_OK))
+            (values &&
+             (s = coproc__d2h(rt, dev, NULL, rv + lo * vb, dv->mem, 0, m * vb, 0)) != COPROC_OK))
             goto fail;
         coproc_column_free(dk);
         coproc_column_free(dv);

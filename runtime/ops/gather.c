@@ -12,6 +12,7 @@
 #include "data/column.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "ops/reduce_fold.h"
 #include "core/error.h"
@@ -89,23 +90,40 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
         s = check_uint32(rt, positions, "coproc_gather: positions");
     if (s != COPROC_OK)
         return s;
+    if (positions->validity)
+        return coproc__nulls_refuse(rt, "coproc_gather", "positions");
+    if (src->validity) { /* the values, then out bit i = src's bit positions[i] */
+        coproc_column raw = coproc__without_nulls(src);
+        s = coproc__gather_run(rt, &raw, positions, out);
+        coproc_column *bits = NULL;
+        if (s == COPROC_OK)
+            s = coproc__nulls_gather(rt, src->dev, src->validity, positions->mem, positions->length,
+                                     &bits);
+        if (s != COPROC_OK) {
+            coproc_column_free(*out);
+            *out = NULL;
+            return s;
+        }
+        coproc__attach_validity(*out, bits);
+        return COPROC_OK;
+    }
     coproc__device *dev = src->dev;
     size_t m = positions->length;
     coproc_column *col = NULL;
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     cl_mem flag = NULL;
     char kname[32];
     snprintf(kname, sizeof kname, "gather_%s", move_suffix(src->type));
     s = coproc__column_new(rt, dev, src->type, m, &col);
     if (s != COPROC_OK || m == 0)
         goto done;
-    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    s = coproc__kernel_borrow(rt, dev, "gather", kname, &k);
     if (s == COPROC_OK)
         s = new_flag(rt, dev, &flag);
     if (s != COPROC_OK)
         goto done;
     cl_ulong limit = src->length, mm = m;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, src->mem);
     COPROC__ARG(a, limit);
     COPROC__ARG(a, positions->mem);
@@ -120,7 +138,7 @@ done:
     if (flag)
         clReleaseMemObject(flag);
     if (k)
-        clReleaseKernel(k);
+        coproc__kernel_return(dev, k);
     if (s != COPROC_OK) {
         coproc_column_free(col);
         return s;
@@ -149,6 +167,11 @@ coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_scatter: dst is %s, src %s "
                             "(types must match)", coproc_type_name(dst->type),
                             coproc_type_name(src->type));
+    if (src->validity || positions->validity || dst->validity)
+        return coproc__nulls_refuse(rt, "coproc_scatter",
+                                    src->validity         ? "src"
+                                    : positions->validity ? "positions"
+                                                          : "dst");
     if (positions->length != src->length)
         return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_scatter: %zu positions for %zu "
                             "rows of src", positions->length, src->length);
@@ -156,20 +179,20 @@ coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
     if (m == 0)
         return COPROC_OK;
     coproc__device *dev = src->dev;
-    cl_kernel check = NULL, k = NULL;
+    coproc__kernel_lease *check = NULL, *k = NULL;
     cl_mem flag = NULL;
     char kname[32];
     snprintf(kname, sizeof kname, "scatter_%s", move_suffix(src->type));
-    s = coproc__kernel_create(rt, dev, "gather", "gather_check", &check);
+    s = coproc__kernel_borrow(rt, dev, "gather", "gather_check", &check);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+        s = coproc__kernel_borrow(rt, dev, "gather", kname, &k);
     if (s == COPROC_OK)
         s = new_flag(rt, dev, &flag);
     if (s != COPROC_OK)
         goto done;
     cl_ulong mm = m, limit = dst->length;
     coproc__geometry g = coproc__geometry_for(dev, m, 0);
-    coproc__args a1 = {check, 0, CL_SUCCESS};
+    coproc__args a1 = {check->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a1, positions->mem);
     COPROC__ARG(a1, mm);
     COPROC__ARG(a1, limit);
@@ -177,7 +200,7 @@ coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
     s = coproc__launch(rt, dev, &a1, &g, "gather_check");
     if (s != COPROC_OK)
         goto done;
-    coproc__args a2 = {k, 0, CL_SUCCESS};
+    coproc__args a2 = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a2, src->mem);
     COPROC__ARG(a2, positions->mem);
     COPROC__ARG(a2, mm);
@@ -190,9 +213,9 @@ done:
     if (flag)
         clReleaseMemObject(flag);
     if (check)
-        clReleaseKernel(check);
+        coproc__kernel_return(dev, check);
     if (k)
-        clReleaseKernel(k);
+        coproc__kernel_return(dev, k);
     return s;
 }
 
@@ -216,13 +239,13 @@ static coproc_status bitmap_counts(coproc_runtime *rt, coproc__device *dev, cl_m
                                    size_t n, const coproc__geometry *g, cl_ulong wchunk,
                                    cl_mem counts, uint64_t *total)
 {
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     cl_uint *host = NULL;
-    coproc_status s = coproc__kernel_create(rt, dev, "gather", "bitmap_counts", &k);
+    coproc_status s = coproc__kernel_borrow(rt, dev, "gather", "bitmap_counts", &k);
     if (s != COPROC_OK)
         return s;
     cl_ulong nn = n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, bitmap);
     COPROC__ARG(a, nn);
     COPROC__ARG(a, wchunk);
@@ -247,8 +270,37 @@ static coproc_status bitmap_counts(coproc_runtime *rt, coproc__device *dev, cl_m
         *total += host[i];
 done:
     free(host);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, k);
     return s;
+}
+
+/* compact with nulls (coproc.h): the bitmap's null words select nothing; the
+ * selected rows keep their nulls (their validity bits gathered at the
+ * positions the bitmap selects). */
+static coproc_status compact_nulls(coproc_runtime *rt, const coproc_column *src,
+                                   const coproc_column *bitmap, coproc_column **out)
+{
+    coproc__device *dev = src->dev;
+    size_t n = src->length;
+    coproc_column *sel = NULL, *positions = NULL, *bits = NULL;
+    coproc_status s = coproc__nulls_selected(rt, bitmap, NULL, n, &sel);
+    if (s != COPROC_OK)
+        return s;
+    coproc_column rs = coproc__without_nulls(src), rb = coproc__without_nulls(sel ? sel : bitmap);
+    s = coproc__compact_run(rt, &rs, &rb, out);
+    if (s == COPROC_OK && src->validity)
+        s = coproc__nulls_positions(rt, dev, rb.mem, n, &positions);
+    if (s == COPROC_OK && src->validity)
+        s = coproc__nulls_gather(rt, dev, src->validity, positions->mem, positions->length, &bits);
+    coproc_column_free(positions);
+    coproc_column_free(sel);
+    if (s != COPROC_OK) {
+        coproc_column_free(*out);
+        *out = NULL;
+        return s;
+    }
+    coproc__attach_validity(*out, bits);
+    return COPROC_OK;
 }
 
 coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
@@ -266,11 +318,13 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
         s = check_bitmap(rt, bitmap, src->dev, src->length, "coproc_compact: bitmap");
     if (s != COPROC_OK)
         return s;
+    if (src->validity || bitmap->validity)
+        return compact_nulls(rt, src, bitmap, out);
     coproc__device *dev = src->dev;
     size_t n = src->length;
     coproc_column *col = NULL;
     cl_mem counts = NULL;
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     uint64_t total = 0;
     cl_program built; /* built before the geometry: it tells the work-group limit */
     s = coproc__program_get(rt, dev, "gather", &built);
@@ -290,11 +344,11 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
         goto done;
     char kname[32];
     snprintf(kname, sizeof kname, "compact_%s", move_suffix(src->type));
-    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    s = coproc__kernel_borrow(rt, dev, "gather", kname, &k);
     if (s != COPROC_OK)
         goto done;
     cl_ulong nn = n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, src->mem);
     COPROC__ARG(a, nn);
     COPROC__ARG(a, bitmap->mem);
@@ -311,7 +365,7 @@ coproc_status coproc__compact_run(coproc_runtime *rt, const coproc_column *src,
     }
 done:
     if (k)
-        clReleaseKernel(k);
+        coproc__kernel_return(dev, k);
     if (counts)
         clReleaseMemObject(counts);
     if (s != COPROC_OK) {
@@ -342,6 +396,17 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     if ((unsigned)op > COPROC_REDUCE_COUNT)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_reduce_where: unknown op %d",
                             (int)op);
+    if (col->validity || bitmap->validity) { /* the selected rows that are valid */
+        coproc_column *sel = NULL;
+        s = coproc__nulls_selected(rt, bitmap, col->validity, col->length, &sel);
+        if (s != COPROC_OK)
+            return s;
+        coproc_column rc = coproc__without_nulls(col);
+        coproc_column rb = coproc__without_nulls(sel ? sel : bitmap);
+        s = coproc__reduce_where_run(rt, op, &rc, &rb, out);
+        coproc_column_free(sel);
+        return s;
+    }
     coproc_scalar r;
     coproc__reduce_identity(op, col->type, &r);
     size_t n = col->length;
@@ -356,7 +421,7 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
         return s;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     cl_mem partials[3] = {NULL, NULL, NULL}, counts = NULL; /* sum, min, max */
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     unsigned char *host = NULL;
     cl_uint *host_counts = NULL;
     s = coproc__buffer_new(rt, dev, g.groups * sizeof(cl_uint), &counts);
@@ -376,7 +441,7 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
     size_t ssize = coproc__reduce_partial_size(dev, COPROC_REDUCE_SUM, col->type);
     size_t tsize = coproc_type_size(col->type);
     size_t psize = op == COPROC_REDUCE_SUM ? ssize : tsize;
-    s = coproc__kernel_create(rt, dev, "gather", kname, &k);
+    s = coproc__kernel_borrow(rt, dev, "gather", kname, &k);
     for (int i = 0; i < 3 && s == COPROC_OK; i++)
         s = coproc__buffer_new(rt, dev, g.groups * (i == 0 ? ssize : tsize), &partials[i]);
     if (s != COPROC_OK)
@@ -388,7 +453,7 @@ coproc_status coproc__reduce_where_run(coproc_runtime *rt, coproc_reduce_op op,
         goto done;
     }
     cl_ulong nn = n;
-    coproc__args a = {k, 0, CL_SUCCESS};
+    coproc__args a = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a, col->mem);
     COPROC__ARG(a, nn);
     COPROC__ARG(a, bitmap->mem);
@@ -432,7 +497,7 @@ done:
     if (counts)
         clReleaseMemObject(counts);
     if (k)
-        clReleaseKernel(k);
+        coproc__kernel_return(dev, k);
     if (s == COPROC_OK)
         *out = r;
     return s;
@@ -552,6 +617,8 @@ static coproc_status scatter_in_memory(coproc_runtime *rt, coproc__device *dev,
                                        const coproc_op *op, const coproc_column *const *v,
                                        coproc_result *out)
 {
+    if (v[2]->validity) /* the copy would lose it */
+        return coproc__nulls_refuse(rt, "coproc_scatter", "dst");
     coproc_column *copy = NULL;
     coproc_status s = coproc__column_copy(rt, dev, v[2], &copy);
     if (s == COPROC_OK)

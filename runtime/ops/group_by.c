@@ -16,6 +16,7 @@
 #include "backend/opencl/launch.h"
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/hostops.h"
@@ -1023,6 +1024,416 @@ void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
         }
 }
 
+/* ---- nulls (coproc.h): composed from the null-free group-by.
+ * Keys with nulls: the null keys are given a key no row has (one past the
+ * largest raw key, or one before the smallest: a sentinel), so the null rows
+ * make one group in the same group-by; that group is then moved last and
+ * its key marked null. Only when the keys span their type's whole range is
+ * there no sentinel: then the rows with a null key are set aside (compacted
+ * away) and their group made by reductions (reduce_where) and appended.
+ * Values with nulls: for sums and counts only, the nulls' values are made 0
+ * (the sums stay right) and the counts lose the null rows of each group (a
+ * count-only group-by of those few rows' keys); with min or max asked, the
+ * groups of every row (counts only) and the aggregates of the rows with a
+ * valid value (compacted), the latter spread over the former when a group
+ * has no valid value. sum, min and max are then null where count is 0. */
+
+/* The result column pointers of r, in a fixed order: count, sum, min, max. */
+static void agg_columns(coproc_group_result *r, coproc_column **c[4])
+{
+    c[0] = &r->count;
+    c[1] = &r->sum;
+    c[2] = &r->min;
+    c[3] = &r->max;
+}
+
+/* v (a scalar a reduction made) as the bytes of a t column's element. */
+static void scalar_bytes(coproc_type t, const coproc_scalar *v, unsigned char b[8])
+{
+    memset(b, 0, 8);
+    switch (t) {
+    case COPROC_INT32: {
+        int32_t x = (int32_t)v->v.i64;
+        memcpy(b, &x, 4);
+        break;
+    }
+    case COPROC_UINT32: {
+        uint32_t x = (uint32_t)v->v.u64;
+        memcpy(b, &x, 4);
+        break;
+    }
+    case COPROC_FLOAT32: {
+        float x = (float)v->v.f64;
+        memcpy(b, &x, 4);
+        break;
+    }
+    default:
+        memcpy(b, &v->v, 8);
+        break; /* int64, uint64, float64: the member's bits */
+    }
+}
+
+/* *col (a device column without validity) one row longer, the bytes at v
+ * the new last row. */
+static coproc_status append_row(coproc_runtime *rt, coproc_column **col, const void *v)
+{
+    coproc_column *c = *col, *out = NULL;
+    coproc__device *dev = c->dev;
+    size_t es = coproc_type_size(c->type);
+    coproc_status s = coproc__column_new(rt, dev, c->type, c->length + 1, &out);
+    if (s != COPROC_OK)
+        return s;
+    s = coproc__nulls_copy(rt, dev, c->mem, 0, out->mem, 0, c->length * es);
+    if (s == COPROC_OK)
+        s = coproc__nulls_put(rt, dev, out->mem, c->length * es, v, es);
+    if (s != COPROC_OK) {
+        coproc_column_free(out);
+        return s;
+    }
+    coproc_column_free(c);
+    *col = out;
+    return COPROC_OK;
+}
+
+/* Step 2 when some groups of `all` (counts only) are missing from `val`
+ * (the aggregates of the rows with a valid value): val's aggregates moved to
+ * all's groups (0 where a group has no valid value); val takes all's keys. */
+static coproc_status spread_groups(coproc_runtime *rt, coproc_group_result *all,
+                                   coproc_group_result *val)
+{
+    coproc__device *dev = all->keys->dev;
+    coproc_join_result j = {0, NULL, NULL};
+    coproc_status s = coproc__hash_join_run(rt, val->keys, all->keys, &j);
+    coproc_column **c[4];
+    agg_columns(val, c);
+    for (int i = 0; i < 4 && s == COPROC_OK; i++) {
+        if (!*c[i])
+            continue;
+        coproc_column *full = NULL, *picked = NULL;
+        s = coproc__column_new(rt, dev, (*c[i])->type, all->groups, &full);
+        if (s == COPROC_OK && all->groups) {
+            unsigned char zero[8] = {0};
+            size_t es = coproc_type_size(full->type);
+            cl_int err = coproc__enqueue_fill(dev, dev->queue, full->mem, zero, es, 0,
+                                              all->groups * es, 0, NULL, NULL);
+            if (err != CL_SUCCESS)
+                s = coproc__fail_cl(rt, err, "coproc_group_by: clEnqueueFillBuffer on device %d",
+                                    dev->index);
+        }
+        if (s == COPROC_OK)
+            s = coproc__gather_run(rt, *c[i], j.left, &picked);
+        if (s == COPROC_OK)
+            s = coproc__scatter_run(rt, picked, j.right, full);
+        coproc_column_free(picked);
+        if (s != COPROC_OK) {
+            coproc_column_free(full);
+            break;
+        }
+        coproc_column_free(*c[i]);
+        *c[i] = full;
+    }
+    coproc_join_result_free(&j);
+    if (s == COPROC_OK) {
+        coproc_column_free(val->keys);
+        val->keys = all->keys;
+        all->keys = NULL;
+        val->groups = all->groups;
+    }
+    return s;
+}
+
+/* Take out of r the rows whose value is null (their keys kk and, for
+ * integer sums, their values raw, at the unset bits of valid): each group's
+ * count loses them, and (raw not NULL) its sum their values, which integer
+ * sums (wrapping) take back exactly. A count-only group-by of those rows -
+ * few where nulls are few - joined to r's keys, scattered, subtracted. */
+static coproc_status drop_null_rows(coproc_runtime *rt, const coproc_column *kk,
+                                    const coproc_column *raw, const coproc_column *valid,
+                                    coproc_group_result *r)
+{
+    coproc__device *dev = kk->dev;
+    size_t n = kk->length;
+    coproc_column *nulls = NULL, *kn = NULL, *xn = NULL;
+    coproc_group_result gn;
+    memset(&gn, 0, sizeof gn);
+    coproc_join_result j = {0, NULL, NULL};
+    coproc_column vb = coproc__without_nulls(valid);
+    coproc_status s = coproc__nulls_not(rt, dev, &vb, n, &nulls);
+    if (s == COPROC_OK)
+        s = coproc__compact_run(rt, kk, nulls, &kn);
+    if (s != COPROC_OK || kn->length == 0)
+        goto done;
+    if (raw && r->sum && (s = coproc__compact_run(rt, raw, nulls, &xn)) != COPROC_OK)
+        goto done;
+    s = coproc__group_by_run(rt, kn, xn, COPROC_GROUP_COUNT | (xn ? COPROC_GROUP_SUM : 0), 0, &gn);
+    if (s == COPROC_OK)
+        s = coproc__hash_join_run(rt, gn.keys, r->keys, &j);
+    coproc_column *from[2] = {gn.count, gn.sum}, **to[2] = {&r->count, &r->sum};
+    for (int i = 0; i < 2 && s == COPROC_OK; i++) {
+        if (!from[i])
+            continue;
+        coproc_column *sub = NULL, *picked = NULL, *less = NULL;
+        size_t es = coproc_type_size(from[i]->type);
+        s = coproc__column_new(rt, dev, from[i]->type, r->groups, &sub);
+        if (s == COPROC_OK && r->groups) {
+            uint64_t zero = 0;
+            cl_int err = coproc__enqueue_fill(dev, dev->queue, sub->mem, &zero, es, 0,
+                                              r->groups * es, 0, NULL, NULL);
+            if (err != CL_SUCCESS)
+                s = coproc__fail_cl(rt, err, "coproc_group_by: clEnqueueFillBuffer on device %d",
+                                    dev->index);
+        }
+        if (s == COPROC_OK)
+            s = coproc__gather_run(rt, from[i], j.left, &picked);
+        if (s == COPROC_OK)
+            s = coproc__scatter_run(rt, picked, j.right, sub);
+        if (s == COPROC_OK)
+            s = coproc__map_run(rt, COPROC_ARITH_SUB, *to[i], sub, &less);
+        if (s == COPROC_OK) {
+            coproc_column_free(*to[i]);
+            *to[i] = less;
+        }
+        coproc_column_free(sub);
+        coproc_column_free(picked);
+    }
+done:
+    coproc_column_free(nulls);
+    coproc_column_free(kn);
+    coproc_column_free(xn);
+    coproc_join_result_free(&j);
+    coproc_group_result_free(&gn);
+    return s;
+}
+
+/* The groups of kk (no nulls) over values that may have nulls: count is the
+ * valid values of each group; sum, min, max over them (their validity is
+ * set by the caller). */
+static coproc_status group_values(coproc_runtime *rt, const coproc_column *kk,
+                                  const coproc_column *values, unsigned aggs, int sorted,
+                                  coproc_group_result *r)
+{
+    if (!coproc__has_nulls(values))
+        return coproc__group_by_run(rt, kk, values, aggs, sorted, r);
+    coproc_status s;
+    coproc_column raw = coproc__without_nulls(values);
+    if (!(aggs & (COPROC_GROUP_MIN | COPROC_GROUP_MAX)) && coproc__is_key_type(values->type)) {
+        /* integer sums and counts: every row grouped, then the null rows'
+         * counts and values (few, compacted) taken back out */
+        s = coproc__group_by_run(rt, kk, &raw, aggs, sorted, r);
+        if (s == COPROC_OK && (s = drop_null_rows(rt, kk, &raw, values->validity, r)) != COPROC_OK)
+            coproc_group_result_free(r);
+        return s;
+    }
+    if (!(aggs & (COPROC_GROUP_MIN | COPROC_GROUP_MAX))) { /* float sums: nulls as 0 */
+        unsigned char zero[8] = {0};
+        coproc_column *filled = NULL;
+        s = coproc__nulls_fill(rt, values, zero, &filled);
+        if (s == COPROC_OK)
+            s = coproc__group_by_run(rt, kk, filled, aggs, sorted, r);
+        coproc_column_free(filled);
+        if (s == COPROC_OK && (s = drop_null_rows(rt, kk, NULL, values->validity, r)) != COPROC_OK)
+            coproc_group_result_free(r);
+        return s;
+    }
+    coproc_group_result all;
+    memset(&all, 0, sizeof all);
+    coproc_column *k2 = NULL, *x2 = NULL;
+    coproc_column vb = coproc__without_nulls(values->validity);
+    s = coproc__group_by_run(rt, kk, NULL, COPROC_GROUP_COUNT, sorted, &all);
+    if (s == COPROC_OK)
+        s = coproc__compact_run(rt, kk, &vb, &k2);
+    if (s == COPROC_OK)
+        s = coproc__compact_run(rt, &raw, &vb, &x2);
+    if (s == COPROC_OK)
+        s = coproc__group_by_run(rt, k2, x2, aggs, sorted, r);
+    if (s == COPROC_OK && r->groups < all.groups && (s = spread_groups(rt, &all, r)) != COPROC_OK)
+        coproc_group_result_free(r);
+    coproc_column_free(k2);
+    coproc_column_free(x2);
+    coproc_group_result_free(&all);
+    return s;
+}
+
+/* Every column of r with row g moved to the end (the others keep their order). */
+static coproc_status move_group_last(coproc_runtime *rt, coproc_group_result *r, size_t g)
+{
+    coproc_column **c[5] = {&r->keys, &r->count, &r->sum, &r->min, &r->max};
+    size_t n = r->groups;
+    if (g + 1 == n)
+        return COPROC_OK;
+    for (int i = 0; i < 5; i++) {
+        coproc_column *col = *c[i], *out = NULL;
+        if (!col)
+            continue;
+        coproc__device *dev = col->dev;
+        size_t es = coproc_type_size(col->type);
+        coproc_status s = coproc__column_new(rt, dev, col->type, n, &out);
+        if (s != COPROC_OK)
+            return s;
+        s = coproc__nulls_copy(rt, dev, col->mem, 0, out->mem, 0, g * es);
+        if (s == COPROC_OK)
+            s = coproc__nulls_copy(rt, dev, col->mem, (g + 1) * es, out->mem, g * es,
+                                   (n - g - 1) * es);
+        if (s == COPROC_OK)
+            s = coproc__nulls_copy(rt, dev, col->mem, g * es, out->mem, (n - 1) * es, es);
+        if (s != COPROC_OK) {
+            coproc_column_free(out);
+            return s;
+        }
+        coproc_column_free(col);
+        *c[i] = out;
+    }
+    return COPROC_OK;
+}
+
+/* Keys with nulls at the ends of their type's range (no sentinel): the rows
+ * with a null key compacted away, their group made by reductions, appended. */
+static coproc_status group_null_keys_apart(coproc_runtime *rt, const coproc_column *keys,
+                                           const coproc_column *values, unsigned aggs, int sorted,
+                                           coproc_group_result *r)
+{
+    coproc__device *dev = keys->dev;
+    size_t n = keys->length;
+    coproc_column rk = coproc__without_nulls(keys), bits = coproc__without_nulls(keys->validity);
+    coproc_column *k1 = NULL, *x1 = NULL, *null_rows = NULL, *valid = NULL;
+    coproc_status s = coproc__compact_run(rt, &rk, &bits, &k1);
+    if (s == COPROC_OK && values)
+        s = coproc__compact_run(rt, values, &bits, &x1); /* keeps the values' nulls */
+    if (s == COPROC_OK)
+        s = coproc__nulls_not(rt, dev, &bits, n, &null_rows);
+    if (s == COPROC_OK)
+        s = group_values(rt, k1, x1, aggs, sorted, r);
+    if (s == COPROC_OK && k1->length < n) {
+        coproc_column **c[4];
+        agg_columns(r, c);
+        static const coproc_reduce_op ops[4] = {COPROC_REDUCE_COUNT, COPROC_REDUCE_SUM,
+                                                COPROC_REDUCE_MIN, COPROC_REDUCE_MAX};
+        unsigned char bytes[8] = {0};
+        s = append_row(rt, &r->keys, bytes);
+        for (int i = 0; i < 4 && s == COPROC_OK; i++) {
+            if (!*c[i])
+                continue;
+            coproc_scalar v;
+            if (values) /* count: the valid values of the null-key rows */
+                s = coproc__reduce_where_run(rt, ops[i], values, null_rows, &v);
+            else
+                v.v.u64 = n - k1->length;
+            if (s == COPROC_OK) {
+                scalar_bytes((*c[i])->type, &v, bytes);
+                s = append_row(rt, c[i], bytes);
+            }
+        }
+        r->groups++;
+        if (s == COPROC_OK)
+            s = coproc__nulls_range(rt, dev, r->groups, 0, r->groups - 1, &valid);
+        if (s == COPROC_OK)
+            coproc__attach_validity(r->keys, valid);
+    }
+    coproc_column_free(k1);
+    coproc_column_free(x1);
+    coproc_column_free(null_rows);
+    return s; /* on failure the caller frees r */
+}
+
+/* Keys with nulls: the null keys replaced by a sentinel key (one no row has),
+ * grouped with the others, that group moved last and its key made null.
+ * *done = 0 when the keys leave no room for a sentinel. */
+static coproc_status group_null_keys_sentinel(coproc_runtime *rt, const coproc_column *keys,
+                                              const coproc_column *values, unsigned aggs,
+                                              int sorted, coproc_group_result *r, int *done)
+{
+    coproc__device *dev = keys->dev;
+    int wide = coproc_type_size(keys->type) == 8;
+    uint64_t flip = is_signed_int(keys->type) ? (wide ? 0x8000000000000000ull : 0x80000000u) : 0;
+    uint64_t top = wide ? UINT64_MAX : 0xFFFFFFFFu, lo = 0, hi = 0;
+    coproc_column rk = coproc__without_nulls(keys);
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "group_by", &built);
+    if (s == COPROC_OK)
+        s = key_range(rt, dev, &rk, flip, &lo, &hi); /* raw keys: nulls' garbage included */
+    *done = 0;
+    if (s != COPROC_OK || (hi == top && lo == 0))
+        return s;
+    *done = 1;
+    uint64_t sentinel = (hi < top ? hi + 1 : lo - 1) ^ flip; /* ordered form back to bits */
+    unsigned char bytes[8];
+    uint32_t s32 = (uint32_t)sentinel;
+    memcpy(bytes, wide ? (const void *)&sentinel : (const void *)&s32, wide ? 8 : 4);
+    coproc_column *kfill = NULL, *pos = NULL, *valid = NULL;
+    s = coproc__nulls_fill(rt, keys, bytes, &kfill);
+    if (s == COPROC_OK)
+        s = group_values(rt, kfill, values, aggs, sorted, r);
+    coproc_column_free(kfill);
+    if (s != COPROC_OK)
+        return s;
+    /* the sentinel's group (none when no key was null after all) */
+    coproc_filter f = {.first = {.col = r->keys, .cmp = COPROC_CMP_EQ}};
+    if (is_signed_int(keys->type))
+        f.first.a.i64 = wide ? (int64_t)sentinel : (int64_t)(int32_t)s32;
+    else
+        f.first.a.u64 = wide ? sentinel : s32;
+    uint64_t found = 0;
+    s = coproc__select_run(rt, &f, &pos, &found);
+    if (s == COPROC_OK && found) {
+        uint32_t g = 0;
+        s = coproc_column_download(pos, &g, 1);
+        if (s == COPROC_OK)
+            s = move_group_last(rt, r, g);
+        if (s == COPROC_OK)
+            s = coproc__nulls_range(rt, dev, r->groups, 0, r->groups - 1, &valid);
+        if (s == COPROC_OK)
+            coproc__attach_validity(r->keys, valid);
+    }
+    coproc_column_free(pos);
+    return s;
+}
+
+static coproc_status group_by_nulls(coproc_runtime *rt, const coproc_column *keys,
+                                    const coproc_column *values, unsigned aggs, int sorted,
+                                    coproc_group_result *out)
+{
+    coproc__device *dev = keys->dev;
+    coproc_group_result r;
+    memset(&r, 0, sizeof r);
+    coproc_status s;
+    if (!keys->validity) {
+        s = group_values(rt, keys, values, aggs, sorted, &r);
+    } else {
+        int done = 0;
+        s = keys->length ? group_null_keys_sentinel(rt, keys, values, aggs, sorted, &r, &done)
+                         : COPROC_OK;
+        if (s == COPROC_OK && !done) {
+            coproc_group_result_free(&r);
+            s = group_null_keys_apart(rt, keys, values, aggs, sorted, &r);
+        }
+    }
+    /* sum, min, max null where no value was */
+    if (s == COPROC_OK && coproc__has_nulls(values) && (r.sum || r.min || r.max)) {
+        coproc_column *valid = NULL;
+        coproc_filter f = {.first = {.col = r.count, .cmp = COPROC_CMP_GT, .a = {.u64 = 0}}};
+        s = coproc__select_bitmap_run(rt, &f, &valid, NULL);
+        coproc_column *agg[3] = {r.sum, r.min, r.max};
+        for (int i = 0; i < 3 && s == COPROC_OK; i++)
+            if (agg[i])
+                s = coproc__nulls_give_and(rt, &agg[i], valid, NULL);
+        r.sum = agg[0]; /* give_and frees a column it fails on */
+        r.min = agg[1];
+        r.max = agg[2];
+        coproc_column_free(valid);
+    }
+    if (s == COPROC_OK) {
+        cl_int err = coproc__finish(dev, dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_group_by on device %d", dev->index);
+    }
+    if (s != COPROC_OK) {
+        coproc_group_result_free(&r);
+        return s;
+    }
+    *out = r;
+    return COPROC_OK;
+}
+
 coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys,
                                    const coproc_column *values, unsigned aggs, int sorted,
                                    coproc_group_result *out)
@@ -1054,6 +1465,8 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
                             "2^32 - 1", n);
     if (aggs == 0)
         aggs = COPROC_GROUP_ALL;
+    if (keys->validity || coproc__has_nulls(values))
+        return group_by_nulls(rt, keys, values, aggs, sorted, out);
     if (!(aggs & (COPROC_GROUP_SUM | COPROC_GROUP_MIN | COPROC_GROUP_MAX)))
         values = NULL; /* counts only: the values are not read */
 

@@ -11,6 +11,7 @@
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
 #include "backend/opencl/transfer.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/hostops.h"
@@ -160,6 +161,8 @@ coproc_status coproc__hash_join_count_run(coproc_runtime *rt, const coproc_colum
         return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_hash_join_count: count is NULL");
     *count = 0;
     coproc_status s = join_args_check(rt, left, right, "coproc_hash_join_count");
+    if (s == COPROC_OK && (left->validity || right->validity)) /* null keys: dropped first */
+        return coproc__nulls_join_count(rt, left, right, count);
     if (s != COPROC_OK || left->length == 0 || right->length == 0)
         return s;
     coproc__device *dev = left->dev;
@@ -274,6 +277,8 @@ coproc_status coproc__hash_join_run(coproc_runtime *rt, const coproc_column *lef
     coproc_status s = join_args_check(rt, left, right, "coproc_hash_join");
     if (s != COPROC_OK)
         return s;
+    if (left->validity || right->validity) /* null keys never match: dropped first */
+        return coproc__nulls_join(rt, left, right, coproc__hash_join_run, out);
     coproc__device *dev = left->dev;
     coproc_join_result r = {0, NULL, NULL};
     hj_table t = {NULL, NULL, NULL, 0, 0, NULL};

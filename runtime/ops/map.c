@@ -7,6 +7,7 @@
 #include "data/column.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/chunked.h"
@@ -53,17 +54,17 @@ static coproc_status map_common(coproc_runtime *rt, const char *what, coproc_ari
     char kname[32];
     snprintf(kname, sizeof kname, "map_%s", type_suffix[a->type]);
     coproc_column *col = NULL;
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     coproc_status s = coproc__column_new(rt, dev, a->type, a->length, &col);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "map", kname, &k);
+        s = coproc__kernel_borrow(rt, dev, "map", kname, &k);
     if (s != COPROC_OK) {
         coproc_column_free(col);
         return s;
     }
     cl_int use_const = b == NULL, opcode = (cl_int)op;
     cl_ulong n = a->length;
-    coproc__args args = {k, 0, CL_SUCCESS};
+    coproc__args args = {k->kernel, 0, CL_SUCCESS};
     cl_mem bmem = b ? b->mem : a->mem; /* unused with the constant */
     COPROC__ARG(args, a->mem);
     COPROC__ARG(args, bmem);
@@ -73,7 +74,7 @@ static coproc_status map_common(coproc_runtime *rt, const char *what, coproc_ari
     COPROC__ARG(args, n);
     COPROC__ARG(args, col->mem);
     s = run(rt, dev, &args, a->length, kname, col, out);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, k);
     return s;
 }
 
@@ -98,7 +99,11 @@ coproc_status coproc__map_run(coproc_runtime *rt, coproc_arith op, const coproc_
         return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_map: a has %zu rows, b %zu",
                             a->length, b->length);
     unsigned char zero[8] = {0};
-    return map_common(rt, "coproc_map", op, a, b, zero, out);
+    s = map_common(rt, "coproc_map", op, a, b, zero, out);
+    /* null in, null out (rows under nulls were computed from whatever lay there) */
+    if (s == COPROC_OK && (a->validity || b->validity))
+        s = coproc__nulls_give_and(rt, out, a->validity, b->validity);
+    return s;
 }
 
 coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const coproc_column *a,
@@ -141,7 +146,10 @@ coproc_status coproc__map_const_run(coproc_runtime *rt, coproc_arith op, const c
         memcpy(bytes, &c, 8);
         break;
     }
-    return map_common(rt, "coproc_map_const", op, a, NULL, bytes, out);
+    s = map_common(rt, "coproc_map_const", op, a, NULL, bytes, out);
+    if (s == COPROC_OK && a->validity)
+        s = coproc__nulls_give_and(rt, out, a->validity, NULL);
+    return s;
 }
 
 coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, coproc_type to,
@@ -162,23 +170,25 @@ coproc_status coproc__cast_run(coproc_runtime *rt, const coproc_column *a, copro
     char kname[32];
     snprintf(kname, sizeof kname, "cast_%s", type_suffix[a->type]);
     coproc_column *col = NULL;
-    cl_kernel k = NULL;
+    coproc__kernel_lease *k = NULL;
     s = coproc__column_new(rt, dev, to, a->length, &col);
     if (s == COPROC_OK)
-        s = coproc__kernel_create(rt, dev, "map", kname, &k);
+        s = coproc__kernel_borrow(rt, dev, "map", kname, &k);
     if (s != COPROC_OK) {
         coproc_column_free(col);
         return s;
     }
     cl_ulong n = a->length;
     cl_int to_code = (cl_int)to;
-    coproc__args args = {k, 0, CL_SUCCESS};
+    coproc__args args = {k->kernel, 0, CL_SUCCESS};
     COPROC__ARG(args, a->mem);
     COPROC__ARG(args, n);
     COPROC__ARG(args, to_code);
     COPROC__ARG(args, col->mem);
     s = run(rt, dev, &args, a->length, kname, col, out);
-    clReleaseKernel(k);
+    coproc__kernel_return(dev, k);
+    if (s == COPROC_OK && a->validity)
+        s = coproc__nulls_give_and(rt, out, a->validity, NULL);
     return s;
 }
 

@@ -16,6 +16,7 @@
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
 #include "ops/join_tasks.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "backend/opencl/sync.h"
@@ -195,6 +196,8 @@ coproc_status coproc__sort_merge_join_run(coproc_runtime *rt, const coproc_colum
     coproc_status s = check_keys(rt, left, "left", right, "right", what);
     if (s != COPROC_OK)
         return s;
+    if (left->validity || right->validity) /* null keys never match: dropped first */
+        return coproc__nulls_join(rt, left, right, coproc__sort_merge_join_run, out);
 
     coproc__device *dev = left->dev;
     size_t nl = left->length, nr = right->length;
@@ -287,6 +290,8 @@ coproc_status coproc__semi_join_run(coproc_runtime *rt, const coproc_column *pro
     coproc_status s = check_keys(rt, probe, "probe", build, "build", what);
     if (s != COPROC_OK)
         return s;
+    if (probe->validity || build->validity) /* null keys never match: dropped first */
+        return coproc__nulls_semi_join(rt, probe, build, positions, count);
 
     coproc__device *dev = probe->dev;
     size_t np = probe->length, nb = build->length;

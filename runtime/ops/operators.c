@@ -52,13 +52,19 @@ static coproc_status refuse_write(coproc_runtime *rt, const char *what)
 }
 
 /* A host column's rows replaced by those of src (same type and length), its
- * cached copies dropped. */
-static void host_overwrite(coproc_column *col, const coproc_column *src)
+ * cached copies dropped; src's validity (taken from src) replaces col's. */
+static void host_overwrite(coproc_column *col, coproc_column *src)
 {
     if (col->length)
         memcpy(col->host, src->host, col->length * coproc_type_size(col->type));
     for (int d = 0; d < col->rt->device_count; d++)
         coproc__residency_forget(&col->rt->devices[d], col);
+    if (col->validity || src->validity) {
+        coproc_column_free(col->validity);
+        col->validity = NULL;
+        coproc__attach_validity(col, src->validity);
+        src->validity = NULL;
+    }
 }
 
 #define OBSERVED(col, op, result, call)                                                     \
@@ -332,12 +338,19 @@ coproc_status coproc_group_by_aggs(coproc_runtime *rt, const coproc_column *keys
 
 coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
 {
+    return coproc_sort_nulls(rt, keys, values, 0);
+}
+
+coproc_status coproc_sort_nulls(coproc_runtime *rt, coproc_column *keys, coproc_column *values,
+                                int nulls_first)
+{
     if (rt && (read_only(rt, keys) || read_only(rt, values)))
         return refuse_write(rt, "coproc_sort");
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_SORT);
     o.a = keys;
     o.b = values;
+    o.nulls_first = nulls_first;
     coproc_result r;
     memset(&r, 0, sizeof r);
     if (on_host(rt, keys)) { /* sorted copies, written back */
@@ -350,19 +363,26 @@ coproc_status coproc_sort(coproc_runtime *rt, coproc_column *keys, coproc_column
         coproc_result_free(&r);
         return s;
     }
-    OBSERVED(keys, &o, &r, coproc__sort_run(rt, keys, values));
+    OBSERVED(keys, &o, &r, coproc__sort_run(rt, keys, values, nulls_first));
 }
 
 coproc_status coproc_argsort(coproc_runtime *rt, const coproc_column *keys, coproc_column **perm)
+{
+    return coproc_argsort_nulls(rt, keys, 0, perm);
+}
+
+coproc_status coproc_argsort_nulls(coproc_runtime *rt, const coproc_column *keys, int nulls_first,
+                                   coproc_column **perm)
 {
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_SORT);
     o.variant = COPROC_VARIANT_ARGSORT;
     o.a = keys;
+    o.nulls_first = nulls_first;
     if (on_host(rt, keys) && perm)
         return one_column(rt, &o, perm);
     coproc_result r = {.column = NULL};
-    OBSERVED(keys, &o, &r, coproc__argsort_run(rt, keys, perm));
+    OBSERVED(keys, &o, &r, coproc__argsort_run(rt, keys, nulls_first, perm));
 }
 
 typedef coproc_status (*join_fn)(coproc_runtime *, const coproc_column *, const coproc_column *,

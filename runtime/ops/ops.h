@@ -52,8 +52,10 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
                                    coproc_group_result *out);
 /* Free the columns of r that aggs (0: all) does not ask for, leaving them NULL. */
 void coproc__group_result_keep(coproc_group_result *r, unsigned aggs);
-coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values);
-coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
+/* nulls_first: where rows with null keys go (coproc_sort_nulls). */
+coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values,
+                               int nulls_first);
+coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys, int nulls_first,
                                   coproc_column **perm);
 /* Work-items per group for the sort kernels k[0..count) (the GPU path's, and the
  * table scan's on both paths): at most 256, the device's, the max_work_group

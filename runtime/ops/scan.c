@@ -9,6 +9,7 @@
 #include "backend/opencl/launch.h"
 #include "ops/primitives.h"
 #include "backend/opencl/program.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/chunked.h"
@@ -56,7 +57,8 @@ static void return_kernels(coproc__device *dev, coproc__kernel_lease **l)
  * receives the raw bytes of the grand total (sum_size of them). n > 0.
  */
 static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const scan_plan *p,
-                              cl_mem in, size_t n, cl_mem out, int inclusive, void *total)
+                              cl_mem in, cl_mem valid, size_t n, cl_mem out, int inclusive,
+                              void *total)
 {
     /* Built before the geometry is made: the build tells the work-group
      * limit its kernels allow (program.c). */
@@ -75,6 +77,8 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     if (s != COPROC_OK)
         goto done;
     cl_mem sums = k[0]->scratch;
+    cl_int has_valid = valid != NULL;
+    cl_mem vmem = valid ? valid : in; /* without nulls: never read */
 
     coproc__args a1 = {k[0]->kernel, 0, CL_SUCCESS};
     COPROC__ARG(a1, in);
@@ -82,6 +86,8 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
     COPROC__ARG(a1, chunk);
     COPROC__ARG(a1, sums);
     COPROC__ARG_LOCAL(a1, g.local * p->sum_size);
+    COPROC__ARG(a1, vmem);
+    COPROC__ARG(a1, has_valid);
     s = coproc__launch(rt, dev, &a1, &g, p->sums);
     if (s != COPROC_OK)
         goto done;
@@ -105,6 +111,8 @@ static coproc_status run_scan(coproc_runtime *rt, coproc__device *dev, const sca
         COPROC__ARG(a3, incl);
     COPROC__ARG_LOCAL(a3, SCAN_PADDED(g.local * SCAN_ITEMS) * p->out_size);
     COPROC__ARG_LOCAL(a3, g.local * p->out_size);
+    COPROC__ARG(a3, vmem);
+    COPROC__ARG(a3, has_valid);
     s = coproc__launch(rt, dev, &a3, &g, p->apply);
     if (s != COPROC_OK)
         goto done;
@@ -132,7 +140,7 @@ coproc_status coproc__scan_exclusive_u32(coproc_runtime *rt, coproc__device *dev
         return COPROC_OK;
     }
     cl_ulong t = 0;
-    coproc_status s = run_scan(rt, dev, &plan, in, n, out, 0, total ? &t : NULL);
+    coproc_status s = run_scan(rt, dev, &plan, in, NULL, n, out, 0, total ? &t : NULL);
     if (s == COPROC_OK && total)
         *total = t;
     return s;
@@ -170,11 +178,14 @@ coproc_status coproc__flags_to_positions(coproc_runtime *rt, coproc__device *dev
     cl_mem sums = k[0]->scratch;
 
     coproc__args a1 = {k[0]->kernel, 0, CL_SUCCESS};
+    cl_int no_valid = 0;
     COPROC__ARG(a1, flags);
     COPROC__ARG(a1, nn);
     COPROC__ARG(a1, chunk);
     COPROC__ARG(a1, sums);
     COPROC__ARG_LOCAL(a1, g.local * plan.sum_size);
+    COPROC__ARG(a1, flags); /* no validity: never read */
+    COPROC__ARG(a1, no_valid);
     s = coproc__launch(rt, dev, &a1, &g, plan.sums);
     if (s != COPROC_OK)
         goto done;
@@ -247,9 +258,16 @@ coproc_status coproc__scan_run(coproc_runtime *rt, const coproc_column *in, int 
     s = coproc__column_new(rt, in->dev, out_type[in->type], in->length, &col);
     if (s != COPROC_OK)
         return s;
+    /* nulls add 0 (the kernels skip them) and stay null (the input's validity) */
     if (in->length > 0)
-        s = run_scan(rt, in->dev, &plans[in->type], in->mem, in->length, col->mem, !exclusive,
+        s = run_scan(rt, in->dev, &plans[in->type], in->mem,
+                     in->validity ? in->validity->mem : NULL, in->length, col->mem, !exclusive,
                      NULL);
+    if (s == COPROC_OK && in->validity) {
+        coproc_column *bits = NULL;
+        s = coproc__nulls_and(rt, in->dev, in->validity, NULL, in->length, &bits);
+        coproc__attach_validity(col, bits);
+    }
     if (s == COPROC_OK) {
         cl_int err = coproc__finish(in->dev, in->dev->queue);
         if (err != CL_SUCCESS)

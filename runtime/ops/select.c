@@ -274,6 +274,9 @@ static coproc_status count_only(coproc_runtime *rt, coproc__device *dev, const p
         COPROC__ARG(a, counts);
         COPROC__ARG_LOCAL(a, 1);
         COPROC__ARG_LOCAL(a, g.local * sizeof(cl_uint));
+        cl_int has_valid = 0;   /* a column with nulls takes the bitmap path */
+        COPROC__ARG(a, counts); /* as the validity: never read */
+        COPROC__ARG(a, has_valid);
         s = coproc__launch(rt, dev, &a, &g, "select (count)");
     }
     if (s == COPROC_OK)
@@ -330,6 +333,11 @@ static coproc_status filter_run_all(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(a, r->counts);
         COPROC__ARG_LOCAL(a, 36 * r->g.local); /* 32 flags + 4 padding bytes per word */
         COPROC__ARG_LOCAL(a, r->g.local * sizeof(cl_uint));
+        const coproc_column *valid = p[i].col->validity;
+        cl_int has_valid = valid != NULL;
+        cl_mem vmem = valid ? valid->mem : bitmap; /* without nulls: never read */
+        COPROC__ARG(a, vmem);
+        COPROC__ARG(a, has_valid);
         s = coproc__launch(rt, dev, &a, &r->g, "select");
         clReleaseKernel(k);
         if (s != COPROC_OK)
@@ -392,7 +400,7 @@ coproc_status coproc__select_run(coproc_runtime *rt, const coproc_filter *f,
     filter_run r = {.counts = NULL};
     cl_mem bitmap = NULL;
     coproc_column *out = NULL;
-    if (n > 0 && !positions && np == 1) {
+    if (n > 0 && !positions && np == 1 && !p[0].col->validity) {
         s = count_only(rt, dev, &p[0], n, &r.count);
     } else if (n > 0) {
         s = coproc__buffer_new(rt, dev, (n + 31) / 32 * sizeof(cl_uint), &bitmap);

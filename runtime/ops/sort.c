@@ -14,6 +14,7 @@
 #include "data/column.h"
 #include "backend/opencl/launch.h"
 #include "backend/opencl/program.h"
+#include "ops/nulls.h"
 #include "ops/ops.h"
 #include "core/error.h"
 #include "exec/hostops.h"
@@ -366,7 +367,102 @@ static coproc_status check_keys(coproc_runtime *rt, const coproc_column *keys, c
     return COPROC_OK;
 }
 
-coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values)
+/* ---- nulls (coproc.h): rows with null keys go first or last, in input
+ * order; the valid rows are sorted as without nulls. Composed: the valid
+ * keys compacted and argsorted, their permutation mapped back to rows and
+ * laid beside the null rows' positions. */
+
+/* Copy `rows` positions of src into dst at row `at`. */
+static coproc_status copy_rows(coproc_runtime *rt, coproc__device *dev, const coproc_column *src,
+                               coproc_column *dst, size_t at)
+{
+    if (src->length == 0)
+        return COPROC_OK;
+    return coproc__nulls_copy(rt, dev, src->mem, 0, dst->mem, at * sizeof(cl_uint),
+                              src->length * sizeof(cl_uint));
+}
+
+static coproc_status argsort_nulls(coproc_runtime *rt, const coproc_column *keys, int nulls_first,
+                                   coproc_column **perm)
+{
+    coproc__device *dev = keys->dev;
+    size_t n = keys->length;
+    coproc_column raw = coproc__without_nulls(keys), bits = coproc__without_nulls(keys->validity);
+    coproc_column *valid_keys = NULL, *valid_rows = NULL, *null_bits = NULL, *null_rows = NULL;
+    coproc_column *order = NULL, *sorted_rows = NULL, *out = NULL;
+    coproc_status s = coproc__compact_run(rt, &raw, &bits, &valid_keys);
+    if (s == COPROC_OK)
+        s = coproc__nulls_positions(rt, dev, bits.mem, n, &valid_rows);
+    if (s == COPROC_OK)
+        s = coproc__nulls_not(rt, dev, &bits, n, &null_bits);
+    if (s == COPROC_OK)
+        s = coproc__nulls_positions(rt, dev, null_bits->mem, n, &null_rows);
+    if (s == COPROC_OK)
+        s = coproc__argsort_run(rt, valid_keys, 0, &order);
+    if (s == COPROC_OK)
+        s = coproc__gather_run(rt, valid_rows, order, &sorted_rows);
+    if (s == COPROC_OK)
+        s = coproc__column_new(rt, dev, COPROC_UINT32, n, &out);
+    if (s == COPROC_OK)
+        s = copy_rows(rt, dev, null_rows, out, nulls_first ? 0 : sorted_rows->length);
+    if (s == COPROC_OK)
+        s = copy_rows(rt, dev, sorted_rows, out, nulls_first ? null_rows->length : 0);
+    if (s == COPROC_OK) {
+        cl_int err = coproc__finish(dev, dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "coproc_argsort: clFinish on device %d", dev->index);
+    }
+    coproc_column *tmp[] = {valid_keys, valid_rows, null_bits, null_rows, order, sorted_rows};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
+        coproc_column_free(tmp[i]);
+    if (s != COPROC_OK) {
+        coproc_column_free(out);
+        return s;
+    }
+    *perm = out;
+    return COPROC_OK;
+}
+
+/* col (a device column) takes the rows of src (same type and length: its
+ * permuted copy) and src's validity, which replaces col's. */
+static coproc_status take_rows(coproc_runtime *rt, coproc_column *col, coproc_column *src)
+{
+    coproc__device *dev = col->dev;
+    size_t bytes = col->length * coproc_type_size(col->type);
+    coproc_status s = coproc__nulls_copy(rt, dev, src->mem, 0, col->mem, 0, bytes);
+    cl_int err = s == COPROC_OK ? coproc__finish(dev, dev->queue) : CL_SUCCESS;
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "coproc_sort: copying rows on device %d", dev->index);
+    if (s != COPROC_OK)
+        return s;
+    coproc_column_free(col->validity);
+    col->validity = NULL;
+    coproc__attach_validity(col, src->validity);
+    src->validity = NULL;
+    return COPROC_OK;
+}
+
+static coproc_status sort_nulls(coproc_runtime *rt, coproc_column *keys, coproc_column *values,
+                                int nulls_first)
+{
+    coproc_column *perm = NULL, *k = NULL, *v = NULL;
+    coproc_status s = coproc__argsort_run(rt, keys, nulls_first, &perm);
+    if (s == COPROC_OK)
+        s = coproc__gather_run(rt, keys, perm, &k);
+    if (s == COPROC_OK && values)
+        s = coproc__gather_run(rt, values, perm, &v);
+    if (s == COPROC_OK)
+        s = take_rows(rt, keys, k);
+    if (s == COPROC_OK && values)
+        s = take_rows(rt, values, v);
+    coproc_column_free(perm);
+    coproc_column_free(k);
+    coproc_column_free(v);
+    return s;
+}
+
+coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_column *values,
+                               int nulls_first)
 {
     if (!rt)
         return COPROC_NULL_POINTER;
@@ -387,6 +483,8 @@ coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_c
                                 "coproc_sort: %zu keys but %zu values", keys->length,
                                 values->length);
     }
+    if (keys->validity || coproc__has_nulls(values))
+        return sort_nulls(rt, keys, values, nulls_first);
     if (keys->length < 2)
         return COPROC_OK;
     sort_job j = {0};
@@ -402,7 +500,7 @@ coproc_status coproc__sort_run(coproc_runtime *rt, coproc_column *keys, coproc_c
     return radix_sort(&j);
 }
 
-coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
+coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys, int nulls_first,
                                   coproc_column **perm)
 {
     if (!rt)
@@ -413,6 +511,8 @@ coproc_status coproc__argsort_run(coproc_runtime *rt, const coproc_column *keys,
     coproc_status s = check_keys(rt, keys, "coproc_argsort");
     if (s != COPROC_OK)
         return s;
+    if (keys->validity)
+        return argsort_nulls(rt, keys, nulls_first, perm);
     coproc_column *out = NULL;
     if ((s = coproc__column_new(rt, keys->dev, COPROC_UINT32, keys->length, &out)) != COPROC_OK)
         return s;
@@ -473,15 +573,31 @@ static double sort_device_bytes(const coproc__device *dev, const coproc_op *op, 
                                                    op->b ? coproc_type_size(op->b->type) : 0);
 }
 
+/* A copy of the device column col, its validity copied too. */
+static coproc_status copy_with_nulls(coproc_runtime *rt, coproc__device *dev,
+                                     const coproc_column *col, coproc_column **out)
+{
+    coproc_column *bits = NULL;
+    coproc_status s = coproc__column_copy(rt, dev, col, out);
+    if (s == COPROC_OK && col->validity &&
+        (s = coproc__column_copy(rt, dev, col->validity, &bits)) != COPROC_OK) {
+        coproc_column_free(*out);
+        *out = NULL;
+    }
+    if (s == COPROC_OK)
+        coproc__attach_validity(*out, bits);
+    return s;
+}
+
 /* Sorted copies: the inputs (maybe cached copies of host columns) stay. */
 static coproc_status sort_in_memory(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                                     const coproc_column *const *v, coproc_result *out)
 {
-    coproc_status s = coproc__column_copy(rt, dev, v[0], &out->column);
+    coproc_status s = copy_with_nulls(rt, dev, v[0], &out->column);
     if (s == COPROC_OK && op->b)
-        s = coproc__column_copy(rt, dev, v[1], &out->column2);
+        s = copy_with_nulls(rt, dev, v[1], &out->column2);
     if (s == COPROC_OK)
-        s = coproc__sort_run(rt, out->column, out->column2);
+        s = coproc__sort_run(rt, out->column, out->column2, op->nulls_first);
     return s; /* on error the caller frees what *out holds */
 }
 
@@ -518,7 +634,7 @@ static coproc_status argsort_in_memory(coproc_runtime *rt, coproc__device *dev,
                                        const coproc_op *op, const coproc_column *const *v,
                                        coproc_result *out)
 {
-    return coproc__argsort_run(rt, v[0], &out->column);
+    return coproc__argsort_run(rt, v[0], op->nulls_first, &out->column);
 }
 
 /* The out-of-core sort of the keys with their row positions as values: the

@@ -28,7 +28,9 @@ const coproc__op_def *coproc__op_def_of(const coproc_op *op)
 
 double coproc__col_bytes(const coproc_column *c)
 {
-    return c ? (double)c->length * (double)coproc_type_size(c->type) : 0;
+    if (!c)
+        return 0;
+    return (double)c->length * (double)coproc_type_size(c->type) + coproc__col_bytes(c->validity);
 }
 
 int coproc__inputs_a(const coproc_op *op, const coproc_column *in[COPROC__OP_MAX_INPUTS])

@@ -99,6 +99,15 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
                             run.opts.device, rt->device_count);
     if (rt->device_count == 0)
         return coproc__fail(rt, COPROC_NO_DEVICE, "coproc_query_run: the runtime has no device");
+    /* Nulls are not handled by plans yet: refused, never read as values. */
+    for (const coproc_node *nd = p->nodes; nd; nd = nd->next_alloc)
+        for (int c = 0; nd->kind == COPROC__QN_SCAN && c < nd->table->n; c++)
+            if (nd->table->cols[c]->validity)
+                return coproc__fail(rt, COPROC_UNSUPPORTED,
+                                    "coproc_query_run: column \"%s\" "
+                                    "has nulls (a validity bitmap); query plans do not handle "
+                                    "nulls yet",
+                                    nd->table->names[c]);
 
     uint64_t built0 = atomic_load(&rt->programs_built);
     coproc_table *table = NULL;

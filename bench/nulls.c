@@ -1,0 +1,276 @@
+/* nulls.c - the cost of nulls, measured in one run: the same operator over
+ * the same device column without a validity bitmap and with one (1 % nulls),
+ * interleaved round by round so that clocks, caches and the device's state
+ * affect both alike. */
+#include "nulls.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct nulls_data {
+    coproc_runtime *rt;
+    size_t n;
+    int32_t *a;
+    uint32_t *valid;               /* BENCH_NULL_RATE of the rows null */
+    uint32_t *gkeys;               /* group keys < 1024 */
+    coproc_column *ca;             /* a, no validity */
+    coproc_column *can;            /* a with `valid` */
+    coproc_column *ckeys, *ckeysn; /* gkeys without and with `valid` */
+    uint64_t result;               /* of the last run, to check */
+} nulls_data;
+
+typedef struct nulls_case {
+    const char *name;
+    /* Run the operator over the columns without nulls (nulls 0) or with them. */
+    coproc_status (*run)(nulls_data *d, int nulls);
+    /* The expected result (what run leaves in d->result), with or without nulls. */
+    uint64_t (*expect)(const nulls_data *d, int nulls);
+} nulls_case;
+
+static int is_valid(const nulls_data *d, size_t i)
+{
+    return (d->valid[i >> 5] >> (i & 31)) & 1;
+}
+
+static coproc_status run_sum(nulls_data *d, int nulls)
+{
+    coproc_scalar r;
+    coproc_status s = coproc_reduce(d->rt, COPROC_REDUCE_SUM, nulls ? d->can : d->ca, &r);
+    d->result = (uint64_t)r.v.i64;
+    return s;
+}
+static uint64_t expect_sum(const nulls_data *d, int nulls)
+{
+    int64_t s = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (!nulls || is_valid(d, i))
+            s += d->a[i];
+    return (uint64_t)s;
+}
+
+static coproc_status select_run(nulls_data *d, int nulls, int positions)
+{
+    coproc_filter f = {
+        .first = {.col = nulls ? d->can : d->ca, .cmp = COPROC_CMP_LT, .a = {.i64 = 0}}};
+    coproc_column *pos = NULL;
+    uint64_t count = 0;
+    coproc_status s = coproc_select(d->rt, &f, positions ? &pos : NULL, &count);
+    coproc_column_free(pos);
+    d->result = count;
+    return s;
+}
+static coproc_status run_select(nulls_data *d, int nulls)
+{
+    return select_run(d, nulls, 1);
+}
+static coproc_status run_select_count(nulls_data *d, int nulls)
+{
+    return select_run(d, nulls, 0);
+}
+static uint64_t expect_select(const nulls_data *d, int nulls)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < d->n; i++)
+        c += d->a[i] < 0 && (!nulls || is_valid(d, i));
+    return c;
+}
+
+static coproc_status run_scan(nulls_data *d, int nulls)
+{
+    coproc_column *out = NULL;
+    coproc_status s = coproc_scan(d->rt, nulls ? d->can : d->ca, 0, &out);
+    coproc_column_free(out);
+    d->result = 0;
+    return s;
+}
+
+static coproc_status run_map(nulls_data *d, int nulls)
+{
+    coproc_column *out = NULL;
+    coproc_status s = coproc_map_const(d->rt, COPROC_ARITH_ADD, nulls ? d->can : d->ca,
+                                       (coproc_value){.i64 = 7}, &out);
+    coproc_column_free(out);
+    d->result = 0;
+    return s;
+}
+static uint64_t expect_zero(const nulls_data *d, int nulls)
+{
+    (void)d;
+    (void)nulls;
+    return 0;
+}
+
+/* group-by sum+count over 1024 keys, as coproc-bench's own case */
+static coproc_status group(nulls_data *d, const coproc_column *keys, const coproc_column *values)
+{
+    coproc_group_result g;
+    coproc_status s =
+        coproc_group_by_aggs(d->rt, keys, values, COPROC_GROUP_COUNT | COPROC_GROUP_SUM, 0, &g);
+    d->result = s == COPROC_OK ? g.groups : 0;
+    if (s == COPROC_OK)
+        coproc_group_result_free(&g);
+    return s;
+}
+static coproc_status run_group_values(nulls_data *d, int nulls)
+{
+    return group(d, d->ckeys, nulls ? d->can : d->ca);
+}
+static coproc_status run_group_keys(nulls_data *d, int nulls)
+{
+    return group(d, nulls ? d->ckeysn : d->ckeys, d->ca);
+}
+/* Every key occurs from 2^16 rows on (and a null key, 1 % of them); below,
+ * the group count is not checked (NOT_CHECKED). */
+#define NOT_CHECKED UINT64_MAX
+static uint64_t expect_groups(const nulls_data *d, int nulls)
+{
+    (void)nulls;
+    return d->n >= 1u << 16 ? 1024 : NOT_CHECKED;
+}
+static uint64_t expect_groups_null_key(const nulls_data *d, int nulls)
+{
+    return d->n >= 1u << 16 ? 1024 + (nulls != 0) : NOT_CHECKED; /* + the null group */
+}
+
+static const nulls_case cases[] = {
+    {"sum int32", run_sum, expect_sum},
+    {"select 50% int32 -> positions", run_select, expect_select},
+    {"select 50% int32 -> count", run_select_count, expect_select},
+    {"scan int32 inclusive", run_scan, expect_zero},
+    {"map int32 + const", run_map, expect_zero},
+    {"group-by sum+count, null values", run_group_values, expect_groups},
+    {"group-by sum+count, null keys", run_group_keys, expect_groups_null_key},
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* A device column of the host rows with (valid not NULL) that validity. */
+static coproc_status upload(coproc_runtime *rt, int dev, coproc_type t, const void *host, size_t n,
+                            const uint32_t *valid, coproc_column **out)
+{
+    coproc_column *b = NULL;
+    coproc_status s = coproc_column_upload(rt, dev, t, host, n, out);
+    if (s == COPROC_OK && valid &&
+        (s = coproc_column_upload(rt, dev, COPROC_UINT32, valid, (n + 31) / 32, &b)) == COPROC_OK &&
+        (s = coproc_column_set_validity(*out, b)) != COPROC_OK)
+        coproc_column_free(b);
+    return s;
+}
+
+static void data_free(nulls_data *d)
+{
+    coproc_column_free(d->ca);
+    coproc_column_free(d->can);
+    coproc_column_free(d->ckeys);
+    coproc_column_free(d->ckeysn);
+    free(d->a);
+    free(d->valid);
+    free(d->gkeys);
+}
+
+int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *only, FILE *out,
+                json_t *jarr)
+{
+    nulls_data d = {.rt = rt, .n = n};
+    d.a = malloc(n * 4);
+    d.gkeys = malloc(n * 4);
+    d.valid = calloc((n + 31) / 32, 4);
+    if (!d.a || !d.gkeys || !d.valid) {
+        data_free(&d);
+        fprintf(out, "nulls: out of host memory\n");
+        return -1;
+    }
+    uint64_t seed = 19;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = mix(&seed);
+        d.a[i] = (int32_t)(uint32_t)r;
+        d.gkeys[i] = (uint32_t)(r >> 40) % 1024;
+        if ((double)((r >> 32) & 0xFF) >= 256 * BENCH_NULL_RATE)
+            d.valid[i >> 5] |= 1u << (i & 31);
+    }
+    coproc_status s;
+    if ((s = upload(rt, dev, COPROC_INT32, d.a, n, NULL, &d.ca)) ||
+        (s = upload(rt, dev, COPROC_INT32, d.a, n, d.valid, &d.can)) ||
+        (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, NULL, &d.ckeys)) ||
+        (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, d.valid, &d.ckeysn))) {
+        fprintf(out, "nulls: setup of %zu rows failed: %s\n", n, coproc_errmsg(rt));
+        data_free(&d);
+        return -1;
+    }
+    int bad = 0;
+    double *ratio = malloc((size_t)reps * sizeof *ratio);
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases && ratio; ci++) {
+        const nulls_case *c = &cases[ci];
+        if (only && !strstr(c->name, only))
+            continue;
+        double best[2] = {1e30, 1e30};
+        s = COPROC_OK;
+        for (int r = 0; r <= reps && s == COPROC_OK; r++) { /* round 0 warms both up */
+            double t[2];
+            for (int k = 0; k < 2 && s == COPROC_OK; k++) {
+                int nulls = (r + k) % 2; /* the order flips every round */
+                double t0 = now_s();
+                s = c->run(&d, nulls);
+                t[nulls] = now_s() - t0;
+                uint64_t want = c->expect(&d, nulls);
+                if (s == COPROC_OK && want != NOT_CHECKED && d.result != want) {
+                    fprintf(out, "MISMATCH %s%s: %llu, expected %llu\n", c->name,
+                            nulls ? " (nulls)" : "", (unsigned long long)d.result,
+                            (unsigned long long)want);
+                    bad = 1;
+                }
+            }
+            if (s != COPROC_OK || r == 0)
+                continue;
+            for (int k = 0; k < 2; k++)
+                if (t[k] < best[k])
+                    best[k] = t[k];
+            ratio[r - 1] = t[1] / t[0];
+        }
+        if (s != COPROC_OK) {
+            fprintf(out, "%-34s %10zu  failed: %s: %s\n", c->name, n, coproc_status_name(s),
+                    coproc_errmsg(rt));
+            bad = 1;
+            continue;
+        }
+        qsort(ratio, (size_t)reps, sizeof *ratio, cmp_double);
+        double median = reps % 2 ? ratio[reps / 2] : (ratio[reps / 2 - 1] + ratio[reps / 2]) / 2;
+        fprintf(out, "%-34s %10zu %10.3f %10.3f %8.2fx  [%.2f, %.2f]\n", c->name, n, best[0] * 1e3,
+                best[1] * 1e3, median, ratio[0], ratio[reps - 1]);
+        json_t *j = json_object();
+        json_object_set_new(j, "operator", json_string(c->name));
+        json_object_set_new(j, "rows", json_integer((json_int_t)n));
+        json_object_set_new(j, "null_rate", json_real(BENCH_NULL_RATE));
+        json_object_set_new(j, "seconds_without_nulls", json_real(best[0]));
+        json_object_set_new(j, "seconds_with_nulls", json_real(best[1]));
+        json_object_set_new(j, "ratio_median", json_real(median));
+        json_object_set_new(j, "ratio_min", json_real(ratio[0]));
+        json_object_set_new(j, "ratio_max", json_real(ratio[reps - 1]));
+        json_object_set_new(j, "rounds", json_integer(reps));
+        json_array_append_new(jarr, j);
+    }
+    free(ratio);
+    data_free(&d);
+    return bad ? -1 : 0;
+}
