@@ -808,7 +808,8 @@ COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_colum
  * again where the combination would pass 64 bits (docs/api.md). The fold
  * costs a min, a max and one pass per key column (a rank: a group-by and a
  * join more). The key columns of one call are all host columns or all on one
- * device (WRONG_DEVICE otherwise); floats: UNSUPPORTED_TYPE.
+ * device (WRONG_DEVICE otherwise); floats: UNSUPPORTED_TYPE; key columns with
+ * nulls: UNSUPPORTED (not yet).
  *
  * coproc_group_by_keys: as coproc_group_by_aggs on the combination, groups in
  * ascending order of (keys[0], keys[1], ...); out->keys is NULL and
@@ -853,6 +854,8 @@ COPROC_API coproc_status coproc_semi_join_keys(coproc_runtime *rt, int nkeys,
  * dictionary gets the new one). coproc_column_dictionary_size: its number of
  * strings, -1 when col has no dictionary; coproc_column_dictionary_value:
  * string `code` (valid while the column lives), NULL out of range.
+ * Strings with nulls are not supported yet: a column cannot have both a
+ * dictionary and a validity (UNSUPPORTED).
  */
 COPROC_API coproc_status coproc_column_encode_strings(coproc_runtime *rt, int device,
                                                       const char *const *values, size_t n,

@@ -53,6 +53,10 @@ coproc_status coproc_column_set_dictionary(coproc_column *codes, int n,
     if (!codes)
         return COPROC_NULL_POINTER;
     coproc_runtime *rt = codes->rt;
+    if (codes->validity)
+        return coproc__fail(rt, COPROC_UNSUPPORTED,
+                            "coproc_column_set_dictionary: the codes have nulls (a validity); "
+                            "strings with nulls are not supported yet");
     if (codes->type != COPROC_INT32)
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
                             "coproc_column_set_dictionary: codes are INT32, not %s",

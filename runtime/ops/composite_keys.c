@@ -432,6 +432,10 @@ static coproc_status check_keys(coproc_runtime *rt, const char *fn, int nkeys, i
                 return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
                                     "%s: key column %d is %s; keys are integer columns", fn, k,
                                     coproc_type_name(c->type));
+            if (c->validity) /* the fold reads every row's value */
+                return coproc__fail(rt, COPROC_UNSUPPORTED,
+                                    "%s: key column %d has nulls; composite keys with nulls are "
+                                    "not supported yet", fn, k);
             if (c->length != keys[i][0]->length)
                 return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
                                     "%s: key column %d has %zu rows, key column 0 %zu", fn, k,
