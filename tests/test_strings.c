@@ -381,6 +381,12 @@ static void test_bad_dictionaries(void **state)
     assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
     coproc_plan_free(p);
     assert_ok(rt, coproc_plan_create(rt, &p));
+    coproc_expr *strs[] = {coproc_expr_string(p, "a")};
+    assert_null(coproc_plan_filter(p, coproc_plan_scan(p, t, "t"),
+                                   coproc_expr_in(p, coproc_expr_column(p, "w"), 1, strs)));
+    assert_int_equal(coproc_plan_status(p), COPROC_INVALID_ARGUMENT);
+    coproc_plan_free(p);
+    assert_ok(rt, coproc_plan_create(rt, &p));
     assert_null(coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, t, "t"), "w",
                                  coproc_plan_scan(p, t2, "t2"), "s2"));
     assert_int_equal(coproc_plan_status(p), COPROC_UNSUPPORTED);

@@ -199,6 +199,12 @@ int coproc__expr_check(const coproc_expr *e, const coproc__schema *s, char *why,
     case COPROC__QE_IN:
         if ((a = coproc__expr_check(e->a, s, why, whylen)) < 0)
             return -1;
+        for (int i = 0; i < e->n; i++)
+            if (e->list[i]->kind == COPROC__QE_STRING) { /* left by coproc__resolve_strings */
+                snprintf(why, whylen, "IN with a string over something other than a string "
+                                      "column (a column with a dictionary)");
+                return -1;
+            }
         if (!numeric(a)) {
             snprintf(why, whylen, "IN over a boolean");
             return -1;
