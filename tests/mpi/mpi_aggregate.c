@@ -322,9 +322,7 @@ static void partitions(coproc_mpi *m, const data *mine, const data *whole, int s
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi_begin(&argc, &argv);
     coproc_options o;
     coproc_options_init(&o);
     o.log = quiet_log;
@@ -339,13 +337,8 @@ int main(int argc, char **argv)
           "coproc_mpi_open changed COPROC_DEVICES from %s to %s",
           env_before ? env_before : "(unset)", env ? env : "(unset)");
     free(env_before);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return open_failed(m, s);
     CHECK(coproc_mpi_rank(m) == rank && coproc_mpi_size(m) == size, "rank/size");
     CHECK(coproc_mpi_local_size(m) >= 1 && coproc_mpi_local_rank(m) < coproc_mpi_local_size(m),
           "local rank %d of %d", coproc_mpi_local_rank(m), coproc_mpi_local_size(m));

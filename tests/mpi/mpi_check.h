@@ -1,6 +1,7 @@
 /* mpi_check.h - what the MPI test programs share: each rank's failure count
  * and the CHECK that adds to it (the program ends by agreeing on the sum),
- * a log that keeps quiet, and a deterministic mix for data. */
+ * starting MPI, the exit after a failed coproc_mpi_open, a log that keeps
+ * quiet, and a deterministic mix for data. */
 #ifndef COPROC_MPI_CHECK_H
 #define COPROC_MPI_CHECK_H
 
@@ -8,6 +9,7 @@
 #include <stdio.h>
 
 #include "coproc.h"
+#include "coproc/mpi.h"
 
 static int rank, size, failures;
 
@@ -24,6 +26,25 @@ static int rank, size, failures;
 static inline void quiet_log(void *u, coproc_log_level l, const char *m)
 {
     (void)u, (void)l, (void)m;
+}
+
+/* MPI started, this process's rank and the job's size known. */
+static inline void mpi_begin(int *argc, char ***argv)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+}
+
+/* After coproc_mpi_open failed with s: say so, end MPI, and give the exit
+ * status (77, skipped, when there is no OpenCL device). */
+static inline int open_failed(coproc_mpi *m, coproc_status s)
+{
+    fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
+            coproc_mpi_errmsg(m));
+    coproc_mpi_close(m);
+    MPI_Finalize();
+    return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
 }
 
 /* splitmix64's finaliser: a well-spread value from z. */

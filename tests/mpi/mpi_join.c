@@ -173,21 +173,14 @@ static void errors(coproc_mpi *m)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi_begin(&argc, &argv);
     coproc_options o;
     coproc_options_init(&o);
     o.log = quiet_log;
     coproc_mpi *m;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return open_failed(m, s);
     const coproc_type types[4] = {COPROC_INT32, COPROC_UINT32, COPROC_INT64, COPROC_UINT64};
     int cases = 0;
     for (int ti = 0; ti < 4; ti++)

@@ -316,21 +316,14 @@ static void replicate_cases(coproc_mpi *m)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mpi_begin(&argc, &argv);
     coproc_options o;
     coproc_options_init(&o);
     o.log = quiet_log;
     coproc_mpi *m;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return open_failed(m, s);
     int cases = 0;
     const uint64_t shares[2] = {300, 5000}; /* every row sampled; sampled 1 in ~5 to 20 */
     for (int ti = 0; ti < 4; ti++)
