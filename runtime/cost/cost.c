@@ -30,14 +30,20 @@ void coproc__op_timer_begin_sampled(coproc__device *dev, coproc__op_timer *t, co
     unsigned run = atomic_fetch_add(&dev->op_runs[k], 1);
     unsigned every = atomic_load(&dev->op_settled[k]) ? COPROC__SETTLED_EVERY
                                                       : COPROC__UNSETTLED_EVERY;
+    /* Long runs: the last two (one alone may be a hiccup of a loaded host). */
+    int longer = atomic_load(&dev->op_last_us[k]) >= COPROC__TIMED_ALWAYS_US &&
+                 atomic_load(&dev->op_prev_us[k]) >= COPROC__TIMED_ALWAYS_US;
     /* A simulated device's time is its profile's, free to read: every run. */
-    if (!dev->backend->calibrates || run < COPROC__LEARN_RUNS || run % every == 0 ||
-        atomic_load(&dev->op_last_us[k]) >= COPROC__TIMED_ALWAYS_US) {
+    if (!dev->backend->calibrates || run < COPROC__LEARN_RUNS || longer) {
         coproc__op_timer_begin(dev, t);
         return;
     }
+    /* A short run sampled after the first ones is timed by the wall clock
+     * alone (coproc__op_timer_seconds' fallback): two markers and a wait
+     * would cost about as much as the run, and for a run this short what
+     * the caller waits for is the cost worth learning. */
     t->start = NULL;
-    t->timed = 0;
+    t->timed = run % every == 0;
     t->programs_made = atomic_load(&dev->programs_made);
     t->wall_start = coproc__now();
 }
@@ -93,7 +99,9 @@ void coproc__op_timer_end(coproc__device *dev, coproc__op_timer *t, coproc__op_k
                           const double *x, int ok)
 {
     double wall_us = (coproc__now() - t->wall_start) * 1e6;
-    atomic_store(&dev->op_last_us[k], wall_us < 4e9 ? (unsigned)wall_us : 4000000000u);
+    atomic_store(
+        &dev->op_prev_us[k],
+        atomic_exchange(&dev->op_last_us[k], wall_us < 4e9 ? (unsigned)wall_us : 4000000000u));
     if (ok && !t->timed) {
         dev->backend->op_ran(dev, (int)k, x, coproc__now() - t->wall_start);
     } else if (ok) {

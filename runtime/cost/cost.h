@@ -21,14 +21,16 @@ void coproc__op_timer_begin(coproc__device *dev, coproc__op_timer *t);
 /*
  * As coproc__op_timer_begin for a run the model of kind k may learn from:
  * the first COPROC__LEARN_RUNS runs of k on dev since open are timed
- * (markers, then observed), and every run after one of k that took
- * COPROC__TIMED_ALWAYS_US or more (the markers' cost is then a few percent);
+ * (markers, then observed), and every run after two of k that took
+ * COPROC__TIMED_ALWAYS_US or more (the markers' cost is then a few percent;
+ * one such run alone may be a hiccup of a loaded host);
  * after them, for short runs, one run in COPROC__SETTLED_EVERY once
  * the model has settled (a fit whose recent median error is at most
  * COPROC__SETTLED_ERROR), one in COPROC__UNSETTLED_EVERY while it has not
  * (runs of a few microseconds jitter by more than that: their model may never
- * settle, and timing each would double their cost). The other runs cost no
- * OpenCL command and teach nothing (an observation costs a refit every 100).
+ * settle), observed by the wall clock alone: markers would double such a
+ * run's cost. The other runs cost no OpenCL command and teach nothing (an
+ * observation costs a refit every 100).
  * On a simulated device (a backend that does not calibrate) every run is
  * timed: its time is the profile's, free to read.
  */

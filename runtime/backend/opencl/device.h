@@ -91,6 +91,7 @@ typedef struct coproc__device {
     atomic_uint op_runs[COPROC__DEVICE_OP_KINDS];
     atomic_int op_settled[COPROC__DEVICE_OP_KINDS];
     atomic_uint op_last_us[COPROC__DEVICE_OP_KINDS]; /* the last run's wall-clock time */
+    atomic_uint op_prev_us[COPROC__DEVICE_OP_KINDS]; /* and the one's before it */
 } coproc__device;
 
 /* A device as discovery finds it, before selection. */
