@@ -788,6 +788,51 @@ static void plan_duplicates(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Group keys spanning all 64 bits (INT64_MIN and INT64_MAX): the key range
+ * hi - lo + 1 wraps to 0 in 64 bits, and a fused run counted no slot and
+ * returned no group (found by fuzz_query). Every group, in both modes. */
+static void plan_full_range_keys(coproc_runtime *rt, const char *path, coproc_query_mode mode)
+{
+    static const int64_t k[] = {1, 2, 3, -4, INT64_MAX, INT64_MIN, 0, 2};
+    static const int32_t v[] = {10, 20, 30, 40, 50, 60, 70, 80};
+    coproc_column *ck, *cv;
+    coproc_table *t;
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT64, k, 8, &ck), COPROC_OK);
+    assert_int_equal(coproc_column_wrap(rt, COPROC_INT32, v, 8, &cv), COPROC_OK);
+    assert_int_equal(coproc_table_create(rt, &t), COPROC_OK);
+    assert_int_equal(coproc_table_add(t, "k", ck), COPROC_OK);
+    assert_int_equal(coproc_table_add(t, "v", cv), COPROC_OK);
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    const char *keys[] = {"k"};
+    coproc_aggregate ag[] = {{COPROC_AGG_SUM, COL("v"), "s"}};
+    coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, t, "t"), 1, keys, 1, ag);
+    coproc_order_key ok[] = {{"k", 0}};
+    coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
+    coproc_query_options opt;
+    coproc_query_options_init(&opt);
+    opt.mode = mode;
+    coproc_query_result r;
+    assert_int_equal(coproc_query_run(p, o, &opt, &r), COPROC_OK);
+    static const int64_t want_k[] = {INT64_MIN, -4, 0, 1, 2, 3, INT64_MAX};
+    static const int64_t want_s[] = {60, 40, 70, 10, 100, 30, 50};
+    const coproc_column *gk = coproc_table_column(r.table, "k"), *gs = coproc_table_column(r.table, "s");
+    assert_non_null(gk);
+    assert_non_null(gs);
+    if (coproc_column_length(gk) != 7)
+        fail_msg("full-range keys (%s, mode %d): %zu groups, expected 7", path, mode, coproc_column_length(gk));
+    const int64_t *a = coproc_column_host_data(gk), *b = coproc_column_host_data(gs);
+    for (int i = 0; i < 7; i++)
+        if (a[i] != want_k[i] || b[i] != want_s[i])
+            fail_msg("full-range keys (%s, mode %d): group %d is (%lld, %lld), expected (%lld, %lld)", path,
+                     mode, i, (long long)a[i], (long long)b[i], (long long)want_k[i], (long long)want_s[i]);
+    coproc_query_result_free(&r);
+    coproc_plan_free(p);
+    coproc_table_free(t);
+    coproc_column_free(ck);
+    coproc_column_free(cv);
+}
+
 static void each(coproc_runtime *rt, int device, const char *path, void *user)
 {
     coproc_device_info info;
@@ -819,6 +864,8 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                        "join+group (sums x, avg), many groups (avg), NaN min/max (float64)\n",
                        info.name, mode);
             }
+            if (si == 0)
+                plan_full_range_keys(rt, path, c.mode);
             plan_semi_global(&c);
             plan_two_keys_limit(&c);
             ctx dup = c; /* it falls back to operators, which gather float64 */

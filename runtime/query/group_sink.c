@@ -55,8 +55,10 @@ coproc_status coproc__qslots_of(coproc__fused *f, int pi, const coproc__qkernel 
                 return s;
         }
         out->kmin[m] = lo;
+        /* hi - lo + 1 wraps to 0 for a key spanning all 64 bits: counted
+         * in a double, it is then far over MAX_SLOTS */
         out->range[m] = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
-        slots *= (double)out->range[m];
+        slots *= hi >= lo ? (double)((uint64_t)hi - (uint64_t)lo) + 1.0 : 1.0;
     }
     size_t per_slot = sizeof(cl_long) * (1 + (size_t)k->naggs);
     if (slots > MAX_SLOTS || slots * per_slot > PARTIALS_MAX_BYTES) {
