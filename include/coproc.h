@@ -854,8 +854,11 @@ COPROC_API coproc_status coproc_semi_join_keys(coproc_runtime *rt, int nkeys,
  * dictionary gets the new one). coproc_column_dictionary_size: its number of
  * strings, -1 when col has no dictionary; coproc_column_dictionary_value:
  * string `code` (valid while the column lives), NULL out of range.
- * Strings with nulls are not supported yet: a column cannot have both a
- * dictionary and a validity (UNSUPPORTED).
+ * Strings with nulls: the codes column's validity bitmap (coproc_column_set_validity,
+ * either before or after the dictionary); a null row's code is never read as
+ * a string (set_dictionary checks the valid rows' codes only; Arrow imports
+ * give null rows code 0), and operators treat the codes as any column with
+ * nulls. Query plans refuse columns with nulls (UNSUPPORTED), strings too.
  */
 COPROC_API coproc_status coproc_column_encode_strings(coproc_runtime *rt, int device,
                                                       const char *const *values, size_t n,

@@ -339,19 +339,42 @@ static void test_bad_dictionaries(void **state)
     assert_status(COPROC_NULL_POINTER, coproc_column_set_dictionary(NULL, 3, ok));
     assert_status(COPROC_NULL_POINTER, coproc_column_set_dictionary(c, 3, NULL));
     assert_int_equal(coproc_column_dictionary_size(c), -1);
-    /* strings with nulls: not yet, either way round */
-    uint32_t word = 0x5;
-    coproc_column *bits, *bits2;
+    /* strings with nulls, either way round: a null row's code is not
+     * checked (row 1's code 2 is outside a dictionary of 2 under a null) */
+    uint32_t word = 0x5, none = 0;
+    coproc_column *bits, *bits2, *allnull;
     assert_ok(rt, coproc_column_upload(rt, 0, COPROC_UINT32, &word, 1, &bits));
     assert_ok(rt, coproc_column_set_validity(c, bits));
-    assert_status(COPROC_UNSUPPORTED, coproc_column_set_dictionary(c, 3, ok));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 1, ok)); /* row 2: 1 */
+    assert_ok(rt, coproc_column_set_dictionary(c, 2, ok));
+    assert_int_equal(coproc_column_dictionary_size(c), 2);
     assert_ok(rt, coproc_column_set_validity(c, NULL));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(c, 2, ok));
     assert_ok(rt, coproc_column_set_dictionary(c, 3, ok));
     assert_int_equal(coproc_column_dictionary_size(c), 3);
     assert_ok(rt, coproc_column_upload(rt, 0, COPROC_UINT32, &word, 1, &bits2));
-    assert_status(COPROC_UNSUPPORTED, coproc_column_set_validity(c, bits2));
-    coproc_column_free(bits2);
+    assert_ok(rt, coproc_column_set_validity(c, bits2));
+    assert_int_equal(coproc_column_dictionary_size(c), 3);
+    assert_ok(rt, coproc_column_set_validity(c, NULL));
     assert_string_equal(coproc_column_dictionary_value(c, 2), "c");
+    /* every row null: no code is checked, on the device and on the host */
+    int32_t junk[3] = {-5, 99, 7};
+    coproc_column *j, *hj;
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, junk, 3, &j));
+    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_UINT32, &none, 1, &allnull));
+    assert_ok(rt, coproc_column_set_validity(j, allnull));
+    assert_ok(rt, coproc_column_set_dictionary(j, 1, ok));
+    coproc_column_free(j);
+    coproc_column *hbits;
+    assert_ok(rt, coproc_column_host_alloc(rt, COPROC_INT32, 3, &hj));
+    memcpy(coproc_column_host_data(hj), junk, sizeof junk);
+    assert_ok(rt, coproc_column_host_alloc(rt, COPROC_UINT32, 1, &hbits));
+    *(uint32_t *)coproc_column_host_data(hbits) = 0x4; /* row 2 valid: code 7 */
+    assert_ok(rt, coproc_column_set_validity(hj, hbits));
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_set_dictionary(hj, 3, ok));
+    *(uint32_t *)coproc_column_host_data(hbits) = 0x0;
+    assert_ok(rt, coproc_column_set_dictionary(hj, 3, ok));
+    coproc_column_free(hj);
     const char *vals[] = {"x", NULL};
     coproc_column *e;
     assert_status(COPROC_NULL_POINTER, coproc_column_encode_strings(rt, 0, vals, 2, &e));
@@ -493,9 +516,23 @@ static void test_arrow_strings(void **state)
     assert_null(c);
     uint8_t valid = 0x5;
     const void *nbuf[] = {&valid, ind};
-    struct ArrowArray nul = {.length = 3, .null_count = 1, .n_buffers = 2, .buffers = nbuf,
-                             .dictionary = &dict, .release = count_release};
-    assert_status(COPROC_UNSUPPORTED, coproc_column_import_arrow(rt, 0, &si, &nul, &c));
+    struct ArrowArray nul = {.length = 3,
+                             .null_count = 4,
+                             .n_buffers = 2,
+                             .buffers = nbuf,
+                             .dictionary = &dict,
+                             .release = count_release}; /* 4 nulls of 3 */
+    assert_status(COPROC_INVALID_ARGUMENT, coproc_column_import_arrow(rt, 0, &si, &nul, &c));
+    const void *dnbuf[] = {&valid, loff, lbytes}; /* a dictionary with a null string */
+    struct ArrowArray ndict = {
+        .length = 4, .null_count = 2, .n_buffers = 3, .buffers = dnbuf, .release = count_release};
+    struct ArrowArray nd = {.length = 2,
+                            .n_buffers = 2,
+                            .buffers = ibuf,
+                            .dictionary = &ndict,
+                            .release = count_release};
+    assert_status(COPROC_UNSUPPORTED, coproc_column_import_arrow(rt, 0, &si, &nd, &c));
+    assert_non_null(nd.release);
     struct ArrowSchema snum = {.format = "i", .release = schema_noop};
     struct ArrowSchema sidx = {.format = "c", .dictionary = &snum, .release = schema_noop};
     struct ArrowArray da2 = da; /* da was taken over by the import above */
@@ -514,11 +551,129 @@ static void test_arrow_strings(void **state)
     coproc_close(rt);
 }
 
+/* The rows of an imported column against want[] (NULL: a null row). */
+static void expect_nullable(coproc_runtime *rt, const coproc_column *c, const char *const *want,
+                            size_t n)
+{
+    assert_int_equal(coproc_column_length(c), n);
+    int32_t codes[16];
+    uint32_t bits = ~0u;
+    assert_ok(rt, coproc_column_download(c, codes, n));
+    const coproc_column *v = coproc_column_validity(c);
+    if (v)
+        assert_ok(rt, coproc_column_download(v, &bits, 1));
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(bits >> i & 1u, want[i] != NULL);
+        if (want[i])
+            assert_string_equal(coproc_column_dictionary_value(c, codes[i]), want[i]);
+    }
+}
+
+static void test_arrow_strings_nulls(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = test_open(NULL);
+    coproc_column *c, *back;
+    /* utf8 of 9 rows sliced from row 3, nulls at rows 4 (its bytes "?"
+     * ignored) and 7: "a" "b" "c" | "q" NULL "" "q" NULL "é" */
+    int32_t off[] = {0, 1, 2, 3, 4, 5, 5, 6, 6, 8};
+    const char bytes[] = "abcq?q\xc3\xa9";
+    uint8_t vbits[2] = {0x6f, 0x01};
+    const void *ubuf[] = {vbits, off, bytes};
+    struct ArrowSchema su = {.format = "u", .release = schema_noop};
+    const char *want[] = {"q", NULL, "", "q", NULL, "\xc3\xa9"};
+    for (int known = 0; known < 2; known++) { /* null_count given, and -1 */
+        struct ArrowArray a = {.length = 6,
+                               .offset = 3,
+                               .null_count = known ? 2 : -1,
+                               .n_buffers = 3,
+                               .buffers = ubuf,
+                               .release = count_release};
+        released = 0;
+        assert_ok(rt, coproc_column_import_arrow(rt, 0, &su, &a, &c));
+        assert_int_equal(released, 1);
+        expect_nullable(rt, c, want, 6);
+        assert_int_equal(coproc_column_dictionary_size(c), 3); /* "" "q" "é": not "?" */
+        uint64_t nulls = 0;
+        assert_ok(rt, coproc_column_null_count(c, &nulls));
+        assert_int_equal(nulls, 2);
+        coproc_scalar count;
+        assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, c, &count));
+        assert_int_equal(count.v.u64, 4);
+        if (!known) /* the second is exported below */
+            coproc_column_free(c);
+    }
+
+    /* export: a dictionary array with the validity; a null row's index is 0 */
+    struct ArrowSchema es;
+    struct ArrowArray ea;
+    assert_ok(rt, coproc_column_export_arrow(c, &es, &ea));
+    assert_int_equal(ea.null_count, 2);
+    assert_true(es.flags & ARROW_FLAG_NULLABLE);
+    const uint8_t *ev = ea.buffers[0];
+    const int32_t *idx = ea.buffers[1];
+    assert_non_null(ev);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(ev[i >> 3] >> (i & 7) & 1, want[i] != NULL);
+        assert_true(idx[i] >= 0 && idx[i] < ea.dictionary->length);
+        if (!want[i])
+            assert_int_equal(idx[i], 0);
+    }
+    /* and back in */
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &es, &ea, &back));
+    expect_nullable(rt, back, want, 6);
+    es.release(&es);
+    coproc_column_free(back);
+    coproc_column_free(c);
+
+    /* a dictionary array with nulls: their indices (77, -3) are not looked at */
+    int32_t ind[] = {1, 77, 0, 2, -3};
+    uint8_t ibits = 0x0d;
+    int32_t doff[] = {0, 1, 2, 3};
+    const void *dbuf[] = {NULL, doff, "xyz"};
+    struct ArrowArray dict = {
+        .length = 3, .n_buffers = 3, .buffers = dbuf, .release = count_release};
+    const void *ibuf[] = {&ibits, ind};
+    struct ArrowArray da = {.length = 5,
+                            .null_count = 2,
+                            .n_buffers = 2,
+                            .buffers = ibuf,
+                            .dictionary = &dict,
+                            .release = count_release};
+    struct ArrowSchema sd = {.format = "u", .release = schema_noop};
+    struct ArrowSchema si = {.format = "i", .dictionary = &sd, .release = schema_noop};
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &si, &da, &c));
+    const char *want_d[] = {"y", NULL, "x", "z", NULL};
+    expect_nullable(rt, c, want_d, 5);
+    coproc_column_free(c);
+
+    /* a validity buffer with no null in it (null_count -1): no validity */
+    uint8_t all = 0xff;
+    const void *abuf[] = {&all, ind};
+    struct ArrowArray dict2 = dict;
+    dict2.release = count_release;
+    int32_t ind_ok[] = {1, 0, 2};
+    abuf[1] = ind_ok;
+    struct ArrowArray none = {.length = 3,
+                              .null_count = -1,
+                              .n_buffers = 2,
+                              .buffers = abuf,
+                              .dictionary = &dict2,
+                              .release = count_release};
+    assert_ok(rt, coproc_column_import_arrow(rt, 0, &si, &none, &c));
+    assert_null(coproc_column_validity(c));
+    const char *want_n[] = {"y", "x", "z"};
+    expect_strings(rt, c, want_n, 3);
+    coproc_column_free(c);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_dictionaries),
         cmocka_unit_test(test_arrow_strings),
+        cmocka_unit_test(test_arrow_strings_nulls),
         cmocka_unit_test(test_join_two_dictionaries),
         cmocka_unit_test(test_plans),
     };

@@ -10,8 +10,10 @@
  * s S i I l L) and a utf8 ("u") or large utf8 ("U") dictionary, and plain
  * utf8 / large utf8 arrays, import as dictionary-encoded columns (the
  * strings copied, the dictionary made sorted and distinct, the indices
- * mapped onto it; strings with nulls not yet: UNSUPPORTED); a column with a
- * dictionary exports as a dictionary array (int32 indices, a utf8 dictionary).
+ * mapped onto it; null rows keep the array's validity and get code 0; a
+ * dictionary holding a null string: UNSUPPORTED); a column with a dictionary
+ * exports as a dictionary array (int32 indices, a utf8 dictionary, the
+ * validity with null_count, a null row's index 0).
  */
 #ifndef COPROC_ARROW_H
 #define COPROC_ARROW_H

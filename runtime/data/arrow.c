@@ -70,14 +70,37 @@ static uint64_t arrow_nulls(const uint8_t *bitmap, uint64_t from, uint64_t n)
     return n - valid;
 }
 
+int coproc__arrow_has_nulls(const struct ArrowArray *a, const char **why)
+{
+    /* Nulls: a null_count > 0, or -1 (not computed) over a validity buffer
+     * with a zero bit. A null_count of 0, or no validity buffer, means none. */
+    if (a->length < 0 || a->offset < 0 || a->length > INT64_MAX - a->offset) {
+        *why = "its length or offset is negative or too large";
+        return -1;
+    }
+    if (a->null_count < -1 || a->null_count > a->length) {
+        *why = "its null_count is outside [-1, length]";
+        return -1;
+    }
+    const uint8_t *validity = a->n_buffers > 0 && a->buffers ? a->buffers[0] : NULL;
+    if (a->null_count > 0 && !validity) {
+        *why = "it has a null_count and no validity buffer";
+        return -1;
+    }
+    return a->length > 0 && validity && a->null_count != 0 &&
+           (a->null_count > 0 ||
+            arrow_nulls(validity, (uint64_t)a->offset, (uint64_t)a->length) > 0);
+}
+
 /* The validity of an imported column of n > 0 rows with nulls, on the device
  * of `col` (which takes it): the Arrow words themselves when the data was
  * taken zero-copy (col wraps it) and the validity's words line up - an offset
  * that is a multiple of 32, 4-byte aligned, and whole words (n a multiple of
  * 32: no byte read past what Arrow guarantees) - else realigned on the host
  * and uploaded. */
-static coproc_status import_validity(coproc_runtime *rt, coproc__device *dev, coproc_column *col,
-                                     const uint8_t *bitmap, uint64_t from, size_t n)
+coproc_status coproc__arrow_import_validity(coproc_runtime *rt, coproc__device *dev,
+                                            coproc_column *col, const uint8_t *bitmap,
+                                            uint64_t from, size_t n)
 {
     size_t words = (n + 31) / 32;
     coproc_column *v = NULL;
@@ -151,20 +174,10 @@ coproc_status coproc_column_import_arrow(coproc_runtime *rt, int device,
     size_t n = (size_t)array->length;
     const uint8_t *validity = array->buffers[0];
     const char *data = array->buffers[1];
-    /* Nulls: a null_count > 0, or -1 (not computed) over a validity buffer
-     * with a zero bit. A null_count of 0, or no validity buffer, means none. */
-    if (array->null_count < -1 || array->null_count > array->length)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
-                            "Arrow array has null_count %lld for "
-                            "%zu rows",
-                            (long long)array->null_count, n);
-    if (array->null_count > 0 && !validity)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
-                            "Arrow array has null_count %lld and "
-                            "no validity buffer",
-                            (long long)array->null_count);
-    int nulls = n > 0 && validity && array->null_count != 0 &&
-                (array->null_count > 0 || arrow_nulls(validity, (uint64_t)array->offset, n) > 0);
+    const char *why = NULL;
+    int nulls = coproc__arrow_has_nulls(array, &why);
+    if (nulls < 0)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "Arrow array: %s", why);
     if (!data && n > 0)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "Arrow array of %zu rows has no data "
                             "buffer", n);
@@ -184,8 +197,8 @@ coproc_status coproc_column_import_arrow(coproc_runtime *rt, int device,
             free(moved);
             return s;
         }
-        if (nulls && (s = import_validity(rt, dev, *out, validity, (uint64_t)array->offset, n)) !=
-                         COPROC_OK) {
+        if (nulls && (s = coproc__arrow_import_validity(rt, dev, *out, validity,
+                                                        (uint64_t)array->offset, n)) != COPROC_OK) {
             coproc_column_free(*out); /* the array is still the caller's */
             *out = NULL;
             free(moved);
@@ -199,7 +212,8 @@ coproc_status coproc_column_import_arrow(coproc_runtime *rt, int device,
     }
     s = coproc_column_upload(rt, device, t, first, n, out);
     if (s == COPROC_OK && nulls &&
-        (s = import_validity(rt, dev, *out, validity, (uint64_t)array->offset, n)) != COPROC_OK) {
+        (s = coproc__arrow_import_validity(rt, dev, *out, validity, (uint64_t)array->offset, n)) !=
+            COPROC_OK) {
         coproc_column_free(*out);
         *out = NULL;
     }
@@ -230,7 +244,7 @@ static void release_exported_array(struct ArrowArray *a)
 
 /* col's validity as an Arrow validity buffer: 64-byte aligned and padded,
  * the bits past the last row cleared. */
-static coproc_status export_validity(const coproc_column *col, void **out)
+coproc_status coproc__arrow_export_validity(const coproc_column *col, void **out)
 {
     coproc_runtime *rt = col->rt;
     size_t n = col->length, words = (n + 31) / 32;
@@ -295,7 +309,7 @@ coproc_status coproc_column_export_arrow(const coproc_column *col, struct ArrowS
     }
     s = coproc_column_download(col, p->data, col->length);
     if (s == COPROC_OK && nulls)
-        s = export_validity(col, &p->validity);
+        s = coproc__arrow_export_validity(col, &p->validity);
     if (s != COPROC_OK) {
         free(p->data);
         free(p);

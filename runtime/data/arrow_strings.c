@@ -3,7 +3,8 @@
  * dictionary-encoded columns (coproc.h "strings"), their dictionary made
  * sorted and distinct and the indices mapped onto it; plain utf8 arrays
  * import dictionary-encoded; a string column exports as a dictionary array
- * (int32 indices, a utf8 dictionary). Strings are copied both ways. */
+ * (int32 indices, a utf8 dictionary). Strings are copied both ways; a null
+ * row (Arrow's validity, coproc's validity bitmap) has code 0 and no string. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,10 +43,20 @@ static int index_at(const char *f, const void *data, int64_t i, int64_t *out)
     return 0;
 }
 
+/* Whether row i of array a (nulls: it has some) is valid. */
+static int row_valid(const struct ArrowArray *a, int nulls, size_t i)
+{
+    if (!nulls)
+        return 1;
+    uint64_t bit = (uint64_t)a->offset + i;
+    return (((const uint8_t *)a->buffers[0])[bit >> 3] >> (bit & 7)) & 1;
+}
+
 /* The n strings of a utf8 ("u", int32 offsets) or large utf8 ("U", int64)
  * array as C strings (malloc'd copies in one block, *block; caller frees
- * both). NULL with *why set on a malformed array. */
-static char **strings_of(const char *format, const struct ArrowArray *a, char **block,
+ * both), NULL for a null row (nulls: the array has some, else none may be).
+ * NULL with *why set on a malformed array. */
+static char **strings_of(const char *format, const struct ArrowArray *a, int nulls, char **block,
                          const char **why)
 {
     *block = NULL;
@@ -59,13 +70,11 @@ static char **strings_of(const char *format, const struct ArrowArray *a, char **
         *why = "a utf8 array needs 3 buffers (validity, offsets, data)";
         return NULL;
     }
-    if (a->null_count != 0 && !(a->null_count == -1 && !a->buffers[0])) {
-        *why = "it has nulls (not supported for strings yet)";
-        return NULL;
-    }
     size_t n = (size_t)a->length, total = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t lo, hi;
+        if (!row_valid(a, nulls, i))
+            continue; /* a null row's offsets and bytes mean nothing */
         size_t k = (size_t)a->offset + i;
         if (large)
             lo = ((const int64_t *)a->buffers[1])[k], hi = ((const int64_t *)a->buffers[1])[k + 1];
@@ -87,6 +96,9 @@ static char **strings_of(const char *format, const struct ArrowArray *a, char **
     }
     char *at = *block;
     for (size_t i = 0; i < n; i++) {
+        v[i] = NULL;
+        if (!row_valid(a, nulls, i))
+            continue;
         size_t k = (size_t)a->offset + i;
         int64_t lo = large ? ((const int64_t *)a->buffers[1])[k] : ((const int32_t *)a->buffers[1])[k];
         int64_t hi = large ? ((const int64_t *)a->buffers[1])[k + 1]
@@ -117,13 +129,25 @@ coproc_status coproc__arrow_import_strings(coproc_runtime *rt, int device,
     coproc__dict *d = NULL;
     coproc_status s = COPROC_OK;
     size_t n = array->length > 0 ? (size_t)array->length : 0;
+    coproc__device *dev = coproc__device_at(rt, device);
+    if (!dev)
+        return COPROC_INVALID_ARGUMENT;
+    int nulls = coproc__arrow_has_nulls(array, &why);
+    if (nulls < 0)
+        goto bad;
     if (!schema->dictionary) {
-        /* plain strings: encoded here */
-        if (!(values = strings_of(schema->format, array, &block, &why)))
+        /* plain strings: encoded here, the valid ones (a null row's code is 0) */
+        if (!(values = strings_of(schema->format, array, nulls, &block, &why)))
             goto bad;
+        size_t valid = 0;
+        for (size_t i = 0; i < n; i++)
+            if (values[i])
+                values[valid++] = values[i];
         if (!(codes = malloc((n ? n : 1) * sizeof *codes)) ||
-            !(d = coproc__dict_encode(n, (const char *const *)values, codes, &why)))
+            !(d = coproc__dict_encode(valid, (const char *const *)values, codes, &why)))
             goto bad;
+        for (size_t i = n, k = valid; i-- > 0;) /* the codes back to their rows */
+            codes[i] = row_valid(array, nulls, i) ? codes[--k] : 0;
     } else {
         const struct ArrowSchema *ds = schema->dictionary;
         const struct ArrowArray *da = array->dictionary;
@@ -140,12 +164,13 @@ coproc_status coproc__arrow_import_strings(coproc_runtime *rt, int device,
             why = "a dictionary array needs 2 buffers (validity, indices)";
             goto bad;
         }
-        if (array->null_count != 0 && !(array->null_count == -1 && !array->buffers[0])) {
-            why = "it has nulls (not supported for strings yet)";
+        size_t m = da->length > 0 ? (size_t)da->length : 0;
+        int dnulls = coproc__arrow_has_nulls(da, &why);
+        if (dnulls != 0) {
+            why = dnulls < 0 ? why : "its dictionary has null strings (not supported)";
             goto bad;
         }
-        size_t m = da->length > 0 ? (size_t)da->length : 0;
-        if (!(dict = strings_of(ds->format, da, &dblock, &why)))
+        if (!(dict = strings_of(ds->format, da, 0, &dblock, &why)))
             goto bad;
         /* the dictionary sorted and distinct; each old index to its new code */
         if (!(remap = malloc((m ? m : 1) * sizeof *remap)) ||
@@ -157,6 +182,10 @@ coproc_status coproc__arrow_import_strings(coproc_runtime *rt, int device,
         }
         for (size_t i = 0; i < n; i++) {
             int64_t k = -1;
+            if (!row_valid(array, nulls, i)) { /* a null row's index means nothing */
+                codes[i] = 0;
+                continue;
+            }
             index_at(schema->format, array->buffers[1], array->offset + (int64_t)i, &k);
             if (k < 0 || (uint64_t)k >= m) {
                 why = "an index is outside its dictionary";
@@ -167,6 +196,12 @@ coproc_status coproc__arrow_import_strings(coproc_runtime *rt, int device,
     }
     if ((s = coproc_column_upload(rt, device, COPROC_INT32, codes, n, out)) != COPROC_OK)
         goto done;
+    if (nulls && (s = coproc__arrow_import_validity(rt, dev, *out, array->buffers[0],
+                                                    (uint64_t)array->offset, n)) != COPROC_OK) {
+        coproc_column_free(*out); /* the array is still the caller's */
+        *out = NULL;
+        goto done;
+    }
     (*out)->dict = d;
     d = NULL;
     /* copied: the array is released now (moved, then released) */
@@ -175,10 +210,11 @@ coproc_status coproc__arrow_import_strings(coproc_runtime *rt, int device,
     moved.release(&moved);
     goto done;
 bad:
-    s = coproc__fail(rt, why && strcmp(why, "out of host memory") == 0 ? COPROC_HOST_OUT_OF_MEMORY
-                         : why && strstr(why, "nulls")                ? COPROC_UNSUPPORTED
-                         : why && strstr(why, "not utf8")             ? COPROC_UNSUPPORTED_TYPE
-                                                                      : COPROC_INVALID_ARGUMENT,
+    s = coproc__fail(rt,
+                     why && strcmp(why, "out of host memory") == 0 ? COPROC_HOST_OUT_OF_MEMORY
+                     : why && strstr(why, "null strings")          ? COPROC_UNSUPPORTED
+                     : why && strstr(why, "not utf8")              ? COPROC_UNSUPPORTED_TYPE
+                                                                   : COPROC_INVALID_ARGUMENT,
                      "Arrow string array (format \"%.8s\"): %s", schema->format,
                      why ? why : "out of host memory");
 done:
@@ -192,8 +228,9 @@ done:
 /* What an exported string array owns: its indices, and its dictionary
  * array with the dictionary's strings. */
 typedef struct strings_private {
-    const void *buffers[2];      /* the indices array's: no validity, the codes */
+    const void *buffers[2];      /* the indices array's: the validity (or none), the codes */
     const void *dict_buffers[3]; /* the dictionary's: no validity, offsets, bytes */
+    void *validity;              /* NULL without nulls */
     int32_t *indices;
     int32_t *offsets;
     char *data;
@@ -208,7 +245,7 @@ static void release_dict_array(struct ArrowArray *a)
 static void release_strings_array(struct ArrowArray *a)
 {
     strings_private *p = a->private_data;
-    free(p->indices), free(p->offsets), free(p->data);
+    free(p->validity), free(p->indices), free(p->offsets), free(p->data);
     free(p);
     a->release = NULL;
 }
@@ -241,9 +278,18 @@ coproc_status coproc__arrow_export_strings(const coproc_column *col, struct Arro
                           ? coproc_column_download(col, p->indices, col->length)
                           : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY,
                                          "exporting a string column of %zu rows", col->length);
+    uint64_t nulls = 0;
+    if (s == COPROC_OK && (s = coproc_column_null_count(col, &nulls)) == COPROC_OK && nulls &&
+        (s = coproc__arrow_export_validity(col, &p->validity)) == COPROC_OK) {
+        /* a null row's code may be anything: index 0 keeps every index in its dictionary */
+        const uint8_t *v = p->validity;
+        for (size_t i = 0; i < col->length; i++)
+            if (!(v[i >> 3] >> (i & 7) & 1))
+                p->indices[i] = 0;
+    }
     if (s != COPROC_OK) {
         if (p)
-            free(p->indices), free(p->offsets), free(p->data);
+            free(p->validity), free(p->indices), free(p->offsets), free(p->data);
         free(p), free(dschema);
         return s;
     }
@@ -263,16 +309,19 @@ coproc_status coproc__arrow_export_strings(const coproc_column *col, struct Arro
                                   .n_buffers = 3,
                                   .buffers = p->dict_buffers,
                                   .release = release_dict_array};
-    p->buffers[0] = NULL;
+    p->buffers[0] = p->validity;
     p->buffers[1] = p->indices;
     *array = (struct ArrowArray){.length = (int64_t)col->length,
+                                 .null_count = (int64_t)nulls,
                                  .n_buffers = 2,
                                  .buffers = p->buffers,
                                  .dictionary = &p->dict,
                                  .release = release_strings_array,
                                  .private_data = p};
     *dschema = (struct ArrowSchema){.format = "u", .release = release_dict_schema};
-    *schema = (struct ArrowSchema){.format = "i", .dictionary = dschema,
+    *schema = (struct ArrowSchema){.format = "i",
+                                   .dictionary = dschema,
+                                   .flags = col->validity ? ARROW_FLAG_NULLABLE : 0,
                                    .release = release_strings_schema};
     return COPROC_OK;
 }

@@ -320,10 +320,6 @@ coproc_status coproc_column_set_validity(coproc_column *col, coproc_column *bitm
         col->validity = NULL;
         return COPROC_OK;
     }
-    if (col->dict) /* the string paths (strings.c, arrow_strings.c) know no nulls yet */
-        return coproc__fail(rt, COPROC_UNSUPPORTED,
-                            "%s: the column holds strings (a dictionary); strings with nulls are "
-                            "not supported yet", what);
     if (bitmap->rt != rt)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
                             "%s: the bitmap belongs to another "

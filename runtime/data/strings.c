@@ -53,10 +53,6 @@ coproc_status coproc_column_set_dictionary(coproc_column *codes, int n,
     if (!codes)
         return COPROC_NULL_POINTER;
     coproc_runtime *rt = codes->rt;
-    if (codes->validity)
-        return coproc__fail(rt, COPROC_UNSUPPORTED,
-                            "coproc_column_set_dictionary: the codes have nulls (a validity); "
-                            "strings with nulls are not supported yet");
     if (codes->type != COPROC_INT32)
         return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
                             "coproc_column_set_dictionary: codes are INT32, not %s",
@@ -65,24 +61,28 @@ coproc_status coproc_column_set_dictionary(coproc_column *codes, int n,
         return coproc__fail(rt, n < 0 ? COPROC_INVALID_ARGUMENT : COPROC_NULL_POINTER,
                             "coproc_column_set_dictionary: %d strings%s", n,
                             n > 0 ? " at NULL" : "");
-    /* Every code must name a string: a code beyond the dictionary would
-     * make a predicate's answer, or a result's string, wrong. */
+    /* Every valid row's code must name a string: a code beyond the
+     * dictionary would make a predicate's answer, or a result's string,
+     * wrong. A null row's code is never read as a string. */
     if (codes->length) {
-        coproc_scalar lo, hi;
+        coproc_scalar lo = {.count = 0}, hi = {.count = 0};
         coproc_status s;
-        if (codes->dev) {
+        if (codes->dev) { /* min and max skip the nulls; count 0: every row null */
             if ((s = coproc_reduce(rt, COPROC_REDUCE_MIN, codes, &lo)) != COPROC_OK ||
                 (s = coproc_reduce(rt, COPROC_REDUCE_MAX, codes, &hi)) != COPROC_OK)
                 return s;
         } else {
             const int32_t *c = codes->host;
-            lo.v.i64 = hi.v.i64 = c[0];
-            for (size_t i = 1; i < codes->length; i++) {
-                lo.v.i64 = c[i] < lo.v.i64 ? c[i] : lo.v.i64;
-                hi.v.i64 = c[i] > hi.v.i64 ? c[i] : hi.v.i64;
+            const uint32_t *valid = codes->validity ? codes->validity->host : NULL;
+            for (size_t i = 0; i < codes->length; i++) {
+                if (valid && !(valid[i / 32] >> (i % 32) & 1u))
+                    continue;
+                lo.v.i64 = !lo.count || c[i] < lo.v.i64 ? c[i] : lo.v.i64;
+                hi.v.i64 = !hi.count || c[i] > hi.v.i64 ? c[i] : hi.v.i64;
+                lo.count++, hi.count++;
             }
         }
-        if (lo.v.i64 < 0 || hi.v.i64 >= n)
+        if (lo.count && (lo.v.i64 < 0 || hi.v.i64 >= n))
             return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
                                 "coproc_column_set_dictionary: code %lld is not one of the %d "
                                 "strings", (long long)(lo.v.i64 < 0 ? lo.v.i64 : hi.v.i64), n);
