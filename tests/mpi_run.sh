@@ -7,6 +7,10 @@
 #              with and without rows, against a C sort; HASH across key types; errors
 #   join-pairs tests/mpi/mpi_join: coproc_mpi_hash_join's pairs (global row numbers) equal a
 #              C nested loop's, every key type, ranks without rows; errors on every rank
+#   plan-join  tests/mpi/mpi_plan_join: a join inside a distributed plan (build side
+#              broadcast, both sides shuffled, AUTO), inner and semi, grouped after the
+#              join, equal to a C nested loop; skew, empty sides, a rank with no rows;
+#              errors on every rank
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
@@ -26,6 +30,7 @@ case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
 partition) prog=$build/tests/mpi_partition; args=() ;;
 join-pairs) prog=$build/tests/mpi_join; args=() ;;
+plan-join) prog=$build/tests/mpi_plan_join; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;

@@ -199,6 +199,73 @@ COPROC_API coproc_status coproc_mpi_hash_join(coproc_mpi *m, const coproc_table 
 /* Free the result's columns. NULL is a no-op. */
 COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
 
+/* ---------------------------------------------------------------- joins inside distributed plans
+ */
+
+/* How a join's two sides are brought together before a distributed plan runs. */
+typedef enum coproc_mpi_join_method {
+    /* BROADCAST when the whole build side (every rank's rows, all its columns) is at most
+     * broadcast_limit bytes and broadcasting it moves no more bytes than shuffling both
+     * sides would: build * (P - 1) <= probe (each rank receives build * (P - 1) / P bytes
+     * broadcast, (build + probe) * (P - 1) / P^2 shuffled); else SHUFFLE */
+    COPROC_MPI_JOIN_AUTO = 0,
+    /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
+     * side left where it is */
+    COPROC_MPI_JOIN_BROADCAST,
+    /* both sides shuffled by key hash (coproc_mpi_partition HASH on each key), so that every
+     * key's rows of both sides meet on one rank */
+    COPROC_MPI_JOIN_SHUFFLE
+} coproc_mpi_join_method;
+
+/* AUTO's default broadcast_limit (broadcast_limit 0): 64 MiB, a build side every rank can
+ * hold and hash whole next to its share of the probe side. */
+#define COPROC_MPI_BROADCAST_LIMIT (64ull << 20)
+
+/* A join's sides placed for a distributed plan (coproc_mpi_colocate). */
+typedef struct coproc_mpi_colocated {
+    /* This rank's rows of each side, on its runtime: scan these in the plan and join them
+     * there (coproc_plan_join / coproc_plan_join_keys). Either may be the caller's own table
+     * (the probe side when broadcast, both over one rank): keep the inputs until the plan has
+     * run. Columns made here are host columns (pinned, ready to upload). */
+    const coproc_table *probe, *build;
+    coproc_mpi_join_method method;     /* BROADCAST or SHUFFLE: what was done */
+    uint64_t probe_bytes, build_bytes; /* each whole side's bytes, every rank's rows */
+    double seconds;                    /* the whole call on this rank */
+    double pack_s;     /* local work of the exchanges (coproc_mpi_table.pack_s, both sides) */
+    double exchange_s; /* in MPI (coproc_mpi_table.exchange_s, both sides, and agreeing) */
+    coproc_mpi_table probe_part_, build_part_; /* private */
+} coproc_mpi_colocated;
+
+/*
+ * The exchange step of a distributed plan with a join: bring the rows of both sides (each
+ * spread over the ranks in any way, 0 rows allowed on any rank) together so that every pair
+ * the join makes over the union of every rank's rows is made on exactly one rank, with all
+ * the columns of both tables. Then each rank builds its plan over out->probe and out->build
+ * (the join, filters, a group-by ...) and coproc_mpi_aggregate combines the partial groups
+ * as for any plan. Inner and semi joins alike (each probe row meets every build row of its
+ * key on one rank, and only there); for a composite key pass its first column: equal keys
+ * have equal first columns.
+ *
+ * method: COPROC_MPI_JOIN_BROADCAST or SHUFFLE forces one; AUTO picks by the sides' sizes
+ * (broadcast_limit bytes, 0: COPROC_MPI_BROADCAST_LIMIT). Over one rank nothing moves
+ * (out->probe and out->build are the inputs). Pass only the columns the plan needs: every
+ * column moves. SHUFFLE over a skewed key sends all of a hot key's rows to one rank: right,
+ * but that rank does the key's work alone; BROADCAST does not care about skew.
+ *
+ * probe_key and build_key name integer columns (of any integer types: equal values meet
+ * whatever their types). Every rank's tables must have the same column names and types.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty): INVALID_ARGUMENT for a
+ * missing or non-integer key, a bad method, tables whose columns differ between ranks.
+ */
+COPROC_API coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe,
+                                             const char *probe_key, const coproc_table *build,
+                                             const char *build_key, coproc_mpi_join_method method,
+                                             uint64_t broadcast_limit, coproc_mpi_colocated *out);
+
+/* Free the tables made by coproc_mpi_colocate. NULL is a no-op. */
+COPROC_API void coproc_mpi_colocated_free(coproc_mpi_colocated *c);
+
 /* ---------------------------------------------------------------- aggregation */
 
 /* How the partial groups meet (keyed aggregation; without keys: MPI_Allreduce). */

@@ -29,6 +29,10 @@ coproc_status coproc_mpi_agree_(coproc_mpi *m, coproc_status s, const char *msg,
 /* m->scratch[i] with at least `bytes` bytes, NULL when out of memory. */
 void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes);
 
+/* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks. */
+coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
+                                               uint64_t broadcast_limit);
+
 /* splitmix64's finaliser: the hash that places a key on a rank. */
 static inline uint64_t coproc_mpi_mix64_(uint64_t z)
 {

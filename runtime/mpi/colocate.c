@@ -1,0 +1,120 @@
+/* colocate.c - coproc_mpi_colocate (include/coproc/mpi.h): the exchange step of a
+ * distributed plan with a join. The build side is broadcast (REPLICATE) or both
+ * sides are shuffled by key hash (HASH), chosen from the sides' sizes or forced;
+ * each rank then runs the rest of the plan over its rows. On the public API
+ * only, like the rest of coproc_mpi. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_internal.h"
+
+#define set_msg coproc_mpi_set_msg_
+#define agree coproc_mpi_agree_
+
+void coproc_mpi_colocated_free(coproc_mpi_colocated *c)
+{
+    if (!c)
+        return;
+    coproc_mpi_table_free(&c->probe_part_);
+    coproc_mpi_table_free(&c->build_part_);
+    c->probe = c->build = NULL;
+}
+
+static int is_int(coproc_type t)
+{
+    return t == COPROC_INT32 || t == COPROC_INT64 || t == COPROC_UINT32 || t == COPROC_UINT64;
+}
+
+/* The bytes of a table's rows, every column. */
+static uint64_t table_bytes(const coproc_table *t)
+{
+    uint64_t b = 0, n = coproc_table_rows(t);
+    for (int c = 0; c < coproc_table_column_count(t); c++)
+        b += n * coproc_type_size(coproc_column_type(coproc_table_column_at(t, c)));
+    return b;
+}
+
+coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
+                                               uint64_t broadcast_limit)
+{
+    uint64_t limit = broadcast_limit ? broadcast_limit : COPROC_MPI_BROADCAST_LIMIT;
+    if (P <= 1)
+        return COPROC_MPI_JOIN_BROADCAST; /* nothing moves either way */
+    /* build * (P - 1) <= probe, without overflow */
+    int cheaper = build_bytes <= probe_bytes / (uint64_t)(P - 1);
+    return build_bytes <= limit && cheaper ? COPROC_MPI_JOIN_BROADCAST : COPROC_MPI_JOIN_SHUFFLE;
+}
+
+coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, const char *probe_key,
+                                  const coproc_table *build, const char *build_key,
+                                  coproc_mpi_join_method method, uint64_t broadcast_limit,
+                                  coproc_mpi_colocated *out)
+{
+    if (!m)
+        return COPROC_NULL_POINTER;
+    coproc_mpi_colocated scratch;
+    coproc_mpi_colocated *res = out ? out : &scratch;
+    memset(res, 0, sizeof *res);
+    double t0 = MPI_Wtime(), tm;
+    char msg[MSG_LEN] = "";
+    coproc_status s = COPROC_OK;
+    const char *key[2] = {probe_key, build_key};
+    const coproc_table *side[2] = {probe, build};
+    if (!out || !probe || !build || !probe_key || !build_key) {
+        s = COPROC_NULL_POINTER;
+        set_msg(msg, "coproc_mpi_colocate: a NULL table, key name or result");
+    } else if (!m->rt) {
+        s = COPROC_INVALID_ARGUMENT;
+        set_msg(msg, "coproc_mpi_colocate: the handle has no runtime (its open failed)");
+    } else if ((unsigned)method > COPROC_MPI_JOIN_SHUFFLE) {
+        s = COPROC_INVALID_ARGUMENT;
+        set_msg(msg, "coproc_mpi_colocate: join method %d", (int)method);
+    } else {
+        for (int i = 0; i < 2 && s == COPROC_OK; i++) {
+            const coproc_column *k = coproc_table_column(side[i], key[i]);
+            if (!k || !is_int(coproc_column_type(k))) {
+                s = COPROC_INVALID_ARGUMENT;
+                set_msg(msg, "coproc_mpi_colocate: no integer column %s in the %s side", key[i],
+                        i ? "build" : "probe");
+            }
+        }
+    }
+    uint64_t mine[2] = {0, 0}, whole[2] = {0, 0};
+    if (s == COPROC_OK)
+        mine[0] = table_bytes(probe), mine[1] = table_bytes(build);
+    tm = MPI_Wtime();
+    /* the method is part of the shape: every rank must take the same */
+    coproc_status all = agree(m, s, msg, s == COPROC_OK ? 1 + (int64_t)method : 0);
+    if (all == COPROC_OK)
+        MPI_Allreduce(mine, whole, 2, MPI_UINT64_T, MPI_SUM, m->comm);
+    res->exchange_s += MPI_Wtime() - tm;
+    if (all != COPROC_OK) {
+        res->seconds = MPI_Wtime() - t0;
+        return all;
+    }
+    res->probe_bytes = whole[0], res->build_bytes = whole[1];
+    res->method = method != COPROC_MPI_JOIN_AUTO
+                      ? method
+                      : coproc_mpi_join_choice_(whole[0], whole[1], m->size, broadcast_limit);
+    if (m->size == 1) { /* every row is here already */
+        res->probe = probe, res->build = build;
+        res->seconds = MPI_Wtime() - t0;
+        return COPROC_OK;
+    }
+    if (res->method == COPROC_MPI_JOIN_BROADCAST) {
+        all = coproc_mpi_partition(m, build, COPROC_MPI_REPLICATE, NULL, &res->build_part_);
+        res->probe = probe;
+    } else {
+        all = coproc_mpi_partition(m, probe, COPROC_MPI_HASH, probe_key, &res->probe_part_);
+        res->pack_s += res->probe_part_.pack_s, res->exchange_s += res->probe_part_.exchange_s;
+        if (all == COPROC_OK)
+            all = coproc_mpi_partition(m, build, COPROC_MPI_HASH, build_key, &res->build_part_);
+        res->probe = res->probe_part_.table;
+    }
+    res->pack_s += res->build_part_.pack_s, res->exchange_s += res->build_part_.exchange_s;
+    res->build = res->build_part_.table;
+    if (all != COPROC_OK)
+        coproc_mpi_colocated_free(res);
+    res->seconds = MPI_Wtime() - t0;
+    return all;
+}
