@@ -11,6 +11,9 @@
 #              broadcast, both sides shuffled, AUTO), inner and semi, grouped after the
 #              join, equal to a C nested loop; skew, empty sides, a rank with no rows;
 #              errors on every rank
+#   exchange   tests/mpi/mpi_exchange: the exchanges past MPI's int counts - the splitting
+#              into messages past 2^31 bytes, then every exchange in 5- and 1-byte
+#              messages (a test hook) equal to the same in whole ones
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
@@ -31,6 +34,7 @@ aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
 partition) prog=$build/tests/mpi_partition; args=() ;;
 join-pairs) prog=$build/tests/mpi_join; args=() ;;
 plan-join) prog=$build/tests/mpi_plan_join; args=() ;;
+exchange) prog=$build/tests/mpi_exchange; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;

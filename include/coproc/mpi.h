@@ -136,7 +136,7 @@ typedef struct coproc_mpi_table {
  * Each rank packs its rows for the others one column at a time (a counting
  * pass, then one scatter pass a column; the rows that stay on the rank go
  * straight to *out, never through MPI) and posts that column's exchange
- * (MPI_Ialltoallv) before packing the next, so the packing of one overlaps
+ * (non-blocking sends and receives) before packing the next, so the packing of one overlaps
  * the exchange of the other (COPROC_MPI_OVERLAP=0, read at coproc_mpi_open,
  * waits for each column's exchange instead: to measure what overlapping
  * gives); the two send buffers are kept in m between calls. BLOCK sends from
@@ -145,10 +145,14 @@ typedef struct coproc_mpi_table {
  * the rows (ranks in order, rows in order), sent from `in`'s memory: a small
  * table every rank joins against (a dimension broadcast).
  *
+ * Sizes: MPI counts in int, so each pair of ranks' bytes of a column go as
+ * messages of at most 2^30 bytes (point-to-point, 64-bit offsets): a column
+ * of any size the hosts hold, past 2^31 bytes a rank or a pair alike (so do
+ * coproc_mpi_aggregate's gathered and shuffled partial groups).
+ *
  * Collective. On error on any rank every rank returns it (*out empty):
  * INVALID_ARGUMENT for tables that differ between ranks, a missing or
- * non-integer HASH or RANGE column; OUT_OF_RANGE when one message would carry
- * 2^31 bytes or more.
+ * non-integer HASH or RANGE column; HOST_OUT_OF_MEMORY.
  */
 COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                                               coproc_mpi_partitioning how, const char *column,

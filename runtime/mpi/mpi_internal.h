@@ -9,6 +9,8 @@
 #include "coproc/mpi.h"
 
 #define MSG_LEN 512
+/* The most bytes one message of an exchange carries (exchange.c): MPI's counts are int. */
+#define COPROC_MPI_ROUND (1ull << 30)
 
 struct coproc_mpi {
     MPI_Comm comm, local;
@@ -16,6 +18,7 @@ struct coproc_mpi {
     int gpu_aware; /* coproc_mpi_gpu_aware's answer, found at open */
     int overlap;   /* 0: each column's exchange waited for before the next is packed
                     * (COPROC_MPI_OVERLAP=0, to measure what the overlap gives) */
+    uint64_t round; /* bytes a message at most: COPROC_MPI_ROUND, less in tests */
     coproc_runtime *rt;
     /* Host exchange buffers kept between calls (coproc_mpi_partition's two send buffers):
      * grown, never shrunk, freed at close. */
@@ -28,6 +31,37 @@ void coproc_mpi_set_msg_(char *buf, const char *fmt, ...);
 coproc_status coproc_mpi_agree_(coproc_mpi *m, coproc_status s, const char *msg, int64_t shape);
 /* m->scratch[i] with at least `bytes` bytes, NULL when out of memory. */
 void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes);
+
+/* ---- exchange.c: all-to-all of bytes in messages of at most m->round bytes, 64-bit sizes */
+
+/* The requests of exchanges in flight. */
+typedef struct coproc_mpi_xchg {
+    MPI_Request *req;
+    int n, cap;
+} coproc_mpi_xchg;
+
+/* Messages that `bytes` take at `round` bytes a message (0 for 0 bytes). */
+uint64_t coproc_mpi_pieces_(uint64_t bytes, uint64_t round);
+/* Message k of `bytes`: its offset and length. */
+void coproc_mpi_piece_(uint64_t bytes, uint64_t round, uint64_t k, uint64_t *off, int *len);
+/* The test hook: messages of at most `bytes` (1 .. COPROC_MPI_ROUND) from now on. Every rank
+ * must set the same. */
+void coproc_mpi_set_round_(coproc_mpi *m, uint64_t bytes);
+/* Room in x for `times` exchanges of these byte counts (sc[r] to rank r, rc[r] from it) in
+ * flight at once; -1 out of memory. Call it before the ranks agree: posting cannot fail. */
+int coproc_mpi_xchg_reserve_(coproc_mpi *m, const uint64_t *sc, const uint64_t *rc, int times,
+                             coproc_mpi_xchg *x);
+/* Post one exchange: sc[r] bytes from send + sd[r] to rank r, rc[r] bytes from rank r to
+ * recv + rd[r]; this rank's own sc[rank] bytes copied at once. Every rank posts its
+ * exchanges in the same order. */
+void coproc_mpi_xchg_post_(coproc_mpi *m, const void *send, const uint64_t *sc, const uint64_t *sd,
+                           void *recv, const uint64_t *rc, const uint64_t *rd, coproc_mpi_xchg *x);
+void coproc_mpi_xchg_test_(coproc_mpi_xchg *x); /* let the exchanges in flight move on */
+void coproc_mpi_xchg_wait_(coproc_mpi_xchg *x); /* every exchange posted done */
+/* Post and wait. */
+void coproc_mpi_xchg_run_(coproc_mpi *m, const void *send, const uint64_t *sc, const uint64_t *sd,
+                          void *recv, const uint64_t *rc, const uint64_t *rd, coproc_mpi_xchg *x);
+void coproc_mpi_xchg_free_(coproc_mpi_xchg *x);
 
 /* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks. */
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,

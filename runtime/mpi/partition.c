@@ -2,7 +2,8 @@
  * between ranks by round-robin, key hash, value range or blocks. One counting
  * pass finds each row's rank; then, a column at a time, one scatter pass packs
  * the rows for the other ranks (those staying here go straight to the output)
- * and the column's MPI_Ialltoallv is posted before the next column is packed.
+ * and the column's exchange (exchange.c: non-blocking messages of at most m->round
+ * bytes) is posted before the next column is packed.
  * On the public API only, like the rest of coproc_mpi. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -209,7 +210,8 @@ void coproc_mpi_table_free(coproc_mpi_table *t)
 typedef struct work {
     uint32_t *dest;
     long long *sendc, *recvc;
-    int *sc[2], *sd[2], *rc[2], *rd[2]; /* byte counts of the two exchanges in flight */
+    uint64_t *sc[2], *sd[2], *rc[2], *rd[2]; /* bytes of the two exchanges in flight */
+    coproc_mpi_xchg x[2];
     sample *sample, *samples;
     rkey *split;
     int *scount, *sdispl;
@@ -219,8 +221,10 @@ typedef struct work {
 static void work_free(work *w)
 {
     free(w->dest), free(w->sendc), free(w->recvc);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 2; b++) {
         free(w->sc[b]), free(w->sd[b]), free(w->rc[b]), free(w->rd[b]);
+        coproc_mpi_xchg_free_(&w->x[b]);
+    }
     free(w->sample), free(w->samples), free(w->split);
     free(w->scount), free(w->sdispl), free(w->cur);
 }
@@ -300,8 +304,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     w.cur = calloc(P, sizeof *w.cur);
     int ok = w.sendc && w.recvc && w.cur;
     for (int b = 0; b < 2; b++) {
-        w.sc[b] = calloc(P, sizeof(int)), w.sd[b] = calloc(P, sizeof(int));
-        w.rc[b] = calloc(P, sizeof(int)), w.rd[b] = calloc(P, sizeof(int));
+        w.sc[b] = calloc(P, sizeof(uint64_t)), w.sd[b] = calloc(P, sizeof(uint64_t));
+        w.rc[b] = calloc(P, sizeof(uint64_t)), w.rd[b] = calloc(P, sizeof(uint64_t));
         ok = ok && w.sc[b] && w.sd[b] && w.rc[b] && w.rd[b];
     }
     if (s == COPROC_OK && !inorder) {
@@ -368,14 +372,15 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     msg[0] = '\0';
     void *buf[2] = {NULL, NULL};
     if (all == COPROC_OK) {
-        /* byte counts of the widest column must fit an int */
-        if (n * 8 > INT32_MAX || nout * 8 > INT32_MAX) {
-            s = COPROC_OUT_OF_RANGE;
-            set_msg(msg, "%llu rows out, %llu in: one message would carry 2^31 bytes or more",
-                    (unsigned long long)n, (unsigned long long)nout);
+        /* room for the messages of two columns in flight, at the widest (8 bytes) */
+        for (int r = 0; r < P; r++) {
+            int here = r == m->rank;
+            w.sc[0][r] = here ? 0 : (uint64_t)w.sendc[r] * 8;
+            w.rc[0][r] = here ? 0 : (uint64_t)w.recvc[r] * 8;
         }
-        res->columns_ = s == COPROC_OK ? calloc(nc, sizeof *res->columns_) : NULL;
-        if (s == COPROC_OK && !res->columns_) {
+        res->columns_ = calloc(nc, sizeof *res->columns_);
+        if (coproc_mpi_xchg_reserve_(m, w.sc[0], w.rc[0], 1, &w.x[0]) != 0 ||
+            coproc_mpi_xchg_reserve_(m, w.sc[0], w.rc[0], 1, &w.x[1]) != 0 || !res->columns_) {
             s = COPROC_HOST_OUT_OF_MEMORY;
             set_msg(msg, "out of host memory");
         }
@@ -404,27 +409,27 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         in_mpi += MPI_Wtime() - tm;
     }
     /* ---- the rows, a column at a time: pack c while c - 1 is in flight */
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     for (int c = 0; all == COPROC_OK && c < nc; c++) {
         int b = c & 1;
         size_t wd = coproc_type_size(type[c]);
         char *outp = coproc_column_host_data(res->columns_[c]);
-        if (req[b] != MPI_REQUEST_NULL) { /* column c - 2 is done with buffer b */
+        if (w.x[b].n) { /* column c - 2 is done with buffer b */
             tm = MPI_Wtime();
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+            coproc_mpi_xchg_wait_(&w.x[b]);
             in_mpi += MPI_Wtime() - tm;
         }
-        int so = 0, ro = 0;
+        uint64_t so = 0, ro = 0;
         for (int r = 0; r < P; r++) {
             int here = r == m->rank; /* stays: no message */
-            w.sc[b][r] = here ? 0 : (int)(w.sendc[r] * (long long)wd), w.sd[b][r] = so;
-            w.rc[b][r] = here ? 0 : (int)(w.recvc[r] * (long long)wd), w.rd[b][r] = ro;
+            uint64_t sb = (uint64_t)w.sendc[r] * wd, rb = (uint64_t)w.recvc[r] * wd;
+            w.sc[b][r] = here ? 0 : sb, w.sd[b][r] = so;
+            w.rc[b][r] = here ? 0 : rb, w.rd[b][r] = ro;
             if (here)
                 w.cur[r] = outp + ro;
             else
                 w.cur[r] = (char *)buf[b] + so;
-            so += !replicate && (inorder || !here) ? (int)(w.sendc[r] * (long long)wd) : 0;
-            ro += (int)(w.recvc[r] * (long long)wd);
+            so += !replicate && (inorder || !here) ? sb : 0;
+            ro += rb;
         }
         const char *sendp;
         if (inorder) { /* the rows in order: sent from where they are */
@@ -437,21 +442,18 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
             for (uint64_t lo = 0; lo < n; lo += CHUNK) {
                 uint64_t hi = n - lo > CHUNK ? lo + CHUNK : n;
                 scatter(data[c], wd, w.dest, lo, hi, w.cur);
-                if (req[!b] != MPI_REQUEST_NULL) { /* let column c - 1's exchange move on */
-                    int done;
-                    MPI_Test(&req[!b], &done, MPI_STATUS_IGNORE);
-                }
+                coproc_mpi_xchg_test_(&w.x[!b]); /* let column c - 1's exchange move on */
             }
         }
         tm = MPI_Wtime();
-        MPI_Ialltoallv(sendp, w.sc[b], w.sd[b], MPI_BYTE, outp, w.rc[b], w.rd[b], MPI_BYTE, m->comm,
-                       &req[b]);
+        coproc_mpi_xchg_post_(m, sendp, w.sc[b], w.sd[b], outp, w.rc[b], w.rd[b], &w.x[b]);
         if (!m->overlap)
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+            coproc_mpi_xchg_wait_(&w.x[b]);
         in_mpi += MPI_Wtime() - tm;
     }
     tm = MPI_Wtime();
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    coproc_mpi_xchg_wait_(&w.x[0]);
+    coproc_mpi_xchg_wait_(&w.x[1]);
     in_mpi += MPI_Wtime() - tm;
     for (int c = 0; c < nc; c++)
         free(owned[c]);
