@@ -75,8 +75,13 @@ COPROC_API int coproc_mpi_local_rank(const coproc_mpi *m); /* among the ranks of
 COPROC_API int coproc_mpi_local_size(const coproc_mpi *m);
 /* Whether this rank's MPI says it takes device (CUDA) memory in its calls: 1 yes, 0 no, -1
  * it cannot say (its library has no such query; Open MPI's MPIX_Query_cuda_support from
- * mpi-ext.h is asked where it exists). coproc_mpi does not need it: it exchanges host
- * memory, which any MPI takes. */
+ * mpi-ext.h is asked where it exists). Informative only: coproc's device memory is OpenCL
+ * buffers (cl_mem), which no CUDA-aware MPI takes, so coproc_mpi always hands MPI host
+ * memory, whatever this says. What it does instead: host columns (coproc_column_host_alloc,
+ * coproc_column_wrap; on host-unified devices such as PoCL's these are also what the device
+ * reads, in place) are read by MPI where they lie, with no staging copy; device columns are
+ * downloaded into pinned host buffers kept in the handle and reused by later calls; the
+ * rows received land in pinned host columns, ready to upload at the bus's full speed. */
 COPROC_API int coproc_mpi_gpu_aware(const coproc_mpi *m);
 /* The last error in English ("" if none); owned by m. */
 COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);

@@ -241,6 +241,10 @@ void coproc_mpi_close(coproc_mpi *m)
 {
     if (!m)
         return;
+    for (int i = 0; i < m->nstage; i++)
+        coproc_column_free(m->stage[i]);
+    free(m->stage);
+    free(m->stage_cap);
     coproc_close(m->rt);
     free(m->scratch[0]);
     free(m->scratch[1]);
@@ -296,6 +300,33 @@ void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes)
     m->scratch[i] = p;
     m->scratch_cap[i] = bytes;
     return p;
+}
+
+void *coproc_mpi_stage_(coproc_mpi *m, int i, size_t bytes)
+{
+    if (i >= m->nstage) {
+        int n = i + 1;
+        coproc_column **st = realloc(m->stage, n * sizeof *st);
+        if (st)
+            m->stage = st;
+        size_t *cap = st ? realloc(m->stage_cap, n * sizeof *cap) : NULL;
+        if (!cap)
+            return NULL;
+        m->stage_cap = cap;
+        for (int k = m->nstage; k < n; k++)
+            m->stage[k] = NULL, m->stage_cap[k] = 0;
+        m->nstage = n;
+    }
+    if (bytes > m->stage_cap[i] || !m->stage[i]) {
+        coproc_column_free(m->stage[i]);
+        m->stage[i] = NULL, m->stage_cap[i] = 0;
+        size_t words = (bytes + 7) / 8;
+        if (coproc_column_host_alloc(m->rt, COPROC_UINT64, words ? words : 1, &m->stage[i]) !=
+            COPROC_OK)
+            return NULL;
+        m->stage_cap[i] = (words ? words : 1) * 8;
+    }
+    return coproc_column_host_data(m->stage[i]);
 }
 
 const char *coproc_mpi_errmsg(const coproc_mpi *m)

@@ -24,6 +24,12 @@ struct coproc_mpi {
      * grown, never shrunk, freed at close. */
     void *scratch[2];
     size_t scratch_cap[2];
+    /* Pinned host columns (coproc_column_host_alloc) that device columns are downloaded into
+     * before they are sent, one per column of a table: reused between calls, grown, freed at
+     * close. */
+    coproc_column **stage;
+    size_t *stage_cap; /* bytes */
+    int nstage;
     char errmsg[MSG_LEN];
 };
 
@@ -31,6 +37,9 @@ void coproc_mpi_set_msg_(char *buf, const char *fmt, ...);
 coproc_status coproc_mpi_agree_(coproc_mpi *m, coproc_status s, const char *msg, int64_t shape);
 /* m->scratch[i] with at least `bytes` bytes, NULL when out of memory. */
 void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes);
+/* Pinned host memory of at least `bytes` bytes for column i (m->stage[i]), NULL when out of
+ * memory. */
+void *coproc_mpi_stage_(coproc_mpi *m, int i, size_t bytes);
 
 /* ---- exchange.c: all-to-all of bytes in messages of at most m->round bytes, 64-bit sizes */
 

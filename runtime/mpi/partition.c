@@ -259,25 +259,25 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         nc = 0, n = 0;
     /* ---- the columns' rows on the host, and the shape */
     const void *data[MAX_COLUMNS];
-    void *owned[MAX_COLUMNS];
     coproc_type type[MAX_COLUMNS];
     uint64_t shape = 1469598103934665603ull ^ (uint64_t)how;
     for (int c = 0; c < nc; c++) {
         const coproc_column *col = coproc_table_column_at(in, c);
         const char *name = coproc_table_column_name(in, c);
         type[c] = coproc_column_type(col);
-        owned[c] = NULL;
         data[c] = coproc_column_host_data(col);
-        if (!data[c] && n) {
-            owned[c] = malloc(n * coproc_type_size(type[c]));
-            if (!owned[c]) {
+        if (!data[c] && n && s == COPROC_OK) {
+            /* a device column: staged in a pinned host buffer kept in m (the bus's full
+             * speed, no allocation per call) */
+            void *st = coproc_mpi_stage_(m, c, n * coproc_type_size(type[c]));
+            if (!st) {
                 s = COPROC_HOST_OUT_OF_MEMORY;
                 set_msg(msg, "out of host memory downloading column %s", name);
-            } else if (coproc_column_download(col, owned[c], n) != COPROC_OK) {
+            } else if (coproc_column_download(col, st, n) != COPROC_OK) {
                 s = COPROC_DRIVER_ERROR;
                 set_msg(msg, "downloading column %s: %s", name, coproc_errmsg(m->rt));
             }
-            data[c] = owned[c];
+            data[c] = st;
         }
         shape = (shape ^ (uint64_t)type[c]) * 1099511628211ull;
         for (const char *p = name; *p; p++)
@@ -455,8 +455,6 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     coproc_mpi_xchg_wait_(&w.x[0]);
     coproc_mpi_xchg_wait_(&w.x[1]);
     in_mpi += MPI_Wtime() - tm;
-    for (int c = 0; c < nc; c++)
-        free(owned[c]);
     work_free(&w);
     if (all != COPROC_OK)
         coproc_mpi_table_free(res);

@@ -4,7 +4,8 @@
  * the pieces end to end covering the bytes exactly), then the round made small through the
  * internal test hook (5 bytes, 1 byte: pieces that cut values apart) and every exchange -
  * coproc_mpi_partition by each partitioning, coproc_mpi_aggregate gathered and shuffled,
- * coproc_mpi_hash_join - must give exactly what it gives in whole messages. Plain MPI
+ * coproc_mpi_hash_join - must give exactly what it gives in whole messages. Device
+ * columns, staged through the handle's reused pinned buffers, partition alike. Plain MPI
  * program: 0 passed, 1 failed, 77 no OpenCL device. */
 #include <limits.h>
 #include <stdio.h>
@@ -180,6 +181,34 @@ static void outcome_free(outcome *o)
         coproc_mpi_result_free(&o->agg[i]);
 }
 
+/* The same rows as device columns (on device 0): downloaded into the reused pinned staging
+ * buffers, twice (the second call reuses them), they partition exactly as the host columns. */
+static void device_columns(coproc_mpi *m, const data *d, const coproc_mpi_table *want)
+{
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    coproc_table *t = NULL;
+    coproc_column *c[3] = {NULL, NULL, NULL};
+    coproc_status s = coproc_table_create(rt, &t);
+    for (int i = 0; i < 3 && s == COPROC_OK; i++) {
+        const coproc_column *h = coproc_table_column_at(d->t, i);
+        s = coproc_column_upload(rt, 0, coproc_column_type(h), coproc_column_host_data(h),
+                                 coproc_column_length(h), &c[i]);
+        if (s == COPROC_OK)
+            s = coproc_table_add(t, coproc_table_column_name(d->t, i), c[i]);
+    }
+    CHECK(s == COPROC_OK, "device columns: %s", coproc_errmsg(rt));
+    for (int k = 0; k < 2 && s == COPROC_OK; k++) {
+        coproc_mpi_table out;
+        coproc_status s2 = coproc_mpi_partition(m, t, COPROC_MPI_HASH, "k", &out);
+        CHECK(s2 == COPROC_OK && same_table(out.table, want->table),
+              "device columns, call %d: %s: %s", k, coproc_status_name(s2), coproc_mpi_errmsg(m));
+        coproc_mpi_table_free(&out);
+    }
+    coproc_table_free(t);
+    for (int i = 0; i < 3; i++)
+        coproc_column_free(c[i]);
+}
+
 int main(int argc, char **argv)
 {
     mpi_begin(&argc, &argv);
@@ -198,6 +227,7 @@ int main(int argc, char **argv)
     run_all(m, &d, &whole);
     CHECK(whole.pairs > 0 && coproc_table_rows(whole.part[COPROC_MPI_REPLICATE].table) > N,
           "the data make pairs and rows to move");
+    device_columns(m, &d, &whole.part[COPROC_MPI_HASH]);
     const uint64_t rounds[2] = {5, 1};
     for (int i = 0; i < 2; i++) {
         coproc_mpi_set_round_(m, rounds[i]);
