@@ -213,10 +213,13 @@ COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
 
 /* How a join's two sides are brought together before a distributed plan runs. */
 typedef enum coproc_mpi_join_method {
-    /* BROADCAST when the whole build side (every rank's rows, all its columns) is at most
-     * broadcast_limit bytes and broadcasting it moves no more bytes than shuffling both
-     * sides would: build * (P - 1) <= probe (each rank receives build * (P - 1) / P bytes
-     * broadcast, (build + probe) * (P - 1) / P^2 shuffled); else SHUFFLE */
+    /* SHUFFLE when the whole build side (every rank's rows, all its columns) is over
+     * broadcast_limit bytes. Under it: ranks all on one node (MPI_COMM_TYPE_SHARED), where
+     * bytes move as memory copies, BROADCAST (measured faster there even with the build side
+     * half the probe side: docs/performance.md); ranks on several nodes, BROADCAST when it
+     * moves no more bytes over the network than shuffling both sides would: build * (P - 1)
+     * <= probe (each rank receives build * (P - 1) / P bytes broadcast, about
+     * (build + probe) * (P - 1) / P^2 shuffled), else SHUFFLE. */
     COPROC_MPI_JOIN_AUTO = 0,
     /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
      * side left where it is */

@@ -35,14 +35,21 @@ static uint64_t table_bytes(const coproc_table *t)
 }
 
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
-                                               uint64_t broadcast_limit)
+                                               int one_node, uint64_t broadcast_limit)
 {
     uint64_t limit = broadcast_limit ? broadcast_limit : COPROC_MPI_BROADCAST_LIMIT;
     if (P <= 1)
         return COPROC_MPI_JOIN_BROADCAST; /* nothing moves either way */
-    /* build * (P - 1) <= probe, without overflow */
-    int cheaper = build_bytes <= probe_bytes / (uint64_t)(P - 1);
-    return build_bytes <= limit && cheaper ? COPROC_MPI_JOIN_BROADCAST : COPROC_MPI_JOIN_SHUFFLE;
+    if (build_bytes > limit)
+        return COPROC_MPI_JOIN_SHUFFLE;
+    /* Within one node the bytes move as memory copies, and the shuffle's hashing and packing
+     * of both sides cost more than copying the build side to every rank (docs/performance.md:
+     * broadcast faster even with the build side half the probe side's rows). */
+    if (one_node)
+        return COPROC_MPI_JOIN_BROADCAST;
+    /* Across nodes, the fewer bytes over the network: build * (P - 1) <= probe */
+    return build_bytes <= probe_bytes / (uint64_t)(P - 1) ? COPROC_MPI_JOIN_BROADCAST
+                                                          : COPROC_MPI_JOIN_SHUFFLE;
 }
 
 coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, const char *probe_key,
@@ -95,7 +102,8 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
     res->probe_bytes = whole[0], res->build_bytes = whole[1];
     res->method = method != COPROC_MPI_JOIN_AUTO
                       ? method
-                      : coproc_mpi_join_choice_(whole[0], whole[1], m->size, broadcast_limit);
+                      : coproc_mpi_join_choice_(whole[0], whole[1], m->size, m->lsize == m->size,
+                                                broadcast_limit);
     if (m->size == 1) { /* every row is here already */
         res->probe = probe, res->build = build;
         res->seconds = MPI_Wtime() - t0;

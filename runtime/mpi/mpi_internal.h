@@ -72,9 +72,10 @@ void coproc_mpi_xchg_run_(coproc_mpi *m, const void *send, const uint64_t *sc, c
                           void *recv, const uint64_t *rc, const uint64_t *rd, coproc_mpi_xchg *x);
 void coproc_mpi_xchg_free_(coproc_mpi_xchg *x);
 
-/* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks. */
+/* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks, all on
+ * one node or not. */
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
-                                               uint64_t broadcast_limit);
+                                               int one_node, uint64_t broadcast_limit);
 
 /* splitmix64's finaliser: the hash that places a key on a rank. */
 static inline uint64_t coproc_mpi_mix64_(uint64_t z)

@@ -215,7 +215,8 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
                 continue;
             coproc_mpi_join_method want =
                 method ? (coproc_mpi_join_method)method
-                       : coproc_mpi_join_choice_(c.probe_bytes, c.build_bytes, size, 0);
+                       : coproc_mpi_join_choice_(c.probe_bytes, c.build_bytes, size,
+                                                 coproc_mpi_local_size(m) == size, 0);
             CHECK(c.method == want, "%s: method %d taken", what, (int)c.method);
             CHECK(c.probe_bytes == np * 16 && c.build_bytes == nb * 8, "%s: %llu and %llu bytes",
                   what, (unsigned long long)c.probe_bytes, (unsigned long long)c.build_bytes);
@@ -232,16 +233,23 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
 /* AUTO: broadcast while the build side is small next to the probe side and under the limit. */
 static void choice(void)
 {
-    CHECK(coproc_mpi_join_choice_(1000, 10, 4, 0) == COPROC_MPI_JOIN_BROADCAST, "small build");
-    CHECK(coproc_mpi_join_choice_(1000, 333, 4, 0) == COPROC_MPI_JOIN_BROADCAST, "3 x 333 <= 1000");
-    CHECK(coproc_mpi_join_choice_(1000, 334, 4, 0) == COPROC_MPI_JOIN_SHUFFLE, "3 x 334 > 1000");
-    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 0) == COPROC_MPI_JOIN_SHUFFLE,
+    /* across nodes: the fewer bytes over the network */
+    CHECK(coproc_mpi_join_choice_(1000, 10, 4, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "small build");
+    CHECK(coproc_mpi_join_choice_(1000, 333, 4, 0, 0) == COPROC_MPI_JOIN_BROADCAST,
+          "3 x 333 <= 1000");
+    CHECK(coproc_mpi_join_choice_(1000, 334, 4, 0, 0) == COPROC_MPI_JOIN_SHUFFLE, "3 x 334 > 1000");
+    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 0, 0) == COPROC_MPI_JOIN_SHUFFLE,
           "over the default limit");
-    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 1ull << 30) ==
+    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 0, 1ull << 30) ==
               COPROC_MPI_JOIN_BROADCAST,
           "under a limit given");
-    CHECK(coproc_mpi_join_choice_(0, 0, 2, 0) == COPROC_MPI_JOIN_BROADCAST, "two empty sides");
-    CHECK(coproc_mpi_join_choice_(0, 1 << 20, 1, 0) == COPROC_MPI_JOIN_BROADCAST, "one rank");
+    CHECK(coproc_mpi_join_choice_(0, 0, 2, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "two empty sides");
+    CHECK(coproc_mpi_join_choice_(0, 1 << 20, 1, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "one rank");
+    /* one node: broadcast up to the limit */
+    CHECK(coproc_mpi_join_choice_(1000, 334, 4, 1, 0) == COPROC_MPI_JOIN_BROADCAST,
+          "one node, 3 x 334 > 1000");
+    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
+          "one node, over the default limit");
 }
 
 /* Errors: every rank returns the failing rank's error and the next call works. */
