@@ -78,10 +78,12 @@ COPROC_API int coproc_mpi_local_size(const coproc_mpi *m);
  * mpi-ext.h is asked where it exists). Informative only: coproc's device memory is OpenCL
  * buffers (cl_mem), which no CUDA-aware MPI takes, so coproc_mpi always hands MPI host
  * memory, whatever this says. What it does instead: host columns (coproc_column_host_alloc,
- * coproc_column_wrap; on host-unified devices such as PoCL's these are also what the device
- * reads, in place) are read by MPI where they lie, with no staging copy; device columns are
- * downloaded into pinned host buffers kept in the handle and reused by later calls; the
- * rows received land in pinned host columns, ready to upload at the bus's full speed. */
+ * coproc_column_wrap) are read by MPI where they lie, with no staging copy; a device column
+ * whose device reports host_unified_memory (PoCL's CPU device, integrated GPUs) is mapped
+ * (clEnqueueMapBuffer, read-only) and MPI reads the mapping, with no copy; any other device
+ * column (a discrete GPU's) is downloaded into a pinned host buffer kept in the handle and
+ * reused by later calls; the rows received land in pinned host columns, ready to upload at
+ * the bus's full speed. coproc_mpi links OpenCL for the mapping (coproc/opencl.h). */
 COPROC_API int coproc_mpi_gpu_aware(const coproc_mpi *m);
 /* The last error in English ("" if none); owned by m. */
 COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);

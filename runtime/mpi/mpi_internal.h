@@ -30,6 +30,7 @@ struct coproc_mpi {
     coproc_column **stage;
     size_t *stage_cap; /* bytes */
     int nstage;
+    int no_map; /* test hook: download device columns even where they could be mapped */
     char errmsg[MSG_LEN];
 };
 
@@ -71,6 +72,23 @@ void coproc_mpi_xchg_wait_(coproc_mpi_xchg *x); /* every exchange posted done */
 void coproc_mpi_xchg_run_(coproc_mpi *m, const void *send, const uint64_t *sc, const uint64_t *sd,
                           void *recv, const uint64_t *rc, const uint64_t *rd, coproc_mpi_xchg *x);
 void coproc_mpi_xchg_free_(coproc_mpi_xchg *x);
+
+/* ---- host_view.c: a column's rows in host memory for MPI to read */
+
+typedef struct coproc_mpi_host_view {
+    const void *p;     /* the rows (NULL for none) */
+    int mapped;        /* 1: p is a mapping of the device buffer (mem, on queue) */
+    void *mem, *queue; /* cl_mem, cl_command_queue */
+} coproc_mpi_host_view;
+
+/* A host column's own memory; a device column mapped in place where its device is
+ * host-unified, else downloaded into the pinned stage buffer i. A status and msg on failure. */
+coproc_status coproc_mpi_host_view_(coproc_mpi *m, const coproc_column *col, int i,
+                                    coproc_mpi_host_view *v, char *msg);
+/* Unmap (when mapped) once MPI is done with the rows. */
+void coproc_mpi_host_view_end_(coproc_mpi_host_view *v);
+/* Test hook: 0 downloads every device column (the path of discrete GPUs), 1 maps (default). */
+void coproc_mpi_set_map_(coproc_mpi *m, int map);
 
 /* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks, all on
  * one node or not. */

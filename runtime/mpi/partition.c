@@ -259,26 +259,22 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         nc = 0, n = 0;
     /* ---- the columns' rows on the host, and the shape */
     const void *data[MAX_COLUMNS];
+    coproc_mpi_host_view view[MAX_COLUMNS];
+    int nview = 0;
     coproc_type type[MAX_COLUMNS];
     uint64_t shape = 1469598103934665603ull ^ (uint64_t)how;
     for (int c = 0; c < nc; c++) {
         const coproc_column *col = coproc_table_column_at(in, c);
         const char *name = coproc_table_column_name(in, c);
         type[c] = coproc_column_type(col);
-        data[c] = coproc_column_host_data(col);
-        if (!data[c] && n && s == COPROC_OK) {
-            /* a device column: staged in a pinned host buffer kept in m (the bus's full
-             * speed, no allocation per call) */
-            void *st = coproc_mpi_stage_(m, c, n * coproc_type_size(type[c]));
-            if (!st) {
-                s = COPROC_HOST_OUT_OF_MEMORY;
-                set_msg(msg, "out of host memory downloading column %s", name);
-            } else if (coproc_column_download(col, st, n) != COPROC_OK) {
-                s = COPROC_DRIVER_ERROR;
-                set_msg(msg, "downloading column %s: %s", name, coproc_errmsg(m->rt));
-            }
-            data[c] = st;
+        /* a device column: mapped in place (host-unified) or staged in a pinned host buffer
+         * kept in m */
+        view[c].p = NULL, view[c].mapped = 0;
+        if (s == COPROC_OK && n) {
+            s = coproc_mpi_host_view_(m, col, c, &view[c], msg);
+            nview = c + 1;
         }
+        data[c] = view[c].p;
         shape = (shape ^ (uint64_t)type[c]) * 1099511628211ull;
         for (const char *p = name; *p; p++)
             shape = (shape ^ (uint8_t)*p) * 1099511628211ull;
@@ -455,6 +451,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     coproc_mpi_xchg_wait_(&w.x[0]);
     coproc_mpi_xchg_wait_(&w.x[1]);
     in_mpi += MPI_Wtime() - tm;
+    for (int c = 0; c < nview; c++)
+        coproc_mpi_host_view_end_(&view[c]);
     work_free(&w);
     if (all != COPROC_OK)
         coproc_mpi_table_free(res);

@@ -5,7 +5,8 @@
  * internal test hook (5 bytes, 1 byte: pieces that cut values apart) and every exchange -
  * coproc_mpi_partition by each partitioning, coproc_mpi_aggregate gathered and shuffled,
  * coproc_mpi_hash_join - must give exactly what it gives in whole messages. Device
- * columns, staged through the handle's reused pinned buffers, partition alike. Plain MPI
+ * columns, mapped in place or staged through the handle's reused pinned buffers, partition
+ * alike. Plain MPI
  * program: 0 passed, 1 failed, 77 no OpenCL device. */
 #include <limits.h>
 #include <stdio.h>
@@ -181,8 +182,9 @@ static void outcome_free(outcome *o)
         coproc_mpi_result_free(&o->agg[i]);
 }
 
-/* The same rows as device columns (on device 0): downloaded into the reused pinned staging
- * buffers, twice (the second call reuses them), they partition exactly as the host columns. */
+/* The same rows as device columns (on device 0): mapped in place where the device is
+ * host-unified, then downloaded into the reused pinned staging buffers, twice each (the second
+ * call reuses them), they partition exactly as the host columns. */
 static void device_columns(coproc_mpi *m, const data *d, const coproc_mpi_table *want)
 {
     coproc_runtime *rt = coproc_mpi_runtime(m);
@@ -197,13 +199,25 @@ static void device_columns(coproc_mpi *m, const data *d, const coproc_mpi_table 
             s = coproc_table_add(t, coproc_table_column_name(d->t, i), c[i]);
     }
     CHECK(s == COPROC_OK, "device columns: %s", coproc_errmsg(rt));
-    for (int k = 0; k < 2 && s == COPROC_OK; k++) {
+    for (int k = 0; k < 4 && s == COPROC_OK; k++) {
+        coproc_mpi_set_map_(m, k < 2); /* mapped in place (host-unified devices), downloaded */
         coproc_mpi_table out;
         coproc_status s2 = coproc_mpi_partition(m, t, COPROC_MPI_HASH, "k", &out);
         CHECK(s2 == COPROC_OK && same_table(out.table, want->table),
-              "device columns, call %d: %s: %s", k, coproc_status_name(s2), coproc_mpi_errmsg(m));
+              "device columns, call %d (%s): %s: %s", k, k < 2 ? "mapped" : "downloaded",
+              coproc_status_name(s2), coproc_mpi_errmsg(m));
         coproc_mpi_table_free(&out);
     }
+    coproc_mpi_set_map_(m, 1);
+    /* the columns are usable by coproc after a mapping (unmapped) */
+    coproc_scalar sum;
+    const int32_t *k = coproc_column_host_data(coproc_table_column_at(d->t, 0));
+    int64_t want_sum = 0;
+    for (size_t i = 0; i < coproc_column_length(c[0]); i++)
+        want_sum += k[i];
+    s = c[0] ? coproc_reduce(rt, COPROC_REDUCE_SUM, c[0], &sum) : COPROC_NULL_POINTER;
+    CHECK(s == COPROC_OK && sum.v.i64 == want_sum, "a device column after the exchanges: %s",
+          coproc_errmsg(rt));
     coproc_table_free(t);
     for (int i = 0; i < 3; i++)
         coproc_column_free(c[i]);
