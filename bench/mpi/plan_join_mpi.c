@@ -2,8 +2,8 @@
  * (coproc/mpi.h), the build side broadcast against both sides shuffled by key hash, run
  * alternately in one process so that the ratio compares like with like. Each rank
  * generates its block of a probe side (pk int64, pv int64) and a build side (bk int64, its
- * keys 0..build-1 once each, bg int32 = bk mod 16); coproc_mpi_colocate places them, every
- * rank joins its rows in a plan (inner join, group-by bg: sum pv, count) and
+ * keys 0..build-1 once each, in order or --scrambled, bg int32 = bk mod 16); coproc_mpi_colocate
+ * places them, every rank joins its rows in a plan (inner join, group-by bg: sum pv, count) and
  * coproc_mpi_aggregate gathers the groups. Rank 0 checks every run against a plain C pass
  * over the whole probe side. Per run, the slowest rank's seconds: pack (the exchange's local
  * work: hashing, packing), comm (in MPI: the sides' exchange, the groups' gather, agreeing),
@@ -76,7 +76,17 @@ static coproc_status make_probe(coproc_runtime *rt, uint64_t first, uint64_t n, 
     return st == COPROC_OK ? coproc_table_add(s->t, "pv", s->c[1]) : st;
 }
 
-static coproc_status make_build(coproc_runtime *rt, uint64_t first, uint64_t n, side *s)
+/* Build row g of `total`: its key, g itself, or (scrambled) a permutation of 0..total-1 that
+ * scatters neighbouring rows (1000003 is a prime: a bijection unless it divides total). */
+static int64_t build_key(uint64_t g, uint64_t total, int scrambled)
+{
+    if (!scrambled || total % 1000003 == 0)
+        return (int64_t)g;
+    return (int64_t)((unsigned __int128)g * 1000003 % total);
+}
+
+static coproc_status make_build(coproc_runtime *rt, uint64_t first, uint64_t n, uint64_t total,
+                                int scrambled, side *s)
 {
     coproc_status st = coproc_table_create(rt, &s->t);
     if (st == COPROC_OK)
@@ -87,8 +97,10 @@ static coproc_status make_build(coproc_runtime *rt, uint64_t first, uint64_t n, 
         return st;
     int64_t *k = coproc_column_host_data(s->c[0]);
     int32_t *g = coproc_column_host_data(s->c[1]);
-    for (uint64_t i = 0; i < n; i++)
-        k[i] = (int64_t)(first + i), g[i] = (int32_t)((first + i) % GROUPS);
+    for (uint64_t i = 0; i < n; i++) {
+        k[i] = build_key(first + i, total, scrambled);
+        g[i] = (int32_t)(k[i] % GROUPS);
+    }
     st = coproc_table_add(s->t, "bk", s->c[0]);
     return st == COPROC_OK ? coproc_table_add(s->t, "bg", s->c[1]) : st;
 }
@@ -180,12 +192,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     uint64_t nprobe = 2000000, nbuild = 20000;
-    int repeat = 5, weak = 0, bad = 0;
-    static const struct option longs[] = {{"probe", 1, 0, 'p'},
-                                          {"build", 1, 0, 'b'},
-                                          {"repeat", 1, 0, 'r'},
-                                          {"weak", 0, 0, 'w'},
-                                          {0, 0, 0, 0}};
+    int repeat = 5, weak = 0, bad = 0, scrambled = 0;
+    static const struct option longs[] = {{"probe", 1, 0, 'p'},     {"build", 1, 0, 'b'},
+                                          {"repeat", 1, 0, 'r'},    {"weak", 0, 0, 'w'},
+                                          {"scrambled", 0, 0, 's'}, {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
         if (c == 'p')
             nprobe = strtoull(optarg, NULL, 10);
@@ -195,6 +205,8 @@ int main(int argc, char **argv)
             repeat = atoi(optarg);
         else if (c == 'w')
             weak = 1;
+        else if (c == 's')
+            scrambled = 1;
         else
             bad = 1;
     }
@@ -202,7 +214,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun [...] coproc-plan-join-mpi [--probe N] [--build M] "
-                    "[--weak] [--repeat 1..%d]\n",
+                    "[--weak] [--scrambled] [--repeat 1..%d]\n",
                     MAX_REPEAT);
         MPI_Finalize();
         return 64;
@@ -228,7 +240,7 @@ int main(int argc, char **argv)
     side pr = {0}, bu = {0};
     s = make_probe(rt, pf, pn, nbuild, &pr);
     if (s == COPROC_OK)
-        s = make_build(rt, bf, bn, &bu);
+        s = make_build(rt, bf, bn, nbuild, scrambled, &bu);
     int64_t want_sum[GROUPS] = {0}, want_cnt[GROUPS] = {0};
     if (rank == 0) /* build keys 0..nbuild-1 once each: a probe row matches when pk < nbuild */
         for (uint64_t g = 0; g < nprobe; g++) {
@@ -297,10 +309,10 @@ int main(int argc, char **argv)
         for (int r = 0; r < repeat; r++)
             rv[r] = ratio[r], lo = ratio[r] < lo ? ratio[r] : lo,
             hi = ratio[r] > hi ? ratio[r] : hi;
-        printf("RATIO shuffle/broadcast ranks=%d probe=%llu build=%llu median=%.3f min=%.3f "
+        printf("RATIO shuffle/broadcast ranks=%d probe=%llu build=%llu%s median=%.3f min=%.3f "
                "max=%.3f auto=%s\n",
-               size, (unsigned long long)nprobe, (unsigned long long)nbuild, median(rv, repeat), lo,
-               hi, method_name[auto_pick]);
+               size, (unsigned long long)nprobe, (unsigned long long)nbuild,
+               scrambled ? " scrambled" : "", median(rv, repeat), lo, hi, method_name[auto_pick]);
         printf("check: %s\n", wrong ? "WRONG" : "every run equal to the C reference");
     }
     int bad_all = 0, mine_bad = failed || wrong;
