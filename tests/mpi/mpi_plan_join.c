@@ -5,11 +5,11 @@
  * and groups after the join, and coproc_mpi_aggregate combines the groups. Rank
  * 0's result must equal a plain C nested loop over the whole sides, for uniform,
  * skewed (70 % one key) and negative keys, sides spread evenly, each on one rank,
- * a rank with no rows, an empty build side and an empty probe side. AUTO picks by
- * size. Errors: a key the last rank lacks, ranks that disagree on the method, a
- * rank whose plan after the shuffle groups by a column it lacks - every rank
- * returns the error, none hangs. Plain MPI program: 0 passed, 1 failed, 77 no
- * OpenCL device. */
+ * a rank with no rows, an empty build side and an empty probe side; a composite key
+ * colocated on its first column. AUTO picks by size. Errors: a key the last rank lacks, ranks that
+ * disagree on the method, a rank whose plan after the shuffle groups by a column it lacks - every
+ * rank returns the error, none hangs. Plain MPI program: 0 passed, 1 failed, 77 no OpenCL device.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,13 +132,15 @@ static void reference(int shape, coproc_join_kind kind, uint64_t np, uint64_t nb
 /* The join of c's sides in a plan, grouped by `gkey`, combined; 0 when rank 0's result is
  * ref. A status other than OK is returned as it is. */
 static coproc_status run_plan(coproc_mpi *m, const coproc_mpi_colocated *c, coproc_join_kind kind,
-                              const char *gkey, const acc *ref, const char *what)
+                              const char *gkey, const acc *ref, const char *what, int composite)
 {
     coproc_plan *p = NULL;
     coproc_plan_create(coproc_mpi_runtime(m), &p);
     coproc_node *pr = coproc_plan_scan(p, c->probe, "probe");
     coproc_node *bu = coproc_plan_scan(p, c->build, "build");
-    coproc_node *j = coproc_plan_join(p, kind, pr, "pk", bu, "bk");
+    const char *pkeys[2] = {"pk", "pk2"}, *bkeys[2] = {"bk", "bk2"};
+    coproc_node *j = composite ? coproc_plan_join_keys(p, kind, pr, 2, pkeys, bu, bkeys)
+                               : coproc_plan_join(p, kind, pr, "pk", bu, "bk");
     const coproc_aggregate aggs[4] = {{COPROC_AGG_SUM, coproc_expr_column(p, "pv"), "s"},
                                       {COPROC_AGG_COUNT, NULL, "c"},
                                       {COPROC_AGG_MIN, coproc_expr_column(p, "pv"), "lo"},
@@ -220,7 +222,7 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
             CHECK(c.method == want, "%s: method %d taken", what, (int)c.method);
             CHECK(c.probe_bytes == np * 16 && c.build_bytes == nb * 8, "%s: %llu and %llu bytes",
                   what, (unsigned long long)c.probe_bytes, (unsigned long long)c.build_bytes);
-            s = run_plan(m, &c, (coproc_join_kind)kind, kind ? "pg" : "bg", ref, what);
+            s = run_plan(m, &c, (coproc_join_kind)kind, kind ? "pg" : "bg", ref, what, 0);
             CHECK(s == COPROC_OK, "%s: aggregate: %s: %s", what, coproc_status_name(s),
                   coproc_mpi_errmsg(m));
             coproc_mpi_colocated_free(&c);
@@ -250,6 +252,62 @@ static void choice(void)
           "one node, 3 x 334 > 1000");
     CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
           "one node, over the default limit");
+}
+
+/* A composite key (pk, pk2) = (bk, bk2), colocated on its first column: rows are probe rows
+ * with pk2 = g mod 3 and build rows with bk2 = g mod 2 added as a column (pk2 and bk2 int32). */
+static void composite_case(coproc_mpi *m)
+{
+    coproc_runtime *rt = coproc_mpi_runtime(m);
+    const uint64_t np = 1500, nb = 300;
+    uint64_t fp = 0, fb = 0;
+    for (int r = 0; r < rank; r++)
+        fp += share(EVEN, 0, r, np), fb += share(EVEN, 1, r, nb);
+    uint64_t mp = share(EVEN, 0, rank, np), mb = share(EVEN, 1, rank, nb);
+    side ps, bs;
+    make_side(rt, UNIFORM, 0, fp, mp, &ps);
+    make_side(rt, UNIFORM, 1, fb, mb, &bs);
+    coproc_column *k2[2] = {NULL, NULL};
+    coproc_column_host_alloc(rt, COPROC_INT32, mp, &k2[0]);
+    coproc_column_host_alloc(rt, COPROC_INT32, mb, &k2[1]);
+    int32_t *a = coproc_column_host_data(k2[0]), *b = coproc_column_host_data(k2[1]);
+    for (uint64_t i = 0; i < mp; i++)
+        a[i] = (int32_t)((fp + i) % 3);
+    for (uint64_t i = 0; i < mb; i++)
+        b[i] = (int32_t)((fb + i) % 2);
+    coproc_table_add(ps.t, "pk2", k2[0]);
+    coproc_table_add(bs.t, "bk2", k2[1]);
+    acc ref[NGROUPS];
+    memset(ref, 0, sizeof ref);
+    for (uint64_t x = 0; rank == 0 && x < np; x++)
+        for (uint64_t y = 0; y < nb; y++) {
+            if (key_of(UNIFORM, 0, x) != key_of(UNIFORM, 1, y) || (int)(x % 3) != (int)(y % 2))
+                continue;
+            acc *g = &ref[bg_of(y)];
+            int64_t v = pv_of(x);
+            g->lo = g->count == 0 || v < g->lo ? v : g->lo;
+            g->hi = g->count == 0 || v > g->hi ? v : g->hi;
+            g->sum = (int64_t)((uint64_t)g->sum + (uint64_t)v);
+            g->count++;
+        }
+    for (int method = COPROC_MPI_JOIN_BROADCAST; method <= COPROC_MPI_JOIN_SHUFFLE; method++) {
+        char what[96];
+        snprintf(what, sizeof what, "composite key, %s", method_name[method]);
+        coproc_mpi_colocated c;
+        coproc_status s =
+            coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", (coproc_mpi_join_method)method, 0, &c);
+        CHECK(s == COPROC_OK, "%s: colocate: %s", what, coproc_mpi_errmsg(m));
+        if (s != COPROC_OK)
+            continue;
+        s = run_plan(m, &c, COPROC_JOIN_INNER, "bg", ref, what, 1);
+        CHECK(s == COPROC_OK, "%s: aggregate: %s: %s", what, coproc_status_name(s),
+              coproc_mpi_errmsg(m));
+        coproc_mpi_colocated_free(&c);
+    }
+    side_free(&ps);
+    side_free(&bs);
+    coproc_column_free(k2[0]);
+    coproc_column_free(k2[1]);
 }
 
 /* Errors: every rank returns the failing rank's error and the next call works. */
@@ -282,7 +340,7 @@ static void errors(coproc_mpi *m)
     CHECK(s == COPROC_OK, "after the errors: %s", coproc_mpi_errmsg(m));
     if (s == COPROC_OK) { /* the last rank's plan after the shuffle is bad */
         s = run_plan(m, &c, COPROC_JOIN_INNER, rank == size - 1 ? "no_such_column" : "bg", NULL,
-                     "bad plan");
+                     "bad plan", 0);
         CHECK(s != COPROC_OK && strncmp(coproc_mpi_errmsg(m), want, strlen(want)) == 0,
               "a plan the last rank cannot run: %s: %s", coproc_status_name(s),
               coproc_mpi_errmsg(m));
@@ -307,6 +365,7 @@ int main(int argc, char **argv)
     for (int shape = 0; shape < NSHAPES; shape++)
         for (int layout = 0; layout < NLAYOUTS; layout++, cases++)
             join_case(m, shape, layout, shape == SKEWED ? 1201 : 2999, shape == SKEWED ? 97 : 401);
+    composite_case(m);
     errors(m);
     coproc_mpi_close(m);
     int total = 0;
