@@ -2,7 +2,8 @@
  * (coproc/mpi.h), the build side broadcast against both sides shuffled by key hash, run
  * alternately in one process so that the ratio compares like with like. Each rank
  * generates its block of a probe side (pk int64, pv int64) and a build side (bk int64, its
- * keys 0..build-1 once each, in order or --scrambled, bg int32 = bk mod 16); coproc_mpi_colocate
+ * keys 0..build-1 once each, in order or --scrambled, times --stride S so that the keys'
+ * range is S times their number; bg int32 = the key / S mod 16); coproc_mpi_colocate
  * places them, every rank joins its rows in a plan (inner join, group-by bg: sum pv, count) and
  * coproc_mpi_aggregate gathers the groups. Rank 0 checks every run against a plain C pass
  * over the whole probe side. Per run, the slowest rank's seconds: pack (the exchange's local
@@ -60,7 +61,7 @@ typedef struct side {
 } side;
 
 static coproc_status make_probe(coproc_runtime *rt, uint64_t first, uint64_t n, uint64_t nbuild,
-                                side *s)
+                                int64_t stride, side *s)
 {
     coproc_status st = coproc_table_create(rt, &s->t);
     if (st == COPROC_OK)
@@ -71,7 +72,7 @@ static coproc_status make_probe(coproc_runtime *rt, uint64_t first, uint64_t n, 
         return st;
     int64_t *k = coproc_column_host_data(s->c[0]), *v = coproc_column_host_data(s->c[1]);
     for (uint64_t i = 0; i < n; i++)
-        k[i] = pk_of(first + i, nbuild), v[i] = pv_of(first + i);
+        k[i] = pk_of(first + i, nbuild) * stride, v[i] = pv_of(first + i);
     st = coproc_table_add(s->t, "pk", s->c[0]);
     return st == COPROC_OK ? coproc_table_add(s->t, "pv", s->c[1]) : st;
 }
@@ -86,7 +87,7 @@ static int64_t build_key(uint64_t g, uint64_t total, int scrambled)
 }
 
 static coproc_status make_build(coproc_runtime *rt, uint64_t first, uint64_t n, uint64_t total,
-                                int scrambled, side *s)
+                                int scrambled, int64_t stride, side *s)
 {
     coproc_status st = coproc_table_create(rt, &s->t);
     if (st == COPROC_OK)
@@ -98,8 +99,9 @@ static coproc_status make_build(coproc_runtime *rt, uint64_t first, uint64_t n, 
     int64_t *k = coproc_column_host_data(s->c[0]);
     int32_t *g = coproc_column_host_data(s->c[1]);
     for (uint64_t i = 0; i < n; i++) {
-        k[i] = build_key(first + i, total, scrambled);
-        g[i] = (int32_t)(k[i] % GROUPS);
+        int64_t base = build_key(first + i, total, scrambled);
+        k[i] = base * stride;
+        g[i] = (int32_t)(base % GROUPS);
     }
     st = coproc_table_add(s->t, "bk", s->c[0]);
     return st == COPROC_OK ? coproc_table_add(s->t, "bg", s->c[1]) : st;
@@ -193,9 +195,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     uint64_t nprobe = 2000000, nbuild = 20000;
     int repeat = 5, weak = 0, bad = 0, scrambled = 0;
-    static const struct option longs[] = {{"probe", 1, 0, 'p'},     {"build", 1, 0, 'b'},
-                                          {"repeat", 1, 0, 'r'},    {"weak", 0, 0, 'w'},
-                                          {"scrambled", 0, 0, 's'}, {0, 0, 0, 0}};
+    int64_t stride = 1;
+    static const struct option longs[] = {
+        {"probe", 1, 0, 'p'},     {"build", 1, 0, 'b'},  {"repeat", 1, 0, 'r'}, {"weak", 0, 0, 'w'},
+        {"scrambled", 0, 0, 's'}, {"stride", 1, 0, 't'}, {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
         if (c == 'p')
             nprobe = strtoull(optarg, NULL, 10);
@@ -207,14 +210,16 @@ int main(int argc, char **argv)
             weak = 1;
         else if (c == 's')
             scrambled = 1;
+        else if (c == 't')
+            stride = strtoll(optarg, NULL, 10);
         else
             bad = 1;
     }
-    if (bad || repeat < 1 || repeat > MAX_REPEAT) {
+    if (bad || repeat < 1 || repeat > MAX_REPEAT || stride < 1 || stride > 1000) {
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun [...] coproc-plan-join-mpi [--probe N] [--build M] "
-                    "[--weak] [--scrambled] [--repeat 1..%d]\n",
+                    "[--weak] [--scrambled] [--stride 1..1000] [--repeat 1..%d]\n",
                     MAX_REPEAT);
         MPI_Finalize();
         return 64;
@@ -238,9 +243,9 @@ int main(int argc, char **argv)
     coproc_mpi_block(m, nprobe, &pf, &pn);
     coproc_mpi_block(m, nbuild, &bf, &bn);
     side pr = {0}, bu = {0};
-    s = make_probe(rt, pf, pn, nbuild, &pr);
+    s = make_probe(rt, pf, pn, nbuild, stride, &pr);
     if (s == COPROC_OK)
-        s = make_build(rt, bf, bn, nbuild, scrambled, &bu);
+        s = make_build(rt, bf, bn, nbuild, scrambled, stride, &bu);
     int64_t want_sum[GROUPS] = {0}, want_cnt[GROUPS] = {0};
     if (rank == 0) /* build keys 0..nbuild-1 once each: a probe row matches when pk < nbuild */
         for (uint64_t g = 0; g < nprobe; g++) {
@@ -299,20 +304,23 @@ int main(int argc, char **argv)
             for (int r = 0; r < repeat; r++)
                 lo = t[mi][r][TOTAL] < lo ? t[mi][r][TOTAL] : lo,
                 hi = t[mi][r][TOTAL] > hi ? t[mi][r][TOTAL] : hi;
-            printf("RESULT method=%s ranks=%d probe=%llu build=%llu total=%.4f (%.4f-%.4f) "
+            printf("RESULT method=%s ranks=%d probe=%llu build=%llu stride=%lld total=%.4f "
+                   "(%.4f-%.4f) "
                    "pack=%.4f comm=%.4f compute=%.4f device_bytes=%llu\n",
                    method_name[mi + 1], size, (unsigned long long)nprobe,
-                   (unsigned long long)nbuild, med[TOTAL], lo, hi, med[PACK], med[COMM],
-                   med[COMPUTE], (unsigned long long)(moved_all[mi]));
+                   (unsigned long long)nbuild, (long long)stride, med[TOTAL], lo, hi, med[PACK],
+                   med[COMM], med[COMPUTE], (unsigned long long)(moved_all[mi]));
         }
         double rv[MAX_REPEAT], lo = 1e30, hi = 0;
         for (int r = 0; r < repeat; r++)
             rv[r] = ratio[r], lo = ratio[r] < lo ? ratio[r] : lo,
             hi = ratio[r] > hi ? ratio[r] : hi;
-        printf("RATIO shuffle/broadcast ranks=%d probe=%llu build=%llu%s median=%.3f min=%.3f "
+        printf("RATIO shuffle/broadcast ranks=%d probe=%llu build=%llu%s stride=%lld median=%.3f "
+               "min=%.3f "
                "max=%.3f auto=%s\n",
                size, (unsigned long long)nprobe, (unsigned long long)nbuild,
-               scrambled ? " scrambled" : "", median(rv, repeat), lo, hi, method_name[auto_pick]);
+               scrambled ? " scrambled" : "", (long long)stride, median(rv, repeat), lo, hi,
+               method_name[auto_pick]);
         printf("check: %s\n", wrong ? "WRONG" : "every run equal to the C reference");
     }
     int bad_all = 0, mine_bad = failed || wrong;

@@ -216,12 +216,14 @@ COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
 /* How a join's two sides are brought together before a distributed plan runs. */
 typedef enum coproc_mpi_join_method {
     /* SHUFFLE when the whole build side (every rank's rows, all its columns) is over
-     * broadcast_limit bytes. Under it: ranks all on one node (MPI_COMM_TYPE_SHARED), where
-     * bytes move as memory copies, BROADCAST (measured faster there even with the build side
-     * half the probe side: docs/performance.md); ranks on several nodes, BROADCAST when it
-     * moves no more bytes over the network than shuffling both sides would: build * (P - 1)
+     * broadcast_limit bytes. Under it: BROADCAST over 3 ranks or more when the build key's
+     * values are dense (their range, over every rank, under twice the build side's rows
+     * + 1024: every rank's copy then gets the local join's direct-indexed table, which a hash
+     * shuffle's sparse share would lose - measured 1.5-1.8x on 4 ranks, docs/performance.md);
+     * else BROADCAST when it moves no more bytes than shuffling both sides: build * (P - 1)
      * <= probe (each rank receives build * (P - 1) / P bytes broadcast, about
-     * (build + probe) * (P - 1) / P^2 shuffled), else SHUFFLE. */
+     * (build + probe) * (P - 1) / P^2 shuffled), else SHUFFLE. The key's range is read on the
+     * host (a device column's is not: taken as not dense). */
     COPROC_MPI_JOIN_AUTO = 0,
     /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
      * side left where it is */

@@ -10,6 +10,7 @@
 
 #define set_msg coproc_mpi_set_msg_
 #define agree coproc_mpi_agree_
+#define SIGN 0x8000000000000000ull
 
 void coproc_mpi_colocated_free(coproc_mpi_colocated *c)
 {
@@ -35,21 +36,43 @@ static uint64_t table_bytes(const coproc_table *t)
 }
 
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
-                                               int one_node, uint64_t broadcast_limit)
+                                               int dense_build, uint64_t broadcast_limit)
 {
     uint64_t limit = broadcast_limit ? broadcast_limit : COPROC_MPI_BROADCAST_LIMIT;
     if (P <= 1)
         return COPROC_MPI_JOIN_BROADCAST; /* nothing moves either way */
     if (build_bytes > limit)
         return COPROC_MPI_JOIN_SHUFFLE;
-    /* Within one node the bytes move as memory copies, and the shuffle's hashing and packing
-     * of both sides cost more than copying the build side to every rank (docs/performance.md:
-     * broadcast faster even with the build side half the probe side's rows). */
-    if (one_node)
+    /* Build keys dense over their range: broadcast keeps every rank's copy dense, so its local
+     * join indexes a direct table; a hash shuffle over 3 ranks or more leaves each rank a
+     * range over twice its rows, hashed instead - measured 1.5-1.8x slower on 4 ranks
+     * (docs/performance.md) */
+    if (dense_build && P > 2)
         return COPROC_MPI_JOIN_BROADCAST;
-    /* Across nodes, the fewer bytes over the network: build * (P - 1) <= probe */
+    /* Else the fewer bytes to move: build * (P - 1) <= probe */
     return build_bytes <= probe_bytes / (uint64_t)(P - 1) ? COPROC_MPI_JOIN_BROADCAST
                                                           : COPROC_MPI_JOIN_SHUFFLE;
+}
+
+/* The key column's least and greatest value in the order of its type, as unsigned keys
+ * (signed values with the sign bit flipped); lo > hi for no rows. 0 when they are not on
+ * the host (a device column: not looked at). */
+static int key_bounds(const coproc_column *k, uint64_t *lo, uint64_t *hi)
+{
+    const void *p = coproc_column_host_data(k);
+    size_t n = coproc_column_length(k);
+    *lo = UINT64_MAX, *hi = 0;
+    if (n && !p)
+        return 0;
+    coproc_type t = coproc_column_type(k);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = t == COPROC_INT32    ? (uint64_t)(int64_t)((const int32_t *)p)[i] ^ SIGN
+                     : t == COPROC_UINT32 ? ((const uint32_t *)p)[i]
+                     : t == COPROC_UINT64 ? ((const uint64_t *)p)[i]
+                                          : (uint64_t)((const int64_t *)p)[i] ^ SIGN;
+        *lo = v < *lo ? v : *lo, *hi = v > *hi ? v : *hi;
+    }
+    return 1;
 }
 
 coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, const char *probe_key,
@@ -86,24 +109,40 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
             }
         }
     }
-    uint64_t mine[2] = {0, 0}, whole[2] = {0, 0};
+    /* each side's bytes, the build key's bounds (the least as ~lo, so that one MPI_MAX finds
+     * both), whether a rank could not look, the build side's rows */
+    uint64_t mine[6] = {0, 0, 0, 0, 0, 0}, whole[6] = {0, 0, 0, 0, 0, 0};
+    if (s == COPROC_OK && method == COPROC_MPI_JOIN_AUTO) {
+        uint64_t lo, hi;
+        mine[4] = !key_bounds(coproc_table_column(build, build_key), &lo, &hi);
+        mine[2] = ~lo, mine[3] = hi;
+    }
     if (s == COPROC_OK)
         mine[0] = table_bytes(probe), mine[1] = table_bytes(build);
+    uint64_t build_rows = s == COPROC_OK ? coproc_table_rows(build) : 0, all_rows = 0;
     tm = MPI_Wtime();
     /* the method is part of the shape: every rank must take the same */
     coproc_status all = agree(m, s, msg, s == COPROC_OK ? 1 + (int64_t)method : 0);
-    if (all == COPROC_OK)
+    if (all == COPROC_OK) {
         MPI_Allreduce(mine, whole, 2, MPI_UINT64_T, MPI_SUM, m->comm);
+        if (method == COPROC_MPI_JOIN_AUTO) {
+            MPI_Allreduce(mine + 2, whole + 2, 3, MPI_UINT64_T, MPI_MAX, m->comm);
+            MPI_Allreduce(&build_rows, &all_rows, 1, MPI_UINT64_T, MPI_SUM, m->comm);
+        }
+    }
     res->exchange_s += MPI_Wtime() - tm;
     if (all != COPROC_OK) {
         res->seconds = MPI_Wtime() - t0;
         return all;
     }
     res->probe_bytes = whole[0], res->build_bytes = whole[1];
-    res->method = method != COPROC_MPI_JOIN_AUTO
-                      ? method
-                      : coproc_mpi_join_choice_(whole[0], whole[1], m->size, m->lsize == m->size,
-                                                broadcast_limit);
+    uint64_t lo = ~whole[2], hi = whole[3];
+    /* dense as the fused join takes it: a range within twice the rows (+ 1024) */
+    int dense = !whole[4] && all_rows && hi >= lo && hi - lo < 2 * all_rows + 1024;
+    res->method =
+        method != COPROC_MPI_JOIN_AUTO
+            ? method
+            : coproc_mpi_join_choice_(whole[0], whole[1], m->size, dense, broadcast_limit);
     if (m->size == 1) { /* every row is here already */
         res->probe = probe, res->build = build;
         res->seconds = MPI_Wtime() - t0;

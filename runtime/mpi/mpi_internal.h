@@ -90,10 +90,10 @@ void coproc_mpi_host_view_end_(coproc_mpi_host_view *v);
 /* Test hook: 0 downloads every device column (the path of discrete GPUs), 1 maps (default). */
 void coproc_mpi_set_map_(coproc_mpi *m, int map);
 
-/* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks, all on
- * one node or not. */
+/* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks, the
+ * build side's keys dense over their range (range < 2 x rows + 1024) or not. */
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
-                                               int one_node, uint64_t broadcast_limit);
+                                               int dense_build, uint64_t broadcast_limit);
 
 /* splitmix64's finaliser: the hash that places a key on a rank. */
 static inline uint64_t coproc_mpi_mix64_(uint64_t z)

@@ -186,6 +186,17 @@ static coproc_status run_plan(coproc_mpi *m, const coproc_mpi_colocated *c, copr
 
 static const char *const method_name[3] = {"auto", "broadcast", "shuffle"};
 
+/* Whether the whole build side's keys are dense as AUTO takes it: range < 2 x rows + 1024. */
+static int dense_keys(int shape, uint64_t nb)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint64_t g = 0; g < nb; g++) {
+        int64_t k = key_of(shape, 1, g);
+        lo = k < lo ? k : lo, hi = k > hi ? k : hi;
+    }
+    return nb && (uint64_t)(hi - lo) < 2 * nb + 1024;
+}
+
 static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_t nb)
 {
     coproc_runtime *rt = coproc_mpi_runtime(m);
@@ -209,8 +220,10 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
                      kind ? "semi" : "inner", method_name[method], shape, layout,
                      (unsigned long long)np, (unsigned long long)nb);
             coproc_mpi_colocated c;
+            /* AUTO under a 1-byte limit (even layouts): AUTO's way to a shuffle */
+            uint64_t limit = layout == EVEN ? 1 : 0;
             coproc_status s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk",
-                                                  (coproc_mpi_join_method)method, 0, &c);
+                                                  (coproc_mpi_join_method)method, limit, &c);
             CHECK(s == COPROC_OK, "%s: colocate: %s: %s", what, coproc_status_name(s),
                   coproc_mpi_errmsg(m));
             if (s != COPROC_OK)
@@ -218,7 +231,7 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
             coproc_mpi_join_method want =
                 method ? (coproc_mpi_join_method)method
                        : coproc_mpi_join_choice_(c.probe_bytes, c.build_bytes, size,
-                                                 coproc_mpi_local_size(m) == size, 0);
+                                                 dense_keys(shape, nb), limit);
             CHECK(c.method == want, "%s: method %d taken", what, (int)c.method);
             CHECK(c.probe_bytes == np * 16 && c.build_bytes == nb * 8, "%s: %llu and %llu bytes",
                   what, (unsigned long long)c.probe_bytes, (unsigned long long)c.build_bytes);
@@ -247,11 +260,13 @@ static void choice(void)
           "under a limit given");
     CHECK(coproc_mpi_join_choice_(0, 0, 2, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "two empty sides");
     CHECK(coproc_mpi_join_choice_(0, 1 << 20, 1, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "one rank");
-    /* one node: broadcast up to the limit */
+    /* dense build keys: broadcast from 3 ranks on, up to the limit */
     CHECK(coproc_mpi_join_choice_(1000, 334, 4, 1, 0) == COPROC_MPI_JOIN_BROADCAST,
-          "one node, 3 x 334 > 1000");
-    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
-          "one node, over the default limit");
+          "dense keys, 3 x 334 > 1000");
+    CHECK(coproc_mpi_join_choice_(1000, 1001, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
+          "dense keys over 2 ranks: the bytes decide");
+    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 4, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
+          "dense keys, over the default limit");
 }
 
 /* A composite key (pk, pk2) = (bk, bk2), colocated on its first column: rows are probe rows
