@@ -351,6 +351,22 @@ static void errors(coproc_mpi *m)
         CHECK(s == COPROC_INVALID_ARGUMENT, "ranks that disagree on the method: %s",
               coproc_status_name(s));
     }
+    /* the last rank's build side has a column more: the tables differ between ranks */
+    coproc_column *extra = NULL;
+    coproc_column_host_alloc(rt, COPROC_INT32, 50, &extra);
+    memset(coproc_column_host_data(extra), 0, 50 * sizeof(int32_t));
+    if (rank == size - 1)
+        coproc_table_add(bs.t, "extra", extra);
+    for (int method = COPROC_MPI_JOIN_BROADCAST; size > 1 && method <= COPROC_MPI_JOIN_SHUFFLE;
+         method++) {
+        s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", (coproc_mpi_join_method)method, 0, &c);
+        CHECK(s == COPROC_INVALID_ARGUMENT && !c.probe && !c.build,
+              "%s: build sides that differ between ranks: %s: %s", method_name[method],
+              coproc_status_name(s), coproc_mpi_errmsg(m));
+    }
+    side_free(&bs);
+    coproc_column_free(extra);
+    make_side(rt, UNIFORM, 1, (uint64_t)rank * 50, 50, &bs);
     s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", COPROC_MPI_JOIN_SHUFFLE, 0, &c);
     CHECK(s == COPROC_OK, "after the errors: %s", coproc_mpi_errmsg(m));
     if (s == COPROC_OK) { /* the last rank's plan after the shuffle is bad */
