@@ -7,7 +7,8 @@
  * skewed (70 % one key) and negative keys, sides spread evenly, each on one rank,
  * a rank with no rows, an empty build side and an empty probe side; a composite key
  * colocated on its first column. AUTO picks by size. Errors: a key the last rank lacks, ranks that
- * disagree on the method, a rank whose plan after the shuffle groups by a column it lacks - every
+ * disagree on the method, build sides that differ between ranks, a rank whose plan after the
+ * shuffle groups by a column it lacks - every
  * rank returns the error, none hangs. Plain MPI program: 0 passed, 1 failed, 77 no OpenCL device.
  */
 #include <stdio.h>
