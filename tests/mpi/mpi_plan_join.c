@@ -5,12 +5,12 @@
  * and groups after the join, and coproc_mpi_aggregate combines the groups. Rank
  * 0's result must equal a plain C nested loop over the whole sides, for uniform,
  * skewed (70 % one key) and negative keys, sides spread evenly, each on one rank,
- * a rank with no rows, an empty build side and an empty probe side; a composite key
- * colocated on its first column. AUTO picks by size. Errors: a key the last rank lacks, ranks that
- * disagree on the method, build sides that differ between ranks, a rank whose plan after the
- * shuffle groups by a column it lacks - every
- * rank returns the error, none hangs. Plain MPI program: 0 passed, 1 failed, 77 no OpenCL device.
- */
+ * a rank with no rows, an empty build side and an empty probe side; a composite
+ * key colocated on its first column. AUTO picks by size and key density. Errors:
+ * a key the last rank lacks, ranks that disagree on the method, build sides that
+ * differ between ranks, a rank whose plan after the shuffle groups by a column it
+ * lacks - every rank returns the error, none hangs. Plain MPI program: 0 passed,
+ * 1 failed, 77 no OpenCL device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
