@@ -21,6 +21,8 @@
 #   ssb-cli    the same through `coproc-ssb --mpi` (SF 0.01, results checked by the program)
 #   join       coproc-join-mpi --pairs: coproc_mpi_hash_join of two 200k-row sides, the pairs
 #              made per rank on its device, each checked, their number equal to the C count
+#   plan-join-bench  coproc-plan-join-mpi: a join in a plan, broadcast and shuffled,
+#              every run's groups equal to a C pass (the program checks, exit 0)
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 #   ssb-fault  the same with a driver error instead: the last rank alone runs with
@@ -40,6 +42,7 @@ ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
 ssb-cli) prog=$build/bench/coproc-ssb; args=(--mpi --sf 0.01 --repeat 1) ;;
 join) prog=$build/bench/coproc-join-mpi; args=(--strong 200000 --repeat 1 --pairs) ;;
+plan-join-bench) prog=$build/bench/coproc-plan-join-mpi; args=(--probe 200000 --build 100000 --stride 3 --repeat 2) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;
