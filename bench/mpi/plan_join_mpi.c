@@ -13,6 +13,7 @@
  * and the whole.
  *
  * --probe N --build M: rows of each side in all (--weak: on every rank). --repeat R (5).
+ * --range: the shuffle by key range (COPROC_MPI_JOIN_SHUFFLE_RANGE) instead of by hash.
  * Prints "RUN" lines, then per method the median and spread, and "RATIO shuffle/broadcast":
  * the median, min and max of the per-round ratios (each round runs both methods).
  * Public API only (coproc.h, coproc/query.h, coproc/mpi.h).
@@ -29,7 +30,7 @@
 #define GROUPS 16
 
 enum { PACK, COMM, COMPUTE, TOTAL, NPHASE };
-static const char *const method_name[3] = {"auto", "broadcast", "shuffle"};
+static const char *const method_name[4] = {"auto", "broadcast", "shuffle", "shuffle-range"};
 
 static void quiet_log(void *u, coproc_log_level l, const char *m)
 {
@@ -196,9 +197,10 @@ int main(int argc, char **argv)
     uint64_t nprobe = 2000000, nbuild = 20000;
     int repeat = 5, weak = 0, bad = 0, scrambled = 0;
     int64_t stride = 1;
+    coproc_mpi_join_method shuffle = COPROC_MPI_JOIN_SHUFFLE;
     static const struct option longs[] = {
         {"probe", 1, 0, 'p'},     {"build", 1, 0, 'b'},  {"repeat", 1, 0, 'r'}, {"weak", 0, 0, 'w'},
-        {"scrambled", 0, 0, 's'}, {"stride", 1, 0, 't'}, {0, 0, 0, 0}};
+        {"scrambled", 0, 0, 's'}, {"stride", 1, 0, 't'}, {"range", 0, 0, 'g'},  {0, 0, 0, 0}};
     for (int c; (c = getopt_long(argc, argv, "", longs, NULL)) != -1;) {
         if (c == 'p')
             nprobe = strtoull(optarg, NULL, 10);
@@ -212,6 +214,8 @@ int main(int argc, char **argv)
             scrambled = 1;
         else if (c == 't')
             stride = strtoll(optarg, NULL, 10);
+        else if (c == 'g')
+            shuffle = COPROC_MPI_JOIN_SHUFFLE_RANGE;
         else
             bad = 1;
     }
@@ -219,7 +223,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpirun [...] coproc-plan-join-mpi [--probe N] [--build M] "
-                    "[--weak] [--scrambled] [--stride 1..1000] [--repeat 1..%d]\n",
+                    "[--weak] [--scrambled] [--stride 1..1000] [--range] [--repeat 1..%d]\n",
                     MAX_REPEAT);
         MPI_Finalize();
         return 64;
@@ -274,8 +278,8 @@ int main(int argc, char **argv)
             double mine[NPHASE];
             int w = 0;
             MPI_Barrier(MPI_COMM_WORLD);
-            s = run_once(m, &pr, &bu, mi ? COPROC_MPI_JOIN_SHUFFLE : COPROC_MPI_JOIN_BROADCAST,
-                         want_sum, want_cnt, mine, &moved[mi], &w, &taken);
+            s = run_once(m, &pr, &bu, mi ? shuffle : COPROC_MPI_JOIN_BROADCAST, want_sum, want_cnt,
+                         mine, &moved[mi], &w, &taken);
             failed = s != COPROC_OK;
             wrong |= w;
             MPI_Allreduce(mine, t[mi][r], NPHASE, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -289,8 +293,8 @@ int main(int argc, char **argv)
             for (int mi = 0; mi < 2; mi++)
                 printf("RUN round=%d method=%s ranks=%d total=%.4f pack=%.4f comm=%.4f "
                        "compute=%.4f\n",
-                       r + 1, method_name[mi + 1], size, t[mi][r][TOTAL], t[mi][r][PACK],
-                       t[mi][r][COMM], t[mi][r][COMPUTE]);
+                       r + 1, method_name[mi ? shuffle : COPROC_MPI_JOIN_BROADCAST], size,
+                       t[mi][r][TOTAL], t[mi][r][PACK], t[mi][r][COMM], t[mi][r][COMPUTE]);
             ratio[r] = t[1][r][TOTAL] / t[0][r][TOTAL];
         }
         for (int mi = 0; mi < 2; mi++) {
@@ -307,18 +311,19 @@ int main(int argc, char **argv)
             printf("RESULT method=%s ranks=%d probe=%llu build=%llu stride=%lld total=%.4f "
                    "(%.4f-%.4f) "
                    "pack=%.4f comm=%.4f compute=%.4f device_bytes=%llu\n",
-                   method_name[mi + 1], size, (unsigned long long)nprobe,
-                   (unsigned long long)nbuild, (long long)stride, med[TOTAL], lo, hi, med[PACK],
-                   med[COMM], med[COMPUTE], (unsigned long long)(moved_all[mi]));
+                   method_name[mi ? shuffle : COPROC_MPI_JOIN_BROADCAST], size,
+                   (unsigned long long)nprobe, (unsigned long long)nbuild, (long long)stride,
+                   med[TOTAL], lo, hi, med[PACK], med[COMM], med[COMPUTE],
+                   (unsigned long long)(moved_all[mi]));
         }
         double rv[MAX_REPEAT], lo = 1e30, hi = 0;
         for (int r = 0; r < repeat; r++)
             rv[r] = ratio[r], lo = ratio[r] < lo ? ratio[r] : lo,
             hi = ratio[r] > hi ? ratio[r] : hi;
-        printf("RATIO shuffle/broadcast ranks=%d probe=%llu build=%llu%s stride=%lld median=%.3f "
+        printf("RATIO %s/broadcast ranks=%d probe=%llu build=%llu%s stride=%lld median=%.3f "
                "min=%.3f "
                "max=%.3f auto=%s\n",
-               size, (unsigned long long)nprobe, (unsigned long long)nbuild,
+               method_name[shuffle], size, (unsigned long long)nprobe, (unsigned long long)nbuild,
                scrambled ? " scrambled" : "", (long long)stride, median(rv, repeat), lo, hi,
                method_name[auto_pick]);
         printf("check: %s\n", wrong ? "WRONG" : "every run equal to the C reference");

@@ -215,22 +215,28 @@ COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
 
 /* How a join's two sides are brought together before a distributed plan runs. */
 typedef enum coproc_mpi_join_method {
-    /* SHUFFLE when the whole build side (every rank's rows, all its columns) is over
-     * broadcast_limit bytes. Under it: BROADCAST over 3 ranks or more when the build key's
-     * values are dense (their range, over every rank, under twice the build side's rows
-     * + 1024: every rank's copy then gets the local join's direct-indexed table, which a hash
-     * shuffle's sparse share would lose - measured 1.5-1.8x on 4 ranks, docs/performance.md);
-     * else BROADCAST when it moves no more bytes than shuffling both sides: build * (P - 1)
-     * <= probe (each rank receives build * (P - 1) / P bytes broadcast, about
-     * (build + probe) * (P - 1) / P^2 shuffled), else SHUFFLE. The key's range is read on the
-     * host (a device column's is not: taken as not dense). */
+    /* BROADCAST when the whole build side (every rank's rows, all its columns) is at most
+     * broadcast_limit bytes and broadcasting moves no more bytes than shuffling both sides:
+     * build * (P - 1) <= probe (each rank receives build * (P - 1) / P bytes broadcast, about
+     * (build + probe) * (P - 1) / P^2 shuffled). Else a shuffle: SHUFFLE_RANGE over 3 ranks
+     * or more when the build key's values are dense (their range, over every rank, under
+     * twice the build side's rows + 1024; both keys signed or both unsigned), SHUFFLE
+     * otherwise. Measured on one machine, it picked the faster method each time
+     * (docs/performance.md). */
     COPROC_MPI_JOIN_AUTO = 0,
     /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
      * side left where it is */
     COPROC_MPI_JOIN_BROADCAST,
     /* both sides shuffled by key hash (coproc_mpi_partition HASH on each key), so that every
      * key's rows of both sides meet on one rank */
-    COPROC_MPI_JOIN_SHUFFLE
+    COPROC_MPI_JOIN_SHUFFLE,
+    /* both sides shuffled by key range: the build key's least to greatest value over every
+     * rank (one MPI_Allreduce) cut into P equal blocks, block r of both sides to rank r
+     * (probe keys outside it to the first or last rank). A dense build key (a dimension's
+     * 0..n-1) stays dense on every rank, so each rank's local join keeps its direct-indexed
+     * table, which a hash shuffle loses from 3 ranks on; keys crowded in part of their range
+     * load the ranks unevenly. Both keys signed, or both unsigned (INVALID_ARGUMENT else). */
+    COPROC_MPI_JOIN_SHUFFLE_RANGE
 } coproc_mpi_join_method;
 
 /* AUTO's default broadcast_limit (broadcast_limit 0): 64 MiB, a build side every rank can

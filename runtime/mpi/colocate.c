@@ -21,6 +21,11 @@ void coproc_mpi_colocated_free(coproc_mpi_colocated *c)
     c->probe = c->build = NULL;
 }
 
+static int is_signed(coproc_type t)
+{
+    return t == COPROC_INT32 || t == COPROC_INT64;
+}
+
 static int is_int(coproc_type t)
 {
     return t == COPROC_INT32 || t == COPROC_INT64 || t == COPROC_UINT32 || t == COPROC_UINT64;
@@ -41,29 +46,29 @@ coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t bu
     uint64_t limit = broadcast_limit ? broadcast_limit : COPROC_MPI_BROADCAST_LIMIT;
     if (P <= 1)
         return COPROC_MPI_JOIN_BROADCAST; /* nothing moves either way */
-    if (build_bytes > limit)
-        return COPROC_MPI_JOIN_SHUFFLE;
-    /* Build keys dense over their range: broadcast keeps every rank's copy dense, so its local
-     * join indexes a direct table; a hash shuffle over 3 ranks or more leaves each rank a
-     * range over twice its rows, hashed instead - measured 1.5-1.8x slower on 4 ranks
-     * (docs/performance.md) */
-    if (dense_build && P > 2)
+    /* Broadcast when it fits and moves no more bytes: build * (P - 1) <= probe */
+    if (build_bytes <= limit && build_bytes <= probe_bytes / (uint64_t)(P - 1))
         return COPROC_MPI_JOIN_BROADCAST;
-    /* Else the fewer bytes to move: build * (P - 1) <= probe */
-    return build_bytes <= probe_bytes / (uint64_t)(P - 1) ? COPROC_MPI_JOIN_BROADCAST
-                                                          : COPROC_MPI_JOIN_SHUFFLE;
+    /* Else shuffle: by key range when the build keys are dense over it, so that every rank's
+     * share stays dense and its local join indexes a direct table (a hash shuffle over 3
+     * ranks or more leaves each a range over twice its rows, hashed instead: measured 2x
+     * slower, docs/performance.md); by hash otherwise (even whatever the keys' spread). */
+    return dense_build && P > 2 ? COPROC_MPI_JOIN_SHUFFLE_RANGE : COPROC_MPI_JOIN_SHUFFLE;
 }
 
 /* The key column's least and greatest value in the order of its type, as unsigned keys
- * (signed values with the sign bit flipped); lo > hi for no rows. 0 when they are not on
- * the host (a device column: not looked at). */
-static int key_bounds(const coproc_column *k, uint64_t *lo, uint64_t *hi)
+ * (signed values with the sign bit flipped); lo > hi for no rows. Read where it lies (a
+ * device column mapped or downloaded); a status and msg when it cannot be read. */
+static coproc_status key_bounds(coproc_mpi *m, const coproc_column *k, uint64_t *lo, uint64_t *hi,
+                                char *msg)
 {
-    const void *p = coproc_column_host_data(k);
     size_t n = coproc_column_length(k);
     *lo = UINT64_MAX, *hi = 0;
-    if (n && !p)
-        return 0;
+    coproc_mpi_host_view view;
+    coproc_status s = coproc_mpi_host_view_(m, k, 0, &view, msg);
+    if (s != COPROC_OK)
+        return s;
+    const void *p = view.p;
     coproc_type t = coproc_column_type(k);
     for (size_t i = 0; i < n; i++) {
         uint64_t v = t == COPROC_INT32    ? (uint64_t)(int64_t)((const int32_t *)p)[i] ^ SIGN
@@ -72,7 +77,8 @@ static int key_bounds(const coproc_column *k, uint64_t *lo, uint64_t *hi)
                                           : (uint64_t)((const int64_t *)p)[i] ^ SIGN;
         *lo = v < *lo ? v : *lo, *hi = v > *hi ? v : *hi;
     }
-    return 1;
+    coproc_mpi_host_view_end_(&view);
+    return COPROC_OK;
 }
 
 coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, const char *probe_key,
@@ -88,6 +94,7 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
     double t0 = MPI_Wtime(), tm;
     char msg[MSG_LEN] = "";
     coproc_status s = COPROC_OK;
+    int same_order = 1;
     const char *key[2] = {probe_key, build_key};
     const coproc_table *side[2] = {probe, build};
     if (!out || !probe || !build || !probe_key || !build_key) {
@@ -96,7 +103,7 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
     } else if (!m->rt) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_colocate: the handle has no runtime (its open failed)");
-    } else if ((unsigned)method > COPROC_MPI_JOIN_SHUFFLE) {
+    } else if ((unsigned)method > COPROC_MPI_JOIN_SHUFFLE_RANGE) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_colocate: join method %d", (int)method);
     } else {
@@ -108,13 +115,26 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
                         i ? "build" : "probe");
             }
         }
+        if (s == COPROC_OK) {
+            /* key ranges compare values in their type's order: one signedness for both */
+            same_order = is_signed(coproc_column_type(coproc_table_column(probe, probe_key))) ==
+                         is_signed(coproc_column_type(coproc_table_column(build, build_key)));
+            if (method == COPROC_MPI_JOIN_SHUFFLE_RANGE && !same_order) {
+                s = COPROC_INVALID_ARGUMENT;
+                set_msg(msg,
+                        "coproc_mpi_colocate: SHUFFLE_RANGE over a signed and an unsigned "
+                        "key (%s, %s)",
+                        probe_key, build_key);
+            }
+        }
     }
     /* each side's bytes, the build key's bounds (the least as ~lo, so that one MPI_MAX finds
-     * both), whether a rank could not look, the build side's rows */
-    uint64_t mine[6] = {0, 0, 0, 0, 0, 0}, whole[6] = {0, 0, 0, 0, 0, 0};
-    if (s == COPROC_OK && method == COPROC_MPI_JOIN_AUTO) {
+     * both), the build side's rows */
+    uint64_t mine[5] = {0, 0, 0, 0, 0}, whole[5] = {0, 0, 0, 0, 0};
+    int bounds = method == COPROC_MPI_JOIN_AUTO || method == COPROC_MPI_JOIN_SHUFFLE_RANGE;
+    if (s == COPROC_OK && bounds) {
         uint64_t lo, hi;
-        mine[4] = !key_bounds(coproc_table_column(build, build_key), &lo, &hi);
+        s = key_bounds(m, coproc_table_column(build, build_key), &lo, &hi, msg);
         mine[2] = ~lo, mine[3] = hi;
     }
     if (s == COPROC_OK)
@@ -125,8 +145,8 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
     coproc_status all = agree(m, s, msg, s == COPROC_OK ? 1 + (int64_t)method : 0);
     if (all == COPROC_OK) {
         MPI_Allreduce(mine, whole, 2, MPI_UINT64_T, MPI_SUM, m->comm);
-        if (method == COPROC_MPI_JOIN_AUTO) {
-            MPI_Allreduce(mine + 2, whole + 2, 3, MPI_UINT64_T, MPI_MAX, m->comm);
+        if (bounds) {
+            MPI_Allreduce(mine + 2, whole + 2, 2, MPI_UINT64_T, MPI_MAX, m->comm);
             MPI_Allreduce(&build_rows, &all_rows, 1, MPI_UINT64_T, MPI_SUM, m->comm);
         }
     }
@@ -138,7 +158,7 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
     res->probe_bytes = whole[0], res->build_bytes = whole[1];
     uint64_t lo = ~whole[2], hi = whole[3];
     /* dense as the fused join takes it: a range within twice the rows (+ 1024) */
-    int dense = !whole[4] && all_rows && hi >= lo && hi - lo < 2 * all_rows + 1024;
+    int dense = same_order && all_rows && hi >= lo && hi - lo < 2 * all_rows + 1024;
     res->method =
         method != COPROC_MPI_JOIN_AUTO
             ? method
@@ -152,10 +172,16 @@ coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe, cons
         all = coproc_mpi_partition(m, build, COPROC_MPI_REPLICATE, NULL, &res->build_part_);
         res->probe = probe;
     } else {
-        all = coproc_mpi_partition(m, probe, COPROC_MPI_HASH, probe_key, &res->probe_part_);
+        /* both sides by key hash, or by blocks of the build key's range (the same on every
+         * rank: lo and hi from the Allreduce) */
+        int blocks = res->method == COPROC_MPI_JOIN_SHUFFLE_RANGE;
+        uint64_t lo = ~whole[2], hi = whole[3];
+        for (int i = 0; i < 2 && all == COPROC_OK; i++) {
+            coproc_mpi_table *part = i ? &res->build_part_ : &res->probe_part_;
+            all = blocks ? coproc_mpi_partition_blocks_(m, side[i], key[i], lo, hi, part)
+                         : coproc_mpi_partition(m, side[i], COPROC_MPI_HASH, key[i], part);
+        }
         res->pack_s += res->probe_part_.pack_s, res->exchange_s += res->probe_part_.exchange_s;
-        if (all == COPROC_OK)
-            all = coproc_mpi_partition(m, build, COPROC_MPI_HASH, build_key, &res->build_part_);
         res->probe = res->probe_part_.table;
     }
     res->pack_s += res->build_part_.pack_s, res->exchange_s += res->build_part_.exchange_s;

@@ -90,8 +90,17 @@ void coproc_mpi_host_view_end_(coproc_mpi_host_view *v);
 /* Test hook: 0 downloads every device column (the path of discrete GPUs), 1 maps (default). */
 void coproc_mpi_set_map_(coproc_mpi *m, int map);
 
+/* coproc_mpi_partition by key blocks: the integer column's values (as unsigned keys in their
+ * type's order: signed ones with the sign bit flipped) in [lo, hi] cut into P equal blocks,
+ * block r to rank r, keys below lo to rank 0 and above hi to rank P - 1. Two tables cut with
+ * the same lo and hi are co-partitioned; a dense key range stays dense on every rank. */
+coproc_status coproc_mpi_partition_blocks_(coproc_mpi *m, const coproc_table *in,
+                                           const char *column, uint64_t lo, uint64_t hi,
+                                           coproc_mpi_table *out);
+
 /* coproc_mpi_colocate's AUTO: the method for sides of these whole sizes over P ranks, the
- * build side's keys dense over their range (range < 2 x rows + 1024) or not. */
+ * build side's keys dense over their range (range < 2 x rows + 1024, keys of one signedness)
+ * or not. */
 coproc_mpi_join_method coproc_mpi_join_choice_(uint64_t probe_bytes, uint64_t build_bytes, int P,
                                                int dense_build, uint64_t broadcast_limit);
 

@@ -156,6 +156,22 @@ static void hash_pass(const void *p, coproc_type t, uint64_t n, uint32_t P, uint
     }
 }
 
+/* KEY_BLOCKS: the rank of each row by where its key lies in [lo, hi] cut into P equal blocks
+ * (keys below lo to rank 0, above hi to rank P - 1), in the order of ordered_key. */
+static void blocks_pass(const void *p, coproc_type t, uint64_t n, uint32_t P, uint64_t lo,
+                        uint64_t hi, uint32_t *dest, long long *cnt)
+{
+    unsigned __int128 width = (unsigned __int128)(hi - lo) + 1; /* hi >= lo */
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = ordered_key(p, t, i);
+        uint32_t d = k <= lo  ? 0
+                     : k > hi ? P - 1
+                              : (uint32_t)((unsigned __int128)(k - lo) * P / width);
+        dest[i] = d;
+        cnt[d]++;
+    }
+}
+
 /* RANGE: the rank of each row, the number of splitters at or below it. */
 static void range_pass(const void *p, coproc_type t, uint64_t n, uint64_t offset, uint32_t P,
                        const rkey *split, uint32_t *dest, long long *cnt)
@@ -229,9 +245,30 @@ static void work_free(work *w)
     free(w->scount), free(w->sdispl), free(w->cur);
 }
 
+/* The partitioning of coproc_mpi_colocate's key-range shuffle (not in the public enum). */
+#define KEY_BLOCKS ((coproc_mpi_partitioning)100)
+
+static coproc_status partition(coproc_mpi *m, const coproc_table *in, coproc_mpi_partitioning how,
+                               const char *column, uint64_t lo, uint64_t hi, coproc_mpi_table *out);
+
 coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                                    coproc_mpi_partitioning how, const char *column,
                                    coproc_mpi_table *out)
+{
+    /* KEY_BLOCKS is internal: from a caller it is as bad as any other unknown value */
+    return partition(m, in, how == KEY_BLOCKS ? (coproc_mpi_partitioning)-1 : how, column, 0, 0,
+                     out);
+}
+
+coproc_status coproc_mpi_partition_blocks_(coproc_mpi *m, const coproc_table *in,
+                                           const char *column, uint64_t lo, uint64_t hi,
+                                           coproc_mpi_table *out)
+{
+    return partition(m, in, KEY_BLOCKS, column, lo, hi >= lo ? hi : lo, out);
+}
+
+static coproc_status partition(coproc_mpi *m, const coproc_table *in, coproc_mpi_partitioning how,
+                               const char *column, uint64_t lo, uint64_t hi, coproc_mpi_table *out)
 {
     if (!m)
         return COPROC_NULL_POINTER;
@@ -243,14 +280,15 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     coproc_status s = COPROC_OK;
     int nc = in ? coproc_table_column_count(in) : 0, kc = -1;
     uint64_t n = in ? coproc_table_rows(in) : 0;
-    int keyed = how == COPROC_MPI_HASH || how == COPROC_MPI_RANGE;
+    int keyed = how == COPROC_MPI_HASH || how == COPROC_MPI_RANGE || how == KEY_BLOCKS;
     if (!out || !in) {
         s = COPROC_NULL_POINTER;
         set_msg(msg, "coproc_mpi_partition: %s is NULL", out ? "in" : "out");
     } else if (!m->rt) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: the handle has no runtime (its open failed)");
-    } else if ((unsigned)how > COPROC_MPI_REPLICATE || nc < 1 || nc > MAX_COLUMNS) {
+    } else if (((unsigned)how > COPROC_MPI_REPLICATE && how != KEY_BLOCKS) || nc < 1 ||
+               nc > MAX_COLUMNS) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: partitioning %d, %d columns (1..%d)", (int)how, nc,
                 MAX_COLUMNS);
@@ -285,7 +323,7 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         (kc < 0 || type[kc] == COPROC_FLOAT32 || type[kc] == COPROC_FLOAT64)) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: no integer column %s to %s", column ? column : "(NULL)",
-                how == COPROC_MPI_HASH ? "hash" : "range over");
+                how == COPROC_MPI_RANGE ? "range over" : "hash");
     }
     /* ---- every buffer but the output, before the first agreement */
     int P = m->size;
@@ -353,6 +391,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
             }
         } else if (how == COPROC_MPI_HASH) {
             hash_pass(data[kc], type[kc], n, (uint32_t)P, w.dest, w.sendc);
+        } else if (how == KEY_BLOCKS) {
+            blocks_pass(data[kc], type[kc], n, (uint32_t)P, lo, hi, w.dest, w.sendc);
         } else {
             range_pass(data[kc], type[kc], n, offset, (uint32_t)P, w.split, w.dest, w.sendc);
         }

@@ -1,7 +1,7 @@
 /* mpi_plan_join.c - a join inside a distributed plan under mpirun (tests/mpi_run.sh):
  * coproc_mpi_colocate brings a probe side (pk, pv, pg) and a build side (bk, bg),
  * each spread over the ranks, together - build broadcast, both shuffled by key
- * hash, or AUTO's pick - then every rank joins its rows in a plan (inner or semi)
+ * hash or by key range, or AUTO's pick - then every rank joins its rows in a plan (inner or semi)
  * and groups after the join, and coproc_mpi_aggregate combines the groups. Rank
  * 0's result must equal a plain C nested loop over the whole sides, for uniform,
  * skewed (70 % one key) and negative keys, sides spread evenly, each on one rank,
@@ -185,7 +185,7 @@ static coproc_status run_plan(coproc_mpi *m, const coproc_mpi_colocated *c, copr
     return s;
 }
 
-static const char *const method_name[3] = {"auto", "broadcast", "shuffle"};
+static const char *const method_name[4] = {"auto", "broadcast", "shuffle", "shuffle-range"};
 
 /* Whether the whole build side's keys are dense as AUTO takes it: range < 2 x rows + 1024. */
 static int dense_keys(int shape, uint64_t nb)
@@ -215,7 +215,7 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
         acc ref[NGROUPS];
         if (rank == 0)
             reference(shape, (coproc_join_kind)kind, np, nb, ref);
-        for (int method = COPROC_MPI_JOIN_AUTO; method <= COPROC_MPI_JOIN_SHUFFLE; method++) {
+        for (int method = COPROC_MPI_JOIN_AUTO; method <= COPROC_MPI_JOIN_SHUFFLE_RANGE; method++) {
             char what[160];
             snprintf(what, sizeof what, "%s join, %s, shape %d, layout %d, %llu x %llu",
                      kind ? "semi" : "inner", method_name[method], shape, layout,
@@ -249,25 +249,25 @@ static void join_case(coproc_mpi *m, int shape, int layout, uint64_t np, uint64_
 /* AUTO: broadcast while the build side is small next to the probe side and under the limit. */
 static void choice(void)
 {
-    /* across nodes: the fewer bytes over the network */
+    /* broadcast while it fits and moves fewer bytes */
     CHECK(coproc_mpi_join_choice_(1000, 10, 4, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "small build");
-    CHECK(coproc_mpi_join_choice_(1000, 333, 4, 0, 0) == COPROC_MPI_JOIN_BROADCAST,
+    CHECK(coproc_mpi_join_choice_(1000, 333, 4, 1, 0) == COPROC_MPI_JOIN_BROADCAST,
           "3 x 333 <= 1000");
     CHECK(coproc_mpi_join_choice_(1000, 334, 4, 0, 0) == COPROC_MPI_JOIN_SHUFFLE, "3 x 334 > 1000");
+    CHECK(coproc_mpi_join_choice_(1000, 334, 4, 1, 0) == COPROC_MPI_JOIN_SHUFFLE_RANGE,
+          "3 x 334 > 1000, dense keys");
+    CHECK(coproc_mpi_join_choice_(1000, 1001, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
+          "dense keys over 2 ranks: by hash");
     CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 0, 0) == COPROC_MPI_JOIN_SHUFFLE,
           "over the default limit");
+    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 4, 1, 0) ==
+              COPROC_MPI_JOIN_SHUFFLE_RANGE,
+          "over the default limit, dense keys");
     CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 2, 0, 1ull << 30) ==
               COPROC_MPI_JOIN_BROADCAST,
           "under a limit given");
     CHECK(coproc_mpi_join_choice_(0, 0, 2, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "two empty sides");
     CHECK(coproc_mpi_join_choice_(0, 1 << 20, 1, 0, 0) == COPROC_MPI_JOIN_BROADCAST, "one rank");
-    /* dense build keys: broadcast from 3 ranks on, up to the limit */
-    CHECK(coproc_mpi_join_choice_(1000, 334, 4, 1, 0) == COPROC_MPI_JOIN_BROADCAST,
-          "dense keys, 3 x 334 > 1000");
-    CHECK(coproc_mpi_join_choice_(1000, 1001, 2, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
-          "dense keys over 2 ranks: the bytes decide");
-    CHECK(coproc_mpi_join_choice_(UINT64_MAX, 65ull << 20, 4, 1, 0) == COPROC_MPI_JOIN_SHUFFLE,
-          "dense keys, over the default limit");
 }
 
 /* A composite key (pk, pk2) = (bk, bk2), colocated on its first column: rows are probe rows
@@ -306,7 +306,8 @@ static void composite_case(coproc_mpi *m)
             g->sum = (int64_t)((uint64_t)g->sum + (uint64_t)v);
             g->count++;
         }
-    for (int method = COPROC_MPI_JOIN_BROADCAST; method <= COPROC_MPI_JOIN_SHUFFLE; method++) {
+    for (int method = COPROC_MPI_JOIN_BROADCAST; method <= COPROC_MPI_JOIN_SHUFFLE_RANGE;
+         method++) {
         char what[96];
         snprintf(what, sizeof what, "composite key, %s", method_name[method]);
         coproc_mpi_colocated c;
@@ -345,6 +346,18 @@ static void errors(coproc_mpi *m)
     CHECK(s == COPROC_INVALID_ARGUMENT, "a build key not there: %s", coproc_status_name(s));
     s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", (coproc_mpi_join_method)7, 0, &c);
     CHECK(s == COPROC_INVALID_ARGUMENT, "method 7: %s", coproc_status_name(s));
+    /* a range shuffle over a signed and an unsigned key: refused */
+    coproc_column *u = NULL;
+    coproc_column_host_alloc(rt, COPROC_UINT32, 50, &u);
+    memset(coproc_column_host_data(u), 0, 50 * sizeof(uint32_t));
+    coproc_table_add(bs.t, "bu", u);
+    s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bu", COPROC_MPI_JOIN_SHUFFLE_RANGE, 0, &c);
+    CHECK(s == COPROC_INVALID_ARGUMENT, "a range shuffle, int32 against uint32: %s",
+          coproc_status_name(s));
+    s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bu", COPROC_MPI_JOIN_AUTO, 0, &c);
+    CHECK(s == COPROC_OK && c.method != COPROC_MPI_JOIN_SHUFFLE_RANGE,
+          "AUTO, int32 against uint32: %s, method %d", coproc_status_name(s), (int)c.method);
+    coproc_mpi_colocated_free(&c);
     if (size > 1) {
         s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk",
                                 rank == 0 ? COPROC_MPI_JOIN_BROADCAST : COPROC_MPI_JOIN_SHUFFLE, 0,
@@ -358,8 +371,8 @@ static void errors(coproc_mpi *m)
     memset(coproc_column_host_data(extra), 0, 50 * sizeof(int32_t));
     if (rank == size - 1)
         coproc_table_add(bs.t, "extra", extra);
-    for (int method = COPROC_MPI_JOIN_BROADCAST; size > 1 && method <= COPROC_MPI_JOIN_SHUFFLE;
-         method++) {
+    for (int method = COPROC_MPI_JOIN_BROADCAST;
+         size > 1 && method <= COPROC_MPI_JOIN_SHUFFLE_RANGE; method++) {
         s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", (coproc_mpi_join_method)method, 0, &c);
         CHECK(s == COPROC_INVALID_ARGUMENT && !c.probe && !c.build,
               "%s: build sides that differ between ranks: %s: %s", method_name[method],
@@ -367,6 +380,7 @@ static void errors(coproc_mpi *m)
     }
     side_free(&bs);
     coproc_column_free(extra);
+    coproc_column_free(u);
     make_side(rt, UNIFORM, 1, (uint64_t)rank * 50, 50, &bs);
     s = coproc_mpi_colocate(m, ps.t, "pk", bs.t, "bk", COPROC_MPI_JOIN_SHUFFLE, 0, &c);
     CHECK(s == COPROC_OK, "after the errors: %s", coproc_mpi_errmsg(m));
@@ -403,7 +417,7 @@ int main(int argc, char **argv)
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("mpi_plan_join: %d ranks, %d cases x 2 kinds x 3 methods: %s (%d failures)\n", size,
+        printf("mpi_plan_join: %d ranks, %d cases x 2 kinds x 4 methods: %s (%d failures)\n", size,
                cases, total ? "FAILED" : "ok", total);
     MPI_Finalize();
     return total ? 1 : 0;
