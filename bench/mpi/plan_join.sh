@@ -14,13 +14,14 @@ root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for np in 2 4; do
-    # the small build side; the large one with dense keys (0..n-1) and sparse ones (x 3)
-    for cfg in "$((probe / 100)) 1" "$((probe / 2)) 1" "$((probe / 2)) 3"; do
+    # the small build side; the large one with dense keys (0..n-1), shuffled by hash and by
+    # key range; the large one with sparse keys (x 3)
+    for cfg in "$((probe / 100)) 1" "$((probe / 2)) 1" "$((probe / 2)) 1 --range" "$((probe / 2)) 3"; do
         set -- $cfg
         POCL_MAX_PTHREAD_COUNT=1 timeout 600 mpirun "${root[@]}" --oversubscribe --bind-to none \
             -x POCL_MAX_PTHREAD_COUNT -x COPROC_CACHE_DIR -x COPROC_CALIBRATE -np "$np" \
             "$build/bench/coproc-plan-join-mpi" --probe "$probe" --build "$1" --stride "$2" \
-            --repeat "$repeat" 2>&1 | grep -E '^(RESULT|RATIO|check)'
+            ${3:-} --repeat "$repeat" 2>&1 | grep -E '^(RESULT|RATIO|check)'
     done
 done
 echo "# load: $(cut -d' ' -f1-3 /proc/loadavg)"
