@@ -221,8 +221,8 @@ typedef enum coproc_mpi_join_method {
      * (build + probe) * (P - 1) / P^2 shuffled). Else a shuffle: SHUFFLE_RANGE over 3 ranks
      * or more when the build key's values are dense (their range, over every rank, under
      * twice the build side's rows + 1024; both keys signed or both unsigned), SHUFFLE
-     * otherwise. Measured on one machine, it picked the faster method each time
-     * (docs/performance.md). */
+     * otherwise. Measured on one machine, it picked the fastest method, or one within the
+     * noise of it, in each of eight cases (docs/performance.md). */
     COPROC_MPI_JOIN_AUTO = 0,
     /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
      * side left where it is */
