@@ -7,6 +7,13 @@
 #              with and without rows, against a C sort; HASH across key types; errors
 #   join-pairs tests/mpi/mpi_join: coproc_mpi_hash_join's pairs (global row numbers) equal a
 #              C nested loop's, every key type, ranks without rows; errors on every rank
+#   plan-join  tests/mpi/mpi_plan_join: a join inside a distributed plan (build side
+#              broadcast, both sides shuffled, AUTO), inner and semi, grouped after the
+#              join, equal to a C nested loop; skew, empty sides, a rank with no rows;
+#              errors on every rank
+#   exchange   tests/mpi/mpi_exchange: the exchanges past MPI's int counts - the splitting
+#              into messages past 2^31 bytes, then every exchange in 5- and 1-byte
+#              messages (a test hook) equal to the same in whole ones
 #   ssb        coproc-ssb-mpi: the 13 queries distributed equal the reference and one
 #              process's run (the program checks, exit 0); at SF 0.01 under 2 ranks (tiny,
 #              uneven slices; Q3.2-Q3.4 and Q4.3 find no rows there), the groups gathered;
@@ -14,6 +21,8 @@
 #   ssb-cli    the same through `coproc-ssb --mpi` (SF 0.01, results checked by the program)
 #   join       coproc-join-mpi --pairs: coproc_mpi_hash_join of two 200k-row sides, the pairs
 #              made per rank on its device, each checked, their number equal to the C count
+#   plan-join-bench  coproc-plan-join-mpi: a join in a plan, broadcast and shuffled,
+#              every run's groups equal to a C pass (the program checks, exit 0)
 #   ssb-fail   coproc-ssb-mpi --fail-rank NP-1: every rank reports that rank's error and
 #              exits 1; none hangs (the timeout below, and CTest's)
 #   ssb-fault  the same with a driver error instead: the last rank alone runs with
@@ -26,11 +35,14 @@ case $what in
 aggregate) prog=$build/tests/mpi_aggregate; args=() ;;
 partition) prog=$build/tests/mpi_partition; args=() ;;
 join-pairs) prog=$build/tests/mpi_join; args=() ;;
+plan-join) prog=$build/tests/mpi_plan_join; args=() ;;
+exchange) prog=$build/tests/mpi_exchange; args=() ;;
 ssb) prog=$build/bench/ssb/coproc-ssb-mpi
     args=(--sf 0.01 --repeat 1)
     [ "$np" -ge 4 ] && args=(--sf 0.3 --repeat 1 --exchange shuffle) ;;
 ssb-cli) prog=$build/bench/coproc-ssb; args=(--mpi --sf 0.01 --repeat 1) ;;
 join) prog=$build/bench/coproc-join-mpi; args=(--strong 200000 --repeat 1 --pairs) ;;
+plan-join-bench) prog=$build/bench/coproc-plan-join-mpi; args=(--probe 200000 --build 100000 --stride 3 --repeat 2) ;;
 ssb-fail) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1 --fail-rank $((np - 1))) ;;
 ssb-fault) prog=$build/bench/ssb/coproc-ssb-mpi; args=(--sf 0.01 --repeat 1 --no-check --queries q1.1,q2.1) ;;
 *) echo "mpi_run.sh: unknown test $what" >&2; exit 64 ;;

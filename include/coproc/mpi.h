@@ -75,8 +75,15 @@ COPROC_API int coproc_mpi_local_rank(const coproc_mpi *m); /* among the ranks of
 COPROC_API int coproc_mpi_local_size(const coproc_mpi *m);
 /* Whether this rank's MPI says it takes device (CUDA) memory in its calls: 1 yes, 0 no, -1
  * it cannot say (its library has no such query; Open MPI's MPIX_Query_cuda_support from
- * mpi-ext.h is asked where it exists). coproc_mpi does not need it: it exchanges host
- * memory, which any MPI takes. */
+ * mpi-ext.h is asked where it exists). Informative only: coproc's device memory is OpenCL
+ * buffers (cl_mem), which no CUDA-aware MPI takes, so coproc_mpi always hands MPI host
+ * memory, whatever this says. What it does instead: host columns (coproc_column_host_alloc,
+ * coproc_column_wrap) are read by MPI where they lie, with no staging copy; a device column
+ * whose device reports host_unified_memory (PoCL's CPU device, integrated GPUs) is mapped
+ * (clEnqueueMapBuffer, read-only) and MPI reads the mapping, with no copy; any other device
+ * column (a discrete GPU's) is downloaded into a pinned host buffer kept in the handle and
+ * reused by later calls; the rows received land in pinned host columns, ready to upload at
+ * the bus's full speed. coproc_mpi links OpenCL for the mapping (coproc/opencl.h). */
 COPROC_API int coproc_mpi_gpu_aware(const coproc_mpi *m);
 /* The last error in English ("" if none); owned by m. */
 COPROC_API const char *coproc_mpi_errmsg(const coproc_mpi *m);
@@ -136,7 +143,7 @@ typedef struct coproc_mpi_table {
  * Each rank packs its rows for the others one column at a time (a counting
  * pass, then one scatter pass a column; the rows that stay on the rank go
  * straight to *out, never through MPI) and posts that column's exchange
- * (MPI_Ialltoallv) before packing the next, so the packing of one overlaps
+ * (non-blocking sends and receives) before packing the next, so the packing of one overlaps
  * the exchange of the other (COPROC_MPI_OVERLAP=0, read at coproc_mpi_open,
  * waits for each column's exchange instead: to measure what overlapping
  * gives); the two send buffers are kept in m between calls. BLOCK sends from
@@ -145,10 +152,14 @@ typedef struct coproc_mpi_table {
  * the rows (ranks in order, rows in order), sent from `in`'s memory: a small
  * table every rank joins against (a dimension broadcast).
  *
+ * Sizes: MPI counts in int, so each pair of ranks' bytes of a column go as
+ * messages of at most 2^30 bytes (point-to-point, 64-bit offsets): a column
+ * of any size the hosts hold, past 2^31 bytes a rank or a pair alike (so do
+ * coproc_mpi_aggregate's gathered and shuffled partial groups).
+ *
  * Collective. On error on any rank every rank returns it (*out empty):
  * INVALID_ARGUMENT for tables that differ between ranks, a missing or
- * non-integer HASH or RANGE column; OUT_OF_RANGE when one message would carry
- * 2^31 bytes or more.
+ * non-integer HASH or RANGE column; HOST_OUT_OF_MEMORY.
  */
 COPROC_API coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                                               coproc_mpi_partitioning how, const char *column,
@@ -198,6 +209,84 @@ COPROC_API coproc_status coproc_mpi_hash_join(coproc_mpi *m, const coproc_table 
 
 /* Free the result's columns. NULL is a no-op. */
 COPROC_API void coproc_mpi_join_free(coproc_mpi_join *j);
+
+/* ---------------------------------------------------------------- joins inside distributed plans
+ */
+
+/* How a join's two sides are brought together before a distributed plan runs. */
+typedef enum coproc_mpi_join_method {
+    /* BROADCAST when the whole build side (every rank's rows, all its columns) is at most
+     * broadcast_limit bytes and broadcasting moves no more bytes than shuffling both sides:
+     * build * (P - 1) <= probe (each rank receives build * (P - 1) / P bytes broadcast, about
+     * (build + probe) * (P - 1) / P^2 shuffled). Else a shuffle: SHUFFLE_RANGE over 3 ranks
+     * or more when the build key's values are dense (their range, over every rank, under
+     * twice the build side's rows + 1024; both keys signed or both unsigned), SHUFFLE
+     * otherwise. Measured on one machine, it picked the fastest method, or one within the
+     * noise of it, in each of eight cases (docs/performance.md). */
+    COPROC_MPI_JOIN_AUTO = 0,
+    /* the build side replicated on every rank (coproc_mpi_partition REPLICATE), the probe
+     * side left where it is */
+    COPROC_MPI_JOIN_BROADCAST,
+    /* both sides shuffled by key hash (coproc_mpi_partition HASH on each key), so that every
+     * key's rows of both sides meet on one rank */
+    COPROC_MPI_JOIN_SHUFFLE,
+    /* both sides shuffled by key range: the build key's least to greatest value over every
+     * rank (one MPI_Allreduce) cut into P equal blocks, block r of both sides to rank r
+     * (probe keys outside it to the first or last rank). A dense build key (a dimension's
+     * 0..n-1) stays dense on every rank, so each rank's local join keeps its direct-indexed
+     * table, which a hash shuffle loses from 3 ranks on; keys crowded in part of their range
+     * load the ranks unevenly. Both keys signed, or both unsigned (INVALID_ARGUMENT else). */
+    COPROC_MPI_JOIN_SHUFFLE_RANGE
+} coproc_mpi_join_method;
+
+/* AUTO's default broadcast_limit (broadcast_limit 0): 64 MiB, a build side every rank can
+ * hold and hash whole next to its share of the probe side. */
+#define COPROC_MPI_BROADCAST_LIMIT (64ull << 20)
+
+/* A join's sides placed for a distributed plan (coproc_mpi_colocate). */
+typedef struct coproc_mpi_colocated {
+    /* This rank's rows of each side, on its runtime: scan these in the plan and join them
+     * there (coproc_plan_join / coproc_plan_join_keys). Either may be the caller's own table
+     * (the probe side when broadcast, both over one rank): keep the inputs until the plan has
+     * run. Columns made here are host columns (pinned, ready to upload). */
+    const coproc_table *probe, *build;
+    coproc_mpi_join_method method;     /* BROADCAST or SHUFFLE: what was done */
+    uint64_t probe_bytes, build_bytes; /* each whole side's bytes, every rank's rows */
+    double seconds;                    /* the whole call on this rank */
+    double pack_s;     /* local work of the exchanges (coproc_mpi_table.pack_s, both sides) */
+    double exchange_s; /* in MPI (coproc_mpi_table.exchange_s, both sides, and agreeing) */
+    coproc_mpi_table probe_part_, build_part_; /* private */
+} coproc_mpi_colocated;
+
+/*
+ * The exchange step of a distributed plan with a join: bring the rows of both sides (each
+ * spread over the ranks in any way, 0 rows allowed on any rank) together so that every pair
+ * the join makes over the union of every rank's rows is made on exactly one rank, with all
+ * the columns of both tables. Then each rank builds its plan over out->probe and out->build
+ * (the join, filters, a group-by ...) and coproc_mpi_aggregate combines the partial groups
+ * as for any plan. Inner and semi joins alike (each probe row meets every build row of its
+ * key on one rank, and only there); for a composite key pass its first column: equal keys
+ * have equal first columns.
+ *
+ * method: COPROC_MPI_JOIN_BROADCAST or SHUFFLE forces one; AUTO picks by the sides' sizes
+ * (broadcast_limit bytes, 0: COPROC_MPI_BROADCAST_LIMIT). Over one rank nothing moves
+ * (out->probe and out->build are the inputs). Pass only the columns the plan needs: every
+ * column moves. SHUFFLE over a skewed key sends all of a hot key's rows to one rank: right,
+ * but that rank does the key's work alone; BROADCAST does not care about skew.
+ *
+ * probe_key and build_key name integer columns (of any integer types: equal values meet
+ * whatever their types). Every rank's tables must have the same column names and types.
+ *
+ * Collective. On error on any rank every rank returns it (*out empty): INVALID_ARGUMENT for a
+ * missing or non-integer key, a bad method, tables whose columns differ between ranks.
+ */
+COPROC_API coproc_status coproc_mpi_colocate(coproc_mpi *m, const coproc_table *probe,
+                                             const char *probe_key, const coproc_table *build,
+                                             const char *build_key, coproc_mpi_join_method method,
+                                             uint64_t broadcast_limit, coproc_mpi_colocated *out);
+
+/* Free the tables made by coproc_mpi_colocate. NULL is a no-op. */
+COPROC_API void coproc_mpi_colocated_free(coproc_mpi_colocated *c);
 
 /* ---------------------------------------------------------------- aggregation */
 

@@ -174,6 +174,7 @@ coproc_status coproc_mpi_open(MPI_Comm comm, const coproc_options *opts, coproc_
     MPI_Comm_rank(m->local, &m->lrank);
     MPI_Comm_size(m->local, &m->lsize);
     m->gpu_aware = gpu_aware();
+    m->round = COPROC_MPI_ROUND;
     const char *ov = getenv("COPROC_MPI_OVERLAP");
     m->overlap = !(ov && strcmp(ov, "0") == 0);
 
@@ -240,6 +241,10 @@ void coproc_mpi_close(coproc_mpi *m)
 {
     if (!m)
         return;
+    for (int i = 0; i < m->nstage; i++)
+        coproc_column_free(m->stage[i]);
+    free(m->stage);
+    free(m->stage_cap);
     coproc_close(m->rt);
     free(m->scratch[0]);
     free(m->scratch[1]);
@@ -295,6 +300,33 @@ void *coproc_mpi_scratch_(coproc_mpi *m, int i, size_t bytes)
     m->scratch[i] = p;
     m->scratch_cap[i] = bytes;
     return p;
+}
+
+void *coproc_mpi_stage_(coproc_mpi *m, int i, size_t bytes)
+{
+    if (i >= m->nstage) {
+        int n = i + 1;
+        coproc_column **st = realloc(m->stage, n * sizeof *st);
+        if (st)
+            m->stage = st;
+        size_t *cap = st ? realloc(m->stage_cap, n * sizeof *cap) : NULL;
+        if (!cap)
+            return NULL;
+        m->stage_cap = cap;
+        for (int k = m->nstage; k < n; k++)
+            m->stage[k] = NULL, m->stage_cap[k] = 0;
+        m->nstage = n;
+    }
+    if (bytes > m->stage_cap[i] || !m->stage[i]) {
+        coproc_column_free(m->stage[i]);
+        m->stage[i] = NULL, m->stage_cap[i] = 0;
+        size_t words = (bytes + 7) / 8;
+        if (coproc_column_host_alloc(m->rt, COPROC_UINT64, words ? words : 1, &m->stage[i]) !=
+            COPROC_OK)
+            return NULL;
+        m->stage_cap[i] = (words ? words : 1) * 8;
+    }
+    return coproc_column_host_data(m->stage[i]);
 }
 
 const char *coproc_mpi_errmsg(const coproc_mpi *m)
@@ -800,18 +832,16 @@ static coproc_status shuffle(coproc_mpi *m, const coproc_mpi_query *q, const lay
     uint64_t nrows = *n;
     const slot *rows = *part;
     long long *sendc = calloc(P, sizeof *sendc), *recvc = calloc(P, sizeof *recvc);
-    int *sc = calloc(P, sizeof *sc), *sd = calloc(P, sizeof *sd), *rc = calloc(P, sizeof *rc),
-        *rd = calloc(P, sizeof *rd);
+    /* bytes */
+    uint64_t *sc = calloc(P, sizeof *sc), *sd = calloc(P, sizeof *sd), *rc = calloc(P, sizeof *rc),
+             *rd = calloc(P, sizeof *rd);
+    coproc_mpi_xchg x = {0};
     int *dest = malloc((nrows ? nrows : 1) * sizeof *dest);
     slot *sendbuf = malloc((nrows ? nrows : 1) * W * sizeof *sendbuf), *recvbuf = NULL;
     coproc_status s = COPROC_OK;
     if (!sendc || !recvc || !sc || !sd || !rc || !rd || !dest || !sendbuf) {
         s = COPROC_HOST_OUT_OF_MEMORY;
         set_msg(msg, "out of host memory shuffling %llu partial groups", (unsigned long long)nrows);
-    } else if (nrows * W > INT32_MAX) {
-        s = COPROC_OUT_OF_RANGE;
-        set_msg(msg, "%llu partial groups: more than one message carries",
-                (unsigned long long)nrows);
     }
     if (s == COPROC_OK) {
         for (uint64_t i = 0; i < nrows; i++) {
@@ -821,9 +851,9 @@ static coproc_status shuffle(coproc_mpi *m, const coproc_mpi_query *q, const lay
         }
         uint64_t at = 0;
         for (int r = 0; r < P; r++)
-            sd[r] = (int)(at * W), sc[r] = (int)(sendc[r] * W), at += (uint64_t)sendc[r];
+            sd[r] = at * W * 8, sc[r] = (uint64_t)sendc[r] * W * 8, at += (uint64_t)sendc[r];
         for (int r = 0; r < P; r++)
-            recvc[r] = sd[r] / W; /* the next free row of each destination, for now */
+            recvc[r] = (long long)(sd[r] / (W * 8)); /* the next free row of each, for now */
         for (uint64_t i = 0; i < nrows; i++)
             memcpy(sendbuf + (size_t)(recvc[dest[i]]++) * W, rows + i * W, W * sizeof *rows);
     }
@@ -832,20 +862,16 @@ static coproc_status shuffle(coproc_mpi *m, const coproc_mpi_query *q, const lay
     if (all == COPROC_OK) {
         MPI_Alltoall(sendc, 1, MPI_LONG_LONG, recvc, 1, MPI_LONG_LONG, m->comm);
         for (int r = 0; r < P; r++)
-            rd[r] = (int)(total * W), rc[r] = (int)(recvc[r] * W), total += (uint64_t)recvc[r];
-        recvbuf = total * W <= INT32_MAX ? malloc((total ? total : 1) * W * sizeof *recvbuf) : NULL;
-        if (!recvbuf)
-            set_msg(msg, "%llu partial groups to merge: %s", (unsigned long long)total,
-                    total * W <= INT32_MAX ? "out of host memory"
-                                           : "more than one message carries");
-        all = agree(m,
-                    recvbuf                  ? COPROC_OK
-                    : total * W <= INT32_MAX ? COPROC_HOST_OUT_OF_MEMORY
-                                             : COPROC_OUT_OF_RANGE,
-                    msg, 0);
+            rd[r] = total * W * 8, rc[r] = (uint64_t)recvc[r] * W * 8, total += (uint64_t)recvc[r];
+        recvbuf = malloc((total ? total : 1) * W * sizeof *recvbuf);
+        int ok = recvbuf && coproc_mpi_xchg_reserve_(m, sc, rc, 1, &x) == 0;
+        if (!ok)
+            set_msg(msg, "%llu partial groups to merge: out of host memory",
+                    (unsigned long long)total);
+        all = agree(m, ok ? COPROC_OK : COPROC_HOST_OUT_OF_MEMORY, msg, 0);
     }
     if (all == COPROC_OK) {
-        MPI_Alltoallv(sendbuf, sc, sd, MPI_INT64_T, recvbuf, rc, rd, MPI_INT64_T, m->comm);
+        coproc_mpi_xchg_run_(m, sendbuf, sc, sd, recvbuf, rc, rd, &x);
         double t = wtime();
         slot *merged = NULL;
         uint64_t groups = 0;
@@ -879,6 +905,7 @@ static coproc_status shuffle(coproc_mpi *m, const coproc_mpi_query *q, const lay
         all = agree(m, s, msg, 0);
     }
     free(sendc), free(recvc), free(sc), free(sd), free(rc), free(rd), free(dest);
+    coproc_mpi_xchg_free_(&x);
     free(sendbuf), free(recvbuf);
     return all;
 }
@@ -981,54 +1008,47 @@ coproc_status coproc_mpi_aggregate(coproc_mpi *m, const coproc_mpi_query *q, cop
                 return s;
             }
         }
+        /* A gather as an exchange whose only receiver is rank 0 (bytes, 64-bit). */
         long long mine = (long long)nrows;
-        long long *counts = m->rank == 0 ? malloc(m->size * sizeof *counts) : NULL;
-        int *rc = m->rank == 0 ? malloc(m->size * sizeof *rc) : NULL;
-        int *displ = m->rank == 0 ? malloc(m->size * sizeof *displ) : NULL;
-        int fits = mine * L.width <= INT32_MAX, allfit;
-        MPI_Allreduce(&fits, &allfit, 1, MPI_INT, MPI_MIN, m->comm);
-        if (!allfit) {
-            s = COPROC_OUT_OF_RANGE;
-            set_msg(m->errmsg, "a rank has more partial groups than one message carries");
-            free(counts), free(rc), free(displ), free(part);
-            coproc_mpi_result_free(res);
-            return s;
-        }
+        int P = m->size;
+        long long *counts = calloc(P, sizeof *counts);
+        uint64_t *sc = calloc(P, sizeof *sc), *sd = calloc(P, sizeof *sd);
+        uint64_t *rc = calloc(P, sizeof *rc), *rd = calloc(P, sizeof *rd);
+        coproc_mpi_xchg x = {0};
+        int ok = counts && sc && sd && rc && rd;
+        if (ok)
+            sc[0] = (uint64_t)nrows * L.width * 8;
         MPI_Gather(&mine, 1, MPI_LONG_LONG, counts, 1, MPI_LONG_LONG, 0, m->comm);
         slot *all_rows = NULL;
         uint64_t total = 0;
-        int ok0 = 1;
-        if (m->rank == 0) {
-            ok0 = counts && rc && displ;
-            for (int r = 0; ok0 && r < m->size; r++) {
-                if ((total + counts[r]) * L.width > INT32_MAX) {
-                    ok0 = 0;
-                    break;
-                }
-                rc[r] = (int)(counts[r] * L.width);
-                displ[r] = (int)(total * L.width);
+        if (ok && m->rank == 0) {
+            for (int r = 0; r < P; r++) {
+                rc[r] = (uint64_t)counts[r] * L.width * 8, rd[r] = total * L.width * 8;
                 total += (uint64_t)counts[r];
             }
-            all_rows = ok0 ? malloc((total ? total : 1) * L.width * sizeof *all_rows) : NULL;
-            ok0 = ok0 && all_rows;
+            all_rows = malloc((total ? total : 1) * L.width * sizeof *all_rows);
+            ok = all_rows != NULL;
         }
-        /* Rank 0 says whether it can take them all; then everyone sends or nobody does. */
-        MPI_Bcast(&ok0, 1, MPI_INT, 0, m->comm);
-        if (ok0) {
-            MPI_Gatherv(part, (int)(nrows * L.width), MPI_INT64_T, all_rows, rc, displ, MPI_INT64_T,
-                        0, m->comm);
+        ok = ok && coproc_mpi_xchg_reserve_(m, sc, rc, 1, &x) == 0;
+        /* Every rank says whether it can: then everyone sends or nobody does. */
+        int allok = 0;
+        MPI_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, m->comm);
+        if (allok) {
+            coproc_mpi_xchg_run_(m, part, sc, sd, all_rows, rc, rd, &x);
         } else {
             s = COPROC_HOST_OUT_OF_MEMORY;
-            set_msg(msg, "rank 0 cannot take every partial group (memory or 2^31 values)");
+            set_msg(msg, "out of host memory gathering the partial groups on rank 0");
         }
+        coproc_mpi_xchg_free_(&x);
+        free(sc), free(sd);
         double tm = wtime();
-        if (m->rank == 0 && ok0 && merge_by_key(&L, all_rows, total, &merged, &groups) != 0) {
+        if (m->rank == 0 && allok && merge_by_key(&L, all_rows, total, &merged, &groups) != 0) {
             s = COPROC_HOST_OUT_OF_MEMORY;
             set_msg(msg, "out of host memory merging %llu partial groups",
                     (unsigned long long)total);
         }
         merge_s += wtime() - tm;
-        free(all_rows), free(counts), free(rc), free(displ), free(part);
+        free(all_rows), free(counts), free(rc), free(rd), free(part);
         part = NULL;
     }
     double tb = wtime();

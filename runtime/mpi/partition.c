@@ -2,7 +2,8 @@
  * between ranks by round-robin, key hash, value range or blocks. One counting
  * pass finds each row's rank; then, a column at a time, one scatter pass packs
  * the rows for the other ranks (those staying here go straight to the output)
- * and the column's MPI_Ialltoallv is posted before the next column is packed.
+ * and the column's exchange (exchange.c: non-blocking messages of at most m->round
+ * bytes) is posted before the next column is packed.
  * On the public API only, like the rest of coproc_mpi. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -155,6 +156,22 @@ static void hash_pass(const void *p, coproc_type t, uint64_t n, uint32_t P, uint
     }
 }
 
+/* KEY_BLOCKS: the rank of each row by where its key lies in [lo, hi] cut into P equal blocks
+ * (keys below lo to rank 0, above hi to rank P - 1), in the order of ordered_key. */
+static void blocks_pass(const void *p, coproc_type t, uint64_t n, uint32_t P, uint64_t lo,
+                        uint64_t hi, uint32_t *dest, long long *cnt)
+{
+    unsigned __int128 width = (unsigned __int128)(hi - lo) + 1; /* hi >= lo */
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = ordered_key(p, t, i);
+        uint32_t d = k <= lo  ? 0
+                     : k > hi ? P - 1
+                              : (uint32_t)((unsigned __int128)(k - lo) * P / width);
+        dest[i] = d;
+        cnt[d]++;
+    }
+}
+
 /* RANGE: the rank of each row, the number of splitters at or below it. */
 static void range_pass(const void *p, coproc_type t, uint64_t n, uint64_t offset, uint32_t P,
                        const rkey *split, uint32_t *dest, long long *cnt)
@@ -209,7 +226,8 @@ void coproc_mpi_table_free(coproc_mpi_table *t)
 typedef struct work {
     uint32_t *dest;
     long long *sendc, *recvc;
-    int *sc[2], *sd[2], *rc[2], *rd[2]; /* byte counts of the two exchanges in flight */
+    uint64_t *sc[2], *sd[2], *rc[2], *rd[2]; /* bytes of the two exchanges in flight */
+    coproc_mpi_xchg x[2];
     sample *sample, *samples;
     rkey *split;
     int *scount, *sdispl;
@@ -219,15 +237,38 @@ typedef struct work {
 static void work_free(work *w)
 {
     free(w->dest), free(w->sendc), free(w->recvc);
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < 2; b++) {
         free(w->sc[b]), free(w->sd[b]), free(w->rc[b]), free(w->rd[b]);
+        coproc_mpi_xchg_free_(&w->x[b]);
+    }
     free(w->sample), free(w->samples), free(w->split);
     free(w->scount), free(w->sdispl), free(w->cur);
 }
 
+/* The partitioning of coproc_mpi_colocate's key-range shuffle (not in the public enum). */
+#define KEY_BLOCKS ((coproc_mpi_partitioning)100)
+
+static coproc_status partition(coproc_mpi *m, const coproc_table *in, coproc_mpi_partitioning how,
+                               const char *column, uint64_t lo, uint64_t hi, coproc_mpi_table *out);
+
 coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
                                    coproc_mpi_partitioning how, const char *column,
                                    coproc_mpi_table *out)
+{
+    /* KEY_BLOCKS is internal: from a caller it is as bad as any other unknown value */
+    return partition(m, in, how == KEY_BLOCKS ? (coproc_mpi_partitioning)-1 : how, column, 0, 0,
+                     out);
+}
+
+coproc_status coproc_mpi_partition_blocks_(coproc_mpi *m, const coproc_table *in,
+                                           const char *column, uint64_t lo, uint64_t hi,
+                                           coproc_mpi_table *out)
+{
+    return partition(m, in, KEY_BLOCKS, column, lo, hi >= lo ? hi : lo, out);
+}
+
+static coproc_status partition(coproc_mpi *m, const coproc_table *in, coproc_mpi_partitioning how,
+                               const char *column, uint64_t lo, uint64_t hi, coproc_mpi_table *out)
 {
     if (!m)
         return COPROC_NULL_POINTER;
@@ -239,14 +280,15 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     coproc_status s = COPROC_OK;
     int nc = in ? coproc_table_column_count(in) : 0, kc = -1;
     uint64_t n = in ? coproc_table_rows(in) : 0;
-    int keyed = how == COPROC_MPI_HASH || how == COPROC_MPI_RANGE;
+    int keyed = how == COPROC_MPI_HASH || how == COPROC_MPI_RANGE || how == KEY_BLOCKS;
     if (!out || !in) {
         s = COPROC_NULL_POINTER;
         set_msg(msg, "coproc_mpi_partition: %s is NULL", out ? "in" : "out");
     } else if (!m->rt) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: the handle has no runtime (its open failed)");
-    } else if ((unsigned)how > COPROC_MPI_REPLICATE || nc < 1 || nc > MAX_COLUMNS) {
+    } else if (((unsigned)how > COPROC_MPI_REPLICATE && how != KEY_BLOCKS) || nc < 1 ||
+               nc > MAX_COLUMNS) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: partitioning %d, %d columns (1..%d)", (int)how, nc,
                 MAX_COLUMNS);
@@ -255,26 +297,22 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         nc = 0, n = 0;
     /* ---- the columns' rows on the host, and the shape */
     const void *data[MAX_COLUMNS];
-    void *owned[MAX_COLUMNS];
+    coproc_mpi_host_view view[MAX_COLUMNS];
+    int nview = 0;
     coproc_type type[MAX_COLUMNS];
     uint64_t shape = 1469598103934665603ull ^ (uint64_t)how;
     for (int c = 0; c < nc; c++) {
         const coproc_column *col = coproc_table_column_at(in, c);
         const char *name = coproc_table_column_name(in, c);
         type[c] = coproc_column_type(col);
-        owned[c] = NULL;
-        data[c] = coproc_column_host_data(col);
-        if (!data[c] && n) {
-            owned[c] = malloc(n * coproc_type_size(type[c]));
-            if (!owned[c]) {
-                s = COPROC_HOST_OUT_OF_MEMORY;
-                set_msg(msg, "out of host memory downloading column %s", name);
-            } else if (coproc_column_download(col, owned[c], n) != COPROC_OK) {
-                s = COPROC_DRIVER_ERROR;
-                set_msg(msg, "downloading column %s: %s", name, coproc_errmsg(m->rt));
-            }
-            data[c] = owned[c];
+        /* a device column: mapped in place (host-unified) or staged in a pinned host buffer
+         * kept in m */
+        view[c].p = NULL, view[c].mapped = 0;
+        if (s == COPROC_OK && n) {
+            s = coproc_mpi_host_view_(m, col, c, &view[c], msg);
+            nview = c + 1;
         }
+        data[c] = view[c].p;
         shape = (shape ^ (uint64_t)type[c]) * 1099511628211ull;
         for (const char *p = name; *p; p++)
             shape = (shape ^ (uint8_t)*p) * 1099511628211ull;
@@ -285,7 +323,7 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         (kc < 0 || type[kc] == COPROC_FLOAT32 || type[kc] == COPROC_FLOAT64)) {
         s = COPROC_INVALID_ARGUMENT;
         set_msg(msg, "coproc_mpi_partition: no integer column %s to %s", column ? column : "(NULL)",
-                how == COPROC_MPI_HASH ? "hash" : "range over");
+                how == COPROC_MPI_RANGE ? "range over" : "hash");
     }
     /* ---- every buffer but the output, before the first agreement */
     int P = m->size;
@@ -300,8 +338,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     w.cur = calloc(P, sizeof *w.cur);
     int ok = w.sendc && w.recvc && w.cur;
     for (int b = 0; b < 2; b++) {
-        w.sc[b] = calloc(P, sizeof(int)), w.sd[b] = calloc(P, sizeof(int));
-        w.rc[b] = calloc(P, sizeof(int)), w.rd[b] = calloc(P, sizeof(int));
+        w.sc[b] = calloc(P, sizeof(uint64_t)), w.sd[b] = calloc(P, sizeof(uint64_t));
+        w.rc[b] = calloc(P, sizeof(uint64_t)), w.rd[b] = calloc(P, sizeof(uint64_t));
         ok = ok && w.sc[b] && w.sd[b] && w.rc[b] && w.rd[b];
     }
     if (s == COPROC_OK && !inorder) {
@@ -353,6 +391,8 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
             }
         } else if (how == COPROC_MPI_HASH) {
             hash_pass(data[kc], type[kc], n, (uint32_t)P, w.dest, w.sendc);
+        } else if (how == KEY_BLOCKS) {
+            blocks_pass(data[kc], type[kc], n, (uint32_t)P, lo, hi, w.dest, w.sendc);
         } else {
             range_pass(data[kc], type[kc], n, offset, (uint32_t)P, w.split, w.dest, w.sendc);
         }
@@ -368,14 +408,15 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
     msg[0] = '\0';
     void *buf[2] = {NULL, NULL};
     if (all == COPROC_OK) {
-        /* byte counts of the widest column must fit an int */
-        if (n * 8 > INT32_MAX || nout * 8 > INT32_MAX) {
-            s = COPROC_OUT_OF_RANGE;
-            set_msg(msg, "%llu rows out, %llu in: one message would carry 2^31 bytes or more",
-                    (unsigned long long)n, (unsigned long long)nout);
+        /* room for the messages of two columns in flight, at the widest (8 bytes) */
+        for (int r = 0; r < P; r++) {
+            int here = r == m->rank;
+            w.sc[0][r] = here ? 0 : (uint64_t)w.sendc[r] * 8;
+            w.rc[0][r] = here ? 0 : (uint64_t)w.recvc[r] * 8;
         }
-        res->columns_ = s == COPROC_OK ? calloc(nc, sizeof *res->columns_) : NULL;
-        if (s == COPROC_OK && !res->columns_) {
+        res->columns_ = calloc(nc, sizeof *res->columns_);
+        if (coproc_mpi_xchg_reserve_(m, w.sc[0], w.rc[0], 1, &w.x[0]) != 0 ||
+            coproc_mpi_xchg_reserve_(m, w.sc[0], w.rc[0], 1, &w.x[1]) != 0 || !res->columns_) {
             s = COPROC_HOST_OUT_OF_MEMORY;
             set_msg(msg, "out of host memory");
         }
@@ -404,27 +445,27 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
         in_mpi += MPI_Wtime() - tm;
     }
     /* ---- the rows, a column at a time: pack c while c - 1 is in flight */
-    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     for (int c = 0; all == COPROC_OK && c < nc; c++) {
         int b = c & 1;
         size_t wd = coproc_type_size(type[c]);
         char *outp = coproc_column_host_data(res->columns_[c]);
-        if (req[b] != MPI_REQUEST_NULL) { /* column c - 2 is done with buffer b */
+        if (w.x[b].n) { /* column c - 2 is done with buffer b */
             tm = MPI_Wtime();
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+            coproc_mpi_xchg_wait_(&w.x[b]);
             in_mpi += MPI_Wtime() - tm;
         }
-        int so = 0, ro = 0;
+        uint64_t so = 0, ro = 0;
         for (int r = 0; r < P; r++) {
             int here = r == m->rank; /* stays: no message */
-            w.sc[b][r] = here ? 0 : (int)(w.sendc[r] * (long long)wd), w.sd[b][r] = so;
-            w.rc[b][r] = here ? 0 : (int)(w.recvc[r] * (long long)wd), w.rd[b][r] = ro;
+            uint64_t sb = (uint64_t)w.sendc[r] * wd, rb = (uint64_t)w.recvc[r] * wd;
+            w.sc[b][r] = here ? 0 : sb, w.sd[b][r] = so;
+            w.rc[b][r] = here ? 0 : rb, w.rd[b][r] = ro;
             if (here)
                 w.cur[r] = outp + ro;
             else
                 w.cur[r] = (char *)buf[b] + so;
-            so += !replicate && (inorder || !here) ? (int)(w.sendc[r] * (long long)wd) : 0;
-            ro += (int)(w.recvc[r] * (long long)wd);
+            so += !replicate && (inorder || !here) ? sb : 0;
+            ro += rb;
         }
         const char *sendp;
         if (inorder) { /* the rows in order: sent from where they are */
@@ -437,24 +478,21 @@ coproc_status coproc_mpi_partition(coproc_mpi *m, const coproc_table *in,
             for (uint64_t lo = 0; lo < n; lo += CHUNK) {
                 uint64_t hi = n - lo > CHUNK ? lo + CHUNK : n;
                 scatter(data[c], wd, w.dest, lo, hi, w.cur);
-                if (req[!b] != MPI_REQUEST_NULL) { /* let column c - 1's exchange move on */
-                    int done;
-                    MPI_Test(&req[!b], &done, MPI_STATUS_IGNORE);
-                }
+                coproc_mpi_xchg_test_(&w.x[!b]); /* let column c - 1's exchange move on */
             }
         }
         tm = MPI_Wtime();
-        MPI_Ialltoallv(sendp, w.sc[b], w.sd[b], MPI_BYTE, outp, w.rc[b], w.rd[b], MPI_BYTE, m->comm,
-                       &req[b]);
+        coproc_mpi_xchg_post_(m, sendp, w.sc[b], w.sd[b], outp, w.rc[b], w.rd[b], &w.x[b]);
         if (!m->overlap)
-            MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+            coproc_mpi_xchg_wait_(&w.x[b]);
         in_mpi += MPI_Wtime() - tm;
     }
     tm = MPI_Wtime();
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    coproc_mpi_xchg_wait_(&w.x[0]);
+    coproc_mpi_xchg_wait_(&w.x[1]);
     in_mpi += MPI_Wtime() - tm;
-    for (int c = 0; c < nc; c++)
-        free(owned[c]);
+    for (int c = 0; c < nview; c++)
+        coproc_mpi_host_view_end_(&view[c]);
     work_free(&w);
     if (all != COPROC_OK)
         coproc_mpi_table_free(res);
