@@ -881,6 +881,8 @@ typedef enum coproc_op_variant {
     COPROC_VARIANT_COMPACT,       /* GATHER: coproc_compact of a by the bitmap b */
     COPROC_VARIANT_ARGSORT,       /* SORT: coproc_argsort; column = the permutation */
     COPROC_VARIANT_JOIN_COUNT,    /* HASH_JOIN: coproc_hash_join_count; count = the pairs */
+    COPROC_VARIANT_SELECT_COUNT,  /* SELECT: coproc_select with positions NULL; count only,
+                                     no positions made (column NULL) */
     COPROC_VARIANT_COUNT
 } coproc_op_variant;
 
