@@ -8,7 +8,7 @@
  * those. Each pass reads 17 GB of zero pages, so the checks share passes.
  * Also: the 32-bit path is unchanged (UINT32 positions up to UINT32_MAX
  * rows, streamed or not), and bad input (positions of a wrong type).
- * Takes about 40 s on PoCL (2 loaded cores); COPROC_TEST_QUICK skips the
+ * Takes about 50 s on PoCL (2 loaded cores); COPROC_TEST_QUICK skips the
  * 2^32-row column (rusticl). */
 #include <errno.h>
 #include <inttypes.h>
@@ -216,6 +216,33 @@ static void check_select(coproc_runtime *rt, const coproc_column *col, const mar
     assert_int_equal(count, HUGE_ROWS - negative);
 }
 
+/* The first UINT32_MAX rows, the most the 32-bit path takes: UINT32
+ * positions, row UINT32_MAX - 1 among them and row UINT32_MAX not. */
+static void check_select_boundary(coproc_runtime *rt, const int32_t *data, const marked *m)
+{
+    coproc_column *col = NULL, *pos = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, data, UINT32_MAX, &col));
+    coproc_filter f = one_predicate(col, COPROC_CMP_NE, 0);
+    uint64_t count = 0;
+    double t = test_now();
+    assert_ok(rt, coproc_select(rt, &f, &pos, &count));
+    fprintf(stderr, "select to positions over %zu rows: %.1f s\n", (size_t)UINT32_MAX,
+            test_now() - t);
+    size_t want = 0;
+    while (want < m->n && m->row[want] < UINT32_MAX)
+        want++;
+    assert_int_equal(count, want);
+    assert_int_equal(coproc_column_type(pos), COPROC_UINT32);
+    assert_int_equal(coproc_column_length(pos), want);
+    const uint32_t *p = coproc_column_host_data(pos);
+    for (size_t i = 0; i < want; i++)
+        if (p[i] != m->row[i])
+            fail_msg("position %zu: %u, expected %zu", i, p[i], m->row[i]);
+    assert_int_equal(p[want - 1], UINT32_MAX - 1);
+    coproc_column_free(pos);
+    coproc_column_free(col);
+}
+
 /* Keys = the column, counts only (values would double the pass, and reduce
  * checks the sums): key 0 has the zero rows (more than 2^32 of them), each
  * marked value its rows, one of them on both sides of row 2^32. */
@@ -290,6 +317,7 @@ static void huge_column(void **state)
     assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, h.data, HUGE_ROWS, &col));
     check_reduce(rt, col, &m);
     check_select(rt, col, &m);
+    check_select_boundary(rt, h.data, &m);
     check_group_by(rt, col, &m);
 
     /* Positions of more than 32 bits elsewhere: refused before any row is read. */
