@@ -331,6 +331,15 @@ static void huge_column(void **state)
     assert_status(COPROC_UNSUPPORTED, coproc_hash_join_count(rt, small, col, &pairs));
     assert_non_null(strstr(coproc_errmsg(rt), "2^32"));
     coproc_column_free(small);
+    /* Scatter does not stream: refused, not run out of memory. The same
+     * pages as UINT32 positions (all 0 but the marked rows). */
+    coproc_column *as_pos = NULL, *dst = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT32, h.data, HUGE_ROWS, &as_pos));
+    assert_ok(rt, coproc_column_host_alloc(rt, COPROC_INT32, 4, &dst));
+    assert_status(COPROC_UNSUPPORTED, coproc_scatter(rt, col, as_pos, dst));
+    assert_non_null(strstr(coproc_errmsg(rt), "UINT32_MAX"));
+    coproc_column_free(as_pos);
+    coproc_column_free(dst);
     coproc_column_free(col);
     coproc_close(rt);
     munmap(h.data, h.bytes);
