@@ -567,8 +567,15 @@ COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, 
  *   a host column's own memory (coproc_column_host_alloc or an operator's
  *   result) and drop its cached copies; a column that wraps caller memory
  *   (coproc_column_wrap, Arrow imports) is read-only to them (INVALID_ARGUMENT).
- * - Row positions are COPROC_UINT32 columns; operators over more than
- *   UINT32_MAX rows return UNSUPPORTED.
+ * - Row positions are COPROC_UINT32 columns over inputs of at most UINT32_MAX
+ *   rows (unchanged: the fast path). Host inputs of more rows stream through
+ *   the device in chunks of at most UINT32_MAX rows; coproc_reduce,
+ *   coproc_select (its positions are then COPROC_UINT64, each chunk's 32-bit
+ *   positions plus the chunk's first row), coproc_map and coproc_group_by run
+ *   there, and every count (select, reduce COUNT, group-by counts) is 64-bit.
+ *   Operators that take or make positions otherwise (gather and scatter take
+ *   UINT32 positions only: UNSUPPORTED_TYPE for UINT64; argsort, the joins)
+ *   return UNSUPPORTED over more than UINT32_MAX rows.
  * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
  *   other key types give UNSUPPORTED_TYPE.
  */
@@ -884,6 +891,8 @@ typedef enum coproc_op_variant {
     COPROC_VARIANT_COMPACT,       /* GATHER: coproc_compact of a by the bitmap b */
     COPROC_VARIANT_ARGSORT,       /* SORT: coproc_argsort; column = the permutation */
     COPROC_VARIANT_JOIN_COUNT,    /* HASH_JOIN: coproc_hash_join_count; count = the pairs */
+    COPROC_VARIANT_SELECT_COUNT,  /* SELECT: coproc_select with positions NULL; count only,
+                                     no positions made (column NULL) */
     COPROC_VARIANT_COUNT
 } coproc_op_variant;
 

@@ -2295,7 +2295,8 @@ static int valid_variant(coproc_op_kind k, int v)
         return 1;
     switch (k) {
     case COPROC_OP_REDUCE: return v == COPROC_VARIANT_REDUCE_WHERE;
-    case COPROC_OP_SELECT: return v == COPROC_VARIANT_SELECT_BITMAP;
+    case COPROC_OP_SELECT:
+        return v == COPROC_VARIANT_SELECT_BITMAP || v == COPROC_VARIANT_SELECT_COUNT;
     case COPROC_OP_MAP: return v == COPROC_VARIANT_CAST;
     case COPROC_OP_GATHER: return v == COPROC_VARIANT_SCATTER || v == COPROC_VARIANT_COMPACT;
     case COPROC_OP_SORT: return v == COPROC_VARIANT_ARGSORT;

@@ -17,7 +17,8 @@
 /* stream.c */
 coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, coproc_reduce_op op,
                                     const coproc_column *col, size_t budget, coproc_scalar *out);
-/* positions: host UINT32 column, ascending; count may be NULL. */
+/* positions: host column, ascending: UINT32 for inputs of at most UINT32_MAX
+ * rows, UINT64 for longer ones; count may be NULL. */
 coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
                                     const coproc_filter *f, size_t budget,
                                     coproc_column **positions, uint64_t *count);

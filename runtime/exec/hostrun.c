@@ -358,9 +358,16 @@ static coproc_status op_run(coproc_runtime *rt, coproc__device *dev, const copro
     /* Streaming sizes its buffers from the budget: keep each allocation legal. */
     uint64_t stream_budget = dev->budget_bytes < dev->info.max_alloc_bytes
                                  ? dev->budget_bytes : dev->info.max_alloc_bytes;
-    int huge = 0; /* past the in-memory operators' UINT32_MAX rows */
+    size_t longest = 0; /* past UINT32_MAX rows only streaming runs (in chunks below it) */
     for (int i = 0; i < n; i++)
-        huge |= in[i]->length > UINT32_MAX;
+        longest = in[i]->length > longest ? in[i]->length : longest;
+    int huge = longest > UINT32_MAX;
+    if (huge && !def->stream)
+        return coproc__fail(rt, COPROC_UNSUPPORTED,
+                            "%s: an input of %zu rows; over more than "
+                            "UINT32_MAX rows only streamed operators run, and %s",
+                            def->name, longest,
+                            def->no_stream ? def->no_stream : "it does not stream");
     if (need > (double)dev->budget_bytes || huge)
         return stream_within(rt, dev, def, op, stream_budget, out);
 

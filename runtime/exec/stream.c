@@ -305,6 +305,8 @@ static coproc_status plan_rows(coproc_runtime *rt, const coproc__device *dev, co
     size_t hi = n > 1 ? n : 1;
     if (hi > limit)
         hi = limit;
+    if (hi > UINT32_MAX) /* each chunk runs the in-memory operator: 32-bit rows and positions */
+        hi = UINT32_MAX;
     /* One chunk needs one buffer per input; more need STREAM_BUFFERS. */
     if (plan_bytes(dev, p, hi, 1) <= budget) {
         *rows = hi;
@@ -390,6 +392,38 @@ static coproc_status download(coproc_runtime *rt, coproc__device *dev, const cop
                        col->length * coproc_type_size(col->type), 0);
 }
 
+/*
+ * Append a chunk's positions (part, UINT32, relative to the chunk) at row
+ * `at` of the host positions `dst` (UINT64 if wide, else UINT32), adding the
+ * chunk's first row `start`. The 64-bit case downloads the 32-bit positions
+ * into the upper half of their own 64-bit destination and widens them in
+ * place, front to back: element i is read (bytes 4m + 4i of the m-element
+ * range) before it is written (bytes 8i .. 8i + 7), and the write never
+ * reaches an element not yet read (8i + 8 <= 4m + 4(i + 1) while i < m).
+ */
+static coproc_status append_positions(coproc_runtime *rt, coproc__device *dev,
+                                      const coproc_column *part, size_t start, int wide, void *dst,
+                                      size_t at)
+{
+    size_t m = part->length;
+    if (!wide) {
+        uint32_t *d = (uint32_t *)dst + at;
+        coproc_status s = download(rt, dev, part, d);
+        for (size_t i = 0; s == COPROC_OK && i < m; i++)
+            d[i] += (uint32_t)start; /* start + i < 2^32: the input has at most UINT32_MAX rows */
+        return s;
+    }
+    uint64_t *d = (uint64_t *)dst + at;
+    unsigned char *upper = (unsigned char *)d + m * sizeof(uint32_t);
+    coproc_status s = download(rt, dev, part, upper);
+    for (size_t i = 0; s == COPROC_OK && i < m; i++) {
+        uint32_t p;
+        memcpy(&p, upper + i * sizeof p, sizeof p);
+        d[i] = (uint64_t)start + p;
+    }
+    return s;
+}
+
 /* ---------------------------------------------------------------- reduce */
 
 coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, coproc_reduce_op op,
@@ -465,11 +499,10 @@ coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
         return s;
     const coproc_column *a = f->first.col, *b = two ? f->second.col : NULL;
     if (b && b->length != a->length)
-        return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: the predicates' columns have %zu "
-                            "and %zu rows", what, a->length, b->length);
-    if (a->length > UINT32_MAX)
-        return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: %zu rows exceed 32-bit positions", what,
-                            a->length);
+        return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
+                            "%s: the predicates' columns have %zu "
+                            "and %zu rows",
+                            what, a->length, b->length);
     plan p = {.op = OP_SELECT, .t = {a->type, b ? b->type : a->type}, .inputs = b ? 2 : 1,
               .positions = positions != NULL};
     size_t rows = 0;
@@ -481,8 +514,10 @@ coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
     stream st;
     coproc_column v[2], *pos = NULL, *part = NULL;
     size_t total = 0;
-    if (positions &&
-        (s = coproc__host_column_new(rt, COPROC_UINT32, 0, &pos)) != COPROC_OK)
+    /* Positions past UINT32_MAX need 64 bits; below, the 32-bit column as in memory. */
+    int wide = a->length > UINT32_MAX;
+    if (positions && (s = coproc__host_column_new(rt, wide ? COPROC_UINT64 : COPROC_UINT32, 0,
+                                                  &pos)) != COPROC_OK)
         return s;
     if ((s = stream_open(&st, rt, dev, a, b, rows)) != COPROC_OK)
         goto fail;
@@ -506,12 +541,9 @@ coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
                 if ((s = host_resize(rt, pos, want)) != COPROC_OK)
                     goto fail;
             }
-            uint32_t *dst = (uint32_t *)pos->host + total;
-            if ((s = download(rt, dev, part, dst)) != COPROC_OK)
+            if ((s = append_positions(rt, dev, part, chunk_start(&st, k), wide, pos->host,
+                                      total)) != COPROC_OK)
                 goto fail;
-            uint32_t start = (uint32_t)chunk_start(&st, k);
-            for (uint64_t i = 0; i < matched; i++)
-                dst[i] += start;
         }
         coproc_column_free(part);
         part = NULL;

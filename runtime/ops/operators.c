@@ -125,7 +125,9 @@ static coproc_status select_call(coproc_runtime *rt, coproc_op_variant variant, 
 {
     coproc_op o;
     coproc_op_init(&o, COPROC_OP_SELECT);
-    o.variant = variant;
+    /* Only a count: positions are neither made nor moved (over more than
+     * 2^32 rows they could outgrow the host's memory). */
+    o.variant = variant == COPROC_VARIANT_DEFAULT && !col ? COPROC_VARIANT_SELECT_COUNT : variant;
     if (f)
         o.filter = *f;
     coproc_result r;

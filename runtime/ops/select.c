@@ -555,6 +555,42 @@ const coproc__op_def coproc__op_select = {
     .run = select_in_memory, .stream = select_stream,
 };
 
+/* coproc_select with positions NULL: the count alone. */
+static void select_count_features(const coproc_op *op, const coproc_result *r,
+                                  const coproc__op_seen *seen, double x[2], double *out_bytes)
+{
+    select_features(op, r, seen, x, out_bytes);
+    *out_bytes = 0;
+}
+
+static coproc_status select_count_in_memory(coproc_runtime *rt, coproc__device *dev,
+                                            const coproc_op *op, const coproc_column *const *v,
+                                            coproc_result *out)
+{
+    coproc_filter f = filter_on(op, v);
+    return coproc__select_run(rt, &f, NULL, &out->count);
+}
+
+static coproc_status select_count_stream(coproc_runtime *rt, coproc__device *dev,
+                                         const coproc_op *op, size_t budget, coproc_result *out)
+{
+    return coproc__stream_select(rt, dev, &op->filter, budget, NULL, &out->count);
+}
+
+const coproc__op_def coproc__op_select_count = {
+    .name = "select_count",
+    .kind = COPROC_OP_SELECT,
+    .variant = COPROC_VARIANT_SELECT_COUNT,
+    .inputs = select_inputs,
+    .same_length = 1,
+    .check = select_check,
+    .features = select_count_features,
+    .device_bytes = select_device_bytes,
+    .learn = select_learn,
+    .run = select_count_in_memory,
+    .stream = select_count_stream,
+};
+
 static coproc_status select_bitmap_in_memory(coproc_runtime *rt, coproc__device *dev,
                                              const coproc_op *op, const coproc_column *const *v,
                                              coproc_result *out)

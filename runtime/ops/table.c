@@ -10,12 +10,24 @@
 #include "ops/ops.h"
 
 static const coproc__op_def *const table[] = {
-    &coproc__op_reduce,      &coproc__op_reduce_where, &coproc__op_select,
-    &coproc__op_select_bitmap, &coproc__op_map,        &coproc__op_cast,
-    &coproc__op_gather,      &coproc__op_scatter,      &coproc__op_compact,
-    &coproc__op_scan,        &coproc__op_group_by,     &coproc__op_sort,
-    &coproc__op_argsort,     &coproc__op_hash_join,    &coproc__op_merge_join,
-    &coproc__op_semi_join,   &coproc__op_hash_join_count,
+    &coproc__op_reduce,
+    &coproc__op_reduce_where,
+    &coproc__op_select,
+    &coproc__op_select_bitmap,
+    &coproc__op_map,
+    &coproc__op_cast,
+    &coproc__op_gather,
+    &coproc__op_scatter,
+    &coproc__op_compact,
+    &coproc__op_scan,
+    &coproc__op_group_by,
+    &coproc__op_sort,
+    &coproc__op_argsort,
+    &coproc__op_hash_join,
+    &coproc__op_merge_join,
+    &coproc__op_semi_join,
+    &coproc__op_hash_join_count,
+    &coproc__op_select_count,
 };
 
 const coproc__op_def *coproc__op_def_of(const coproc_op *op)

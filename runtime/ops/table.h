@@ -104,8 +104,8 @@ coproc_status coproc__check_bitmap(coproc_runtime *rt, const char *what,
 /* The table entries, one per public operator (defined in runtime/ops/<op>.c). */
 extern const coproc__op_def coproc__op_reduce, coproc__op_reduce_where, coproc__op_select,
     coproc__op_select_bitmap, coproc__op_map, coproc__op_cast, coproc__op_gather,
-    coproc__op_scatter, coproc__op_compact, coproc__op_scan, coproc__op_group_by,
-    coproc__op_sort, coproc__op_argsort, coproc__op_hash_join, coproc__op_merge_join,
-    coproc__op_semi_join, coproc__op_hash_join_count;
+    coproc__op_scatter, coproc__op_compact, coproc__op_scan, coproc__op_group_by, coproc__op_sort,
+    coproc__op_argsort, coproc__op_hash_join, coproc__op_merge_join, coproc__op_semi_join,
+    coproc__op_hash_join_count, coproc__op_select_count;
 
 #endif
