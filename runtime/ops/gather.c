@@ -648,10 +648,24 @@ static coproc_status upload_rows(coproc_runtime *rt, coproc__device *dev, const 
     return s;
 }
 
+/* Rows [first, first + n) of the host column col on dev: copied, or used in
+ * place (in_place: a host-unified device reads host memory). */
+static coproc_status rows_on_device(coproc_runtime *rt, coproc__device *dev,
+                                    const coproc_column *col, size_t first, size_t n, int in_place,
+                                    coproc_column **out)
+{
+    if (!in_place || n == 0)
+        return upload_rows(rt, dev, col, first, n, out);
+    char *host = col->host; /* the kernels only read src and positions */
+    return coproc__column_wrap_host(rt, dev, col->type, n,
+                                    host + first * coproc_type_size(col->type), out);
+}
+
 /* Rows [lo, lo + n) of the scattered copy *win (on dev): every chunk of src
  * and positions passes through and writes the rows it holds of the window. */
 static coproc_status scatter_window(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
-                                    size_t lo, coproc_column *win, size_t chunk, cl_mem flag)
+                                    size_t lo, coproc_column *win, size_t chunk, int in_place,
+                                    cl_mem flag)
 {
     char kname[32];
     snprintf(kname, sizeof kname, "scatter_window_%s", move_suffix(op->a->type));
@@ -660,9 +674,9 @@ static coproc_status scatter_window(coproc_runtime *rt, coproc__device *dev, con
     for (size_t first = 0; s == COPROC_OK && first < op->a->length; first += chunk) {
         size_t m = op->a->length - first < chunk ? op->a->length - first : chunk;
         coproc_column *src = NULL, *pos = NULL;
-        s = upload_rows(rt, dev, op->a, first, m, &src);
+        s = rows_on_device(rt, dev, op->a, first, m, in_place, &src);
         if (s == COPROC_OK)
-            s = upload_rows(rt, dev, op->b, first, m, &pos);
+            s = rows_on_device(rt, dev, op->b, first, m, in_place, &pos);
         if (s == COPROC_OK) {
             cl_ulong mm = m, wlo = lo, wn = win->length, limit = op->dst->length;
             coproc__geometry g = coproc__geometry_for(dev, m, 0);
@@ -677,7 +691,7 @@ static coproc_status scatter_window(coproc_runtime *rt, coproc__device *dev, con
             COPROC__ARG(a, flag);
             s = coproc__launch(rt, dev, &a, &g, kname);
         }
-        coproc_column_free(src);
+        coproc_column_free(src); /* in place: freeing waits for the kernel */
         coproc_column_free(pos);
     }
     if (k)
@@ -685,20 +699,51 @@ static coproc_status scatter_window(coproc_runtime *rt, coproc__device *dev, con
     return s;
 }
 
-/* Scatter past the budget: dst's copy is cut into windows of half the
- * budget; for each, the window goes to the device, src and positions stream
- * through it in chunks of the other half, and the window comes back. Every
- * window reads all of src and positions: (dst bytes / half the budget)
- * passes, where the in-memory scatter makes one. */
+/* The window's rows back in host memory at host: copied, or (in place)
+ * made visible by mapping the buffer over them. */
+static coproc_status window_back(coproc_runtime *rt, coproc__device *dev, coproc_column *win,
+                                 void *host, int in_place)
+{
+    size_t bytes = win->length * coproc_type_size(win->type);
+    if (!in_place)
+        return coproc__d2h(rt, dev, NULL, host, win->mem, 0, bytes, 0);
+    cl_int err = CL_SUCCESS;
+    void *p = coproc__map_now(dev, dev->queue, win->mem, CL_MAP_READ, 0, bytes, &err);
+    if (!p)
+        return coproc__fail_cl(rt, err, "scatter: mapping the result on device %d", dev->index);
+    coproc_status s = COPROC_OK;
+    if (p != host) /* a driver may map a copy; the spec promises the contents */
+        memcpy(host, p, bytes);
+    coproc__submit_begin(dev);
+    err = clEnqueueUnmapMemObject(dev->queue, win->mem, p, 0, NULL, NULL);
+    coproc__submit_end(dev);
+    if (err != CL_SUCCESS)
+        s = coproc__fail_cl(rt, err, "scatter: unmapping the result on device %d", dev->index);
+    return s;
+}
+
+/* Scatter past the budget. On a host-unified device with zero-copy (a CPU)
+ * the columns are host memory already: src, positions and dst's copy are
+ * used in place, in one pass, and the budget (device memory) is not
+ * touched. Elsewhere dst's copy is cut into windows of half the budget; for
+ * each, the window goes to the device, src and positions stream through it
+ * in chunks of the other half, and the window comes back. Every window reads
+ * all of src and positions: (dst bytes / half the budget) passes, where the
+ * in-memory scatter makes one. */
 static coproc_status scatter_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
                                     size_t budget, coproc_result *out)
 {
     size_t w = coproc_type_size(op->dst->type), rows = op->dst->length;
+    int in_place = dev->zero_copy && dev->info.host_unified_memory && rows > 0 &&
+                   rows * w <= dev->info.max_alloc_bytes &&
+                   op->a->length * w <= dev->info.max_alloc_bytes &&
+                   op->a->length * 4 <= dev->info.max_alloc_bytes;
     size_t half = budget / 2 > 64 ? budget / 2 - 64 : 0; /* 64: the flag and alignment */
-    size_t win = half / w, chunk = half / (coproc_type_size(op->a->type) + 4);
+    size_t win = in_place ? rows : half / w;
+    size_t chunk = in_place ? op->a->length : half / (coproc_type_size(op->a->type) + 4);
     win = win > UINT32_MAX ? UINT32_MAX : win;
     chunk = chunk > UINT32_MAX ? UINT32_MAX : chunk;
-    if (win == 0 || chunk == 0)
+    if (!in_place && (win == 0 || chunk == 0))
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
                             "scatter on device %d: %zu bytes of "
                             "budget hold no window of dst",
@@ -718,11 +763,11 @@ static coproc_status scatter_stream(coproc_runtime *rt, coproc__device *dev, con
     for (size_t lo = 0; s == COPROC_OK && flag && lo < rows; lo += win) {
         size_t n = rows - lo < win ? rows - lo : win;
         coproc_column *dwin = NULL;
-        s = upload_rows(rt, dev, out->column, lo, n, &dwin);
+        s = rows_on_device(rt, dev, out->column, lo, n, in_place, &dwin);
         if (s == COPROC_OK)
-            s = scatter_window(rt, dev, op, lo, dwin, chunk, flag);
+            s = scatter_window(rt, dev, op, lo, dwin, chunk, in_place, flag);
         if (s == COPROC_OK)
-            s = coproc__d2h(rt, dev, NULL, host + lo * w, dwin->mem, 0, n * w, 0);
+            s = window_back(rt, dev, dwin, host + lo * w, in_place);
         coproc_column_free(dwin);
     }
     if (s == COPROC_OK && flag)
