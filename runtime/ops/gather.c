@@ -649,16 +649,26 @@ static coproc_status upload_rows(coproc_runtime *rt, coproc__device *dev, const 
 }
 
 /* Rows [first, first + n) of the host column col on dev: copied, or used in
- * place (in_place: a host-unified device reads host memory). */
+ * place (in_place: a host-unified device reads host memory; the caller's
+ * src and positions read-only, dst's copy, coproc's own, written). */
 static coproc_status rows_on_device(coproc_runtime *rt, coproc__device *dev,
                                     const coproc_column *col, size_t first, size_t n, int in_place,
                                     coproc_column **out)
 {
     if (!in_place || n == 0)
         return upload_rows(rt, dev, col, first, n, out);
-    char *host = col->host; /* the kernels only read src and positions */
-    return coproc__column_wrap_host(rt, dev, col->type, n,
-                                    host + first * coproc_type_size(col->type), out);
+    char *host = (char *)col->host + first * coproc_type_size(col->type);
+    if (col->host_owned)
+        return coproc__column_wrap_host(rt, dev, col->type, n, host, out);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                                n * coproc_type_size(col->type), host, &err);
+    if (!mem)
+        return coproc__fail_cl(rt, err, "scatter: wrapping host memory on device %d", dev->index);
+    coproc_status s = coproc__column_wrap_mem(rt, dev, col->type, n, mem, out);
+    if (s == COPROC_OK)
+        (*out)->host_wrapped = 1; /* freeing it waits for the queue first */
+    return s;
 }
 
 /* Rows [lo, lo + n) of the scattered copy *win (on dev): every chunk of src
@@ -745,13 +755,12 @@ static coproc_status scatter_stream(coproc_runtime *rt, coproc__device *dev, con
     chunk = chunk > UINT32_MAX ? UINT32_MAX : chunk;
     if (!in_place && (win == 0 || chunk == 0))
         return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
-                            "scatter on device %d: %zu bytes of "
-                            "budget hold no window of dst",
+                            "scatter on device %d: %zu bytes of budget hold no window of dst",
                             dev->index, budget);
     if (rows == 0 && op->a->length > 0) /* every position is out of range */
         return coproc__fail(rt, COPROC_OUT_OF_RANGE,
-                            "coproc_scatter: a position is >= 0, the "
-                            "length of the indexed column");
+                            "coproc_scatter: a position is >= 0, the length of the indexed "
+                            "column");
     coproc_status s = coproc__host_column_new(rt, op->dst->type, rows, &out->column);
     if (s != COPROC_OK)
         return s;
