@@ -17,7 +17,9 @@
 #define MAX_DEV 16
 #define MAX_REPEAT 64
 
-enum { S_HYBRID, S_PLACED, S_WTAR, S_DEV0 }; /* then one a device */
+/* S_OPS_CPU: the plan one operator at a time on the CPU alone, WTAR's own
+ * baseline (the same operators, no placement). */
+enum { S_HYBRID, S_PLACED, S_WTAR, S_OPS_CPU, S_DEV0 }; /* then one a device */
 
 static void quiet_log(void *u, coproc_log_level l, const char *m)
 {
@@ -27,16 +29,17 @@ static void quiet_log(void *u, coproc_log_level l, const char *m)
 }
 
 /* One strategy's run of q on fresh tables; its time, NAN when it failed. */
-static double run_cold(coproc_runtime *rt, const ssb_db *db, int q, int s, const ssb_result *want,
-                       ssb_run *out)
+static double run_cold(coproc_runtime *rt, const ssb_db *db, int q, int s, int cpu,
+                       const ssb_result *want, ssb_run *out)
 {
     ssb_tables t;
     coproc_plan *p = NULL;
     coproc_node *root;
     int ok = ssb_tables_open(rt, db, -1, &t) == COPROC_OK;
     ok = ok && coproc_plan_create(rt, &p) == COPROC_OK && ssb_plan_build(p, &t, q, &root) == COPROC_OK;
-    coproc_query_mode mode = s == S_WTAR ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED;
-    int device = s >= S_DEV0 ? s - S_DEV0 : -1;
+    coproc_query_mode mode =
+        s == S_WTAR || s == S_OPS_CPU ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED;
+    int device = s >= S_DEV0 ? s - S_DEV0 : s == S_OPS_CPU ? cpu : -1;
     ok = ok && ssb_run_once(rt, p, root, q, mode, device, s == S_HYBRID, want, out) == 0 && out->ok;
     coproc_plan_free(p);
     if (ok || t.ncols)
@@ -45,7 +48,7 @@ static double run_cold(coproc_runtime *rt, const ssb_db *db, int q, int s, const
 }
 
 /* Totals over the queries at one budget into total[] (per strategy) and *rule. */
-static int one_budget(coproc_runtime *rt, const ssb_db *db, const int *run_q, int repeat,
+static int one_budget(coproc_runtime *rt, const ssb_db *db, const int *run_q, int repeat, int cpu,
                       double *total, double *rule)
 {
     int ndev = coproc_device_count(rt);
@@ -66,7 +69,11 @@ static int one_budget(coproc_runtime *rt, const ssb_db *db, const int *run_q, in
         /* A warm-up of each (kernels built, corrections learned), then interleaved. */
         for (int r = -1; r < repeat; r++)
             for (int s = 0; s < ns; s++) {
-                double x = run_cold(rt, db, q, s, &want, &out[s]);
+                if (s == S_OPS_CPU && cpu < 0) {
+                    t[s][r < 0 ? 0 : r] = NAN;
+                    continue;
+                }
+                double x = run_cold(rt, db, q, s, cpu, &want, &out[s]);
                 all_ok &= isfinite(x);
                 if (r >= 0)
                     t[s][r] = x;
@@ -116,26 +123,30 @@ int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, in
             cpu = info.type == COPROC_DEVICE_CPU ? d : cpu;
         }
         if (!quiet && !header++) {
-            printf("budget sweep: working set %.1f MB (every column the queries read), data in host "
-                   "memory\n%7s %9s %10s %10s %8s %9s", ws / 1e6, "budget", "budget_MB", "hybrid_ms",
-                   "placed_ms", "rule_ms", "wtar_ms");
+            printf(
+                "budget sweep: working set %.1f MB (every column the queries read), data in host "
+                "memory\n%7s %9s %10s %10s %8s %9s %11s",
+                ws / 1e6, "budget", "budget_MB", "hybrid_ms", "placed_ms", "rule_ms", "wtar_ms",
+                "ops_cpu_ms");
             for (int d = 0; d < ndev; d++)
                 printf("  dev%d_ms", d);
-            printf(" %12s\n", "worst/cpu");
+            printf(" %12s %13s\n", "worst/cpu", "wtar/ops_cpu");
         }
         double total[S_DEV0 + MAX_DEV], rule;
-        int ok = one_budget(rt, db, run_q, repeat, total, &rule) == 0;
+        int ok = one_budget(rt, db, run_q, repeat, cpu, total, &rule) == 0;
         all_ok &= ok;
         /* coproc's own strategies against the CPU alone: above 1 is a cliff. */
         double worst = fmax(total[S_HYBRID], fmax(total[S_PLACED], total[S_WTAR]));
         double vs_cpu = cpu >= 0 ? worst / total[S_DEV0 + cpu] : NAN;
         double fused_vs_cpu = cpu >= 0 ? fmax(total[S_HYBRID], total[S_PLACED]) / total[S_DEV0 + cpu] : NAN;
         if (!quiet) {
-            printf("%6d%% %9.1f %10.2f %10.2f %8.2f %9.2f", pct[i], o.device_budget_bytes / 1e6,
-                   1e3 * total[S_HYBRID], 1e3 * total[S_PLACED], 1e3 * rule, 1e3 * total[S_WTAR]);
+            printf("%6d%% %9.1f %10.2f %10.2f %8.2f %9.2f %11.2f", pct[i],
+                   o.device_budget_bytes / 1e6, 1e3 * total[S_HYBRID], 1e3 * total[S_PLACED],
+                   1e3 * rule, 1e3 * total[S_WTAR], 1e3 * total[S_OPS_CPU]);
             for (int d = 0; d < ndev; d++)
                 printf(" %8.2f", 1e3 * total[S_DEV0 + d]);
-            printf(" %12.3f%s\n", vs_cpu, ok ? "" : "  FAILED (a run failed or was wrong: stderr)");
+            printf(" %12.3f %13.3f%s\n", vs_cpu, total[S_WTAR] / total[S_OPS_CPU],
+                   ok ? "" : "  FAILED (a run failed or was wrong: stderr)");
         }
         json_t *e = json_object(), *st = json_object();
         json_object_set_new(e, "percent", json_integer(pct[i]));
@@ -144,6 +155,7 @@ int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, in
         json_object_set_new(st, "hybrid", json_real(total[S_HYBRID]));
         json_object_set_new(st, "placement", json_real(total[S_PLACED]));
         json_object_set_new(st, "wtar operators", json_real(total[S_WTAR]));
+        json_object_set_new(st, "cpu alone operators", json_real(total[S_OPS_CPU]));
         json_object_set_new(st, "static rule", json_real(rule));
         for (int d = 0; d < ndev; d++) {
             char name[32];
@@ -153,6 +165,9 @@ int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, in
         json_object_set_new(e, "total_seconds", st);
         json_object_set_new(e, "cpu_device", json_integer(cpu));
         json_object_set_new(e, "worst_coproc_vs_cpu", isfinite(vs_cpu) ? json_real(vs_cpu) : json_null());
+        double wtar_ops = total[S_WTAR] / total[S_OPS_CPU];
+        json_object_set_new(e, "wtar_vs_cpu_operators",
+                            isfinite(wtar_ops) ? json_real(wtar_ops) : json_null());
         json_object_set_new(e, "worst_fused_vs_cpu",
                             isfinite(fused_vs_cpu) ? json_real(fused_vs_cpu) : json_null());
         json_array_append_new(rows, e);

@@ -43,10 +43,31 @@ __kernel void gather_check(__global const uint *positions, ulong m, ulong limit,
         COPROC_FOR_EACH_ROW(i, m) { dst[positions[i]] = src[i]; }                        \
     }
 
+/* The scatter streamed through a window of dst: dst holds rows [lo, lo + n)
+ * of the whole, of `limit` rows; positions outside the window are left to
+ * the other windows' runs, positions >= limit set *bad (the host then drops
+ * the output). */
+#define SCATTER_WINDOW_KERNEL(NAME, T)                                                   \
+    __kernel void NAME(__global const T *src, __global const uint *positions, ulong m,   \
+                       __global T *dst, ulong lo, ulong n, ulong limit, __global uint *bad) \
+    {                                                                                    \
+        uint b = 0;                                                                      \
+        COPROC_FOR_EACH_ROW(i, m) {                                                      \
+            ulong p = positions[i];                                                      \
+            b |= p >= limit;                                                             \
+            if (p >= lo && p - lo < n)                                                   \
+                dst[p - lo] = src[i];                                                    \
+        }                                                                                \
+        if (b)                                                                           \
+            atomic_or(bad, 1u);                                                          \
+    }
+
 GATHER_KERNEL(gather_b32, uint)
 GATHER_KERNEL(gather_b64, ulong)
 SCATTER_KERNEL(scatter_b32, uint)
 SCATTER_KERNEL(scatter_b64, ulong)
+SCATTER_WINDOW_KERNEL(scatter_window_b32, uint)
+SCATTER_WINDOW_KERNEL(scatter_window_b64, ulong)
 
 /* ---- bitmaps. Group g owns words [g * wchunk, (g + 1) * wchunk). */
 

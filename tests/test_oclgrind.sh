@@ -8,7 +8,8 @@
 # query kernels (test_query, tables up to 777 rows), every operator at small
 # sizes and the calibration kernels (test_portable test_ops_small), the fold
 # of composite keys (test_composite_keys, up to 33 rows), the null paths of
-# every operator (test_nulls, quick). The Oclgrind
+# every operator (test_nulls, quick), the streamed scatter (test_budget_scatter,
+# up to 20000 rows). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
 set -u
@@ -77,6 +78,12 @@ done
 # and the composed operators' moves (kernel copies, which Oclgrind follows).
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
+done
+# The scatter streamed through windows of dst (cl/gather.cl scatter_window)
+# at the smallest budget: up to 20000 rows, 8-byte rows in 3 windows;
+# distinct positions only (duplicates race by design: one writer wins).
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=20000 COPROC_TEST_DISTINCT=1 run "$path" "" test_budget_scatter
 done
 unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]

@@ -17,6 +17,7 @@
 #include "ops/reduce_fold.h"
 #include "core/error.h"
 #include "exec/chunked.h"
+#include "backend/opencl/transfer.h"
 #include "ops/table.h"
 #include "backend/opencl/sync.h"
 
@@ -631,12 +632,174 @@ static coproc_status scatter_in_memory(coproc_runtime *rt, coproc__device *dev,
     return COPROC_OK;
 }
 
+/* A device copy of rows [first, first + n) of the host column col. */
+static coproc_status upload_rows(coproc_runtime *rt, coproc__device *dev, const coproc_column *col,
+                                 size_t first, size_t n, coproc_column **out)
+{
+    size_t w = coproc_type_size(col->type);
+    coproc_status s = coproc__column_new(rt, dev, col->type, n, out);
+    if (s == COPROC_OK && n)
+        s = coproc__h2d(rt, dev, NULL, (*out)->mem, 0, (const char *)col->host + first * w, n * w,
+                        0);
+    if (s != COPROC_OK) {
+        coproc_column_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* Rows [first, first + n) of the host column col on dev: copied, or used in
+ * place (in_place: a host-unified device reads host memory; the caller's
+ * src and positions read-only, dst's copy, coproc's own, written). */
+static coproc_status rows_on_device(coproc_runtime *rt, coproc__device *dev,
+                                    const coproc_column *col, size_t first, size_t n, int in_place,
+                                    coproc_column **out)
+{
+    if (!in_place || n == 0)
+        return upload_rows(rt, dev, col, first, n, out);
+    char *host = (char *)col->host + first * coproc_type_size(col->type);
+    if (col->host_owned)
+        return coproc__column_wrap_host(rt, dev, col->type, n, host, out);
+    cl_int err;
+    cl_mem mem = clCreateBuffer(dev->context, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                                n * coproc_type_size(col->type), host, &err);
+    if (!mem)
+        return coproc__fail_cl(rt, err, "scatter: wrapping host memory on device %d", dev->index);
+    coproc_status s = coproc__column_wrap_mem(rt, dev, col->type, n, mem, out);
+    if (s == COPROC_OK)
+        (*out)->host_wrapped = 1; /* freeing it waits for the queue first */
+    return s;
+}
+
+/* Rows [lo, lo + n) of the scattered copy *win (on dev): every chunk of src
+ * and positions passes through and writes the rows it holds of the window. */
+static coproc_status scatter_window(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    size_t lo, coproc_column *win, size_t chunk, int in_place,
+                                    cl_mem flag)
+{
+    char kname[32];
+    snprintf(kname, sizeof kname, "scatter_window_%s", move_suffix(op->a->type));
+    coproc__kernel_lease *k = NULL;
+    coproc_status s = coproc__kernel_borrow(rt, dev, "gather", kname, &k);
+    for (size_t first = 0; s == COPROC_OK && first < op->a->length; first += chunk) {
+        size_t m = op->a->length - first < chunk ? op->a->length - first : chunk;
+        coproc_column *src = NULL, *pos = NULL;
+        s = rows_on_device(rt, dev, op->a, first, m, in_place, &src);
+        if (s == COPROC_OK)
+            s = rows_on_device(rt, dev, op->b, first, m, in_place, &pos);
+        if (s == COPROC_OK) {
+            cl_ulong mm = m, wlo = lo, wn = win->length, limit = op->dst->length;
+            coproc__geometry g = coproc__geometry_for(dev, m, 0);
+            coproc__args a = {k->kernel, 0, CL_SUCCESS};
+            COPROC__ARG(a, src->mem);
+            COPROC__ARG(a, pos->mem);
+            COPROC__ARG(a, mm);
+            COPROC__ARG(a, win->mem);
+            COPROC__ARG(a, wlo);
+            COPROC__ARG(a, wn);
+            COPROC__ARG(a, limit);
+            COPROC__ARG(a, flag);
+            s = coproc__launch(rt, dev, &a, &g, kname);
+        }
+        coproc_column_free(src); /* in place: freeing waits for the kernel */
+        coproc_column_free(pos);
+    }
+    if (k)
+        coproc__kernel_return(dev, k);
+    return s;
+}
+
+/* The window's rows back in host memory at host: copied, or (in place)
+ * made visible by mapping the buffer over them. */
+static coproc_status window_back(coproc_runtime *rt, coproc__device *dev, coproc_column *win,
+                                 void *host, int in_place)
+{
+    size_t bytes = win->length * coproc_type_size(win->type);
+    if (!in_place)
+        return coproc__d2h(rt, dev, NULL, host, win->mem, 0, bytes, 0);
+    cl_int err = CL_SUCCESS;
+    void *p = coproc__map_now(dev, dev->queue, win->mem, CL_MAP_READ, 0, bytes, &err);
+    if (!p)
+        return coproc__fail_cl(rt, err, "scatter: mapping the result on device %d", dev->index);
+    coproc_status s = COPROC_OK;
+    if (p != host) /* a driver may map a copy; the spec promises the contents */
+        memcpy(host, p, bytes);
+    coproc__submit_begin(dev);
+    err = clEnqueueUnmapMemObject(dev->queue, win->mem, p, 0, NULL, NULL);
+    coproc__submit_end(dev);
+    if (err != CL_SUCCESS)
+        s = coproc__fail_cl(rt, err, "scatter: unmapping the result on device %d", dev->index);
+    return s;
+}
+
+/* Scatter past the budget. On a host-unified device with zero-copy (a CPU)
+ * the columns are host memory already: src, positions and dst's copy are
+ * used in place, in one pass, and the budget (device memory) is not
+ * touched. Elsewhere dst's copy is cut into windows of half the budget; for
+ * each, the window goes to the device, src and positions stream through it
+ * in chunks of the other half, and the window comes back. Every window reads
+ * all of src and positions: (dst bytes / half the budget) passes, where the
+ * in-memory scatter makes one. */
+static coproc_status scatter_stream(coproc_runtime *rt, coproc__device *dev, const coproc_op *op,
+                                    size_t budget, coproc_result *out)
+{
+    size_t w = coproc_type_size(op->dst->type), rows = op->dst->length;
+    int in_place = dev->zero_copy && dev->info.host_unified_memory && rows > 0 &&
+                   rows * w <= dev->info.max_alloc_bytes &&
+                   op->a->length * w <= dev->info.max_alloc_bytes &&
+                   op->a->length * 4 <= dev->info.max_alloc_bytes;
+    size_t half = budget / 2 > 64 ? budget / 2 - 64 : 0; /* 64: the flag and alignment */
+    size_t win = in_place ? rows : half / w;
+    size_t chunk = in_place ? op->a->length : half / (coproc_type_size(op->a->type) + 4);
+    win = win > UINT32_MAX ? UINT32_MAX : win;
+    chunk = chunk > UINT32_MAX ? UINT32_MAX : chunk;
+    if (!in_place && (win == 0 || chunk == 0))
+        return coproc__fail(rt, COPROC_DEVICE_OUT_OF_MEMORY,
+                            "scatter on device %d: %zu bytes of budget hold no window of dst",
+                            dev->index, budget);
+    if (rows == 0 && op->a->length > 0) /* every position is out of range */
+        return coproc__fail(rt, COPROC_OUT_OF_RANGE,
+                            "coproc_scatter: a position is >= 0, the length of the indexed "
+                            "column");
+    coproc_status s = coproc__host_column_new(rt, op->dst->type, rows, &out->column);
+    if (s != COPROC_OK)
+        return s;
+    char *host = out->column->host;
+    if (rows)
+        memcpy(host, op->dst->host, rows * w);
+    cl_mem flag = NULL;
+    s = op->a->length ? new_flag(rt, dev, &flag) : COPROC_OK;
+    for (size_t lo = 0; s == COPROC_OK && flag && lo < rows; lo += win) {
+        size_t n = rows - lo < win ? rows - lo : win;
+        coproc_column *dwin = NULL;
+        s = rows_on_device(rt, dev, out->column, lo, n, in_place, &dwin);
+        if (s == COPROC_OK)
+            s = scatter_window(rt, dev, op, lo, dwin, chunk, in_place, flag);
+        if (s == COPROC_OK)
+            s = window_back(rt, dev, dwin, host + lo * w, in_place);
+        coproc_column_free(dwin);
+    }
+    if (s == COPROC_OK && flag)
+        s = read_flag(rt, dev, flag, "coproc_scatter", rows);
+    if (flag)
+        clReleaseMemObject(flag);
+    if (s != COPROC_OK) {
+        coproc_column_free(out->column);
+        out->column = NULL;
+    }
+    return s;
+}
+
 const coproc__op_def coproc__op_scatter = {
-    .name = "scatter", .kind = COPROC_OP_GATHER, .variant = COPROC_VARIANT_SCATTER,
-    .inputs = scatter_inputs, .check = scatter_check, .features = scatter_features,
-    .device_bytes = scatter_device_bytes, .run = scatter_in_memory,
-    .no_stream = "scatter writes anywhere in dst: dst, src and positions must fit the device "
-                 "budget together",
+    .name = "scatter",
+    .kind = COPROC_OP_GATHER,
+    .variant = COPROC_VARIANT_SCATTER,
+    .inputs = scatter_inputs,
+    .check = scatter_check,
+    .features = scatter_features,
+    .device_bytes = scatter_device_bytes,
+    .run = scatter_in_memory,
+    .stream = scatter_stream,
 };
 
 static coproc_status compact_check(coproc_runtime *rt, const coproc_op *op,
