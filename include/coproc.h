@@ -573,9 +573,9 @@ COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, 
  *   coproc_select (its positions are then COPROC_UINT64, each chunk's 32-bit
  *   positions plus the chunk's first row), coproc_map and coproc_group_by run
  *   there, and every count (select, reduce COUNT, group-by counts) is 64-bit.
- *   Operators that take or make positions otherwise (gather and scatter take
- *   UINT32 positions only: UNSUPPORTED_TYPE for UINT64; argsort, the joins)
- *   return UNSUPPORTED over more than UINT32_MAX rows.
+ *   Gather and scatter take UINT32 positions only (UNSUPPORTED_TYPE for
+ *   UINT64); scatter streams its src and positions in such chunks too.
+ *   Argsort and the joins return UNSUPPORTED over more than UINT32_MAX rows.
  * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
  *   other key types give UNSUPPORTED_TYPE.
  */

@@ -331,13 +331,19 @@ static void huge_column(void **state)
     assert_status(COPROC_UNSUPPORTED, coproc_hash_join_count(rt, small, col, &pairs));
     assert_non_null(strstr(coproc_errmsg(rt), "2^32"));
     coproc_column_free(small);
-    /* Scatter does not stream: refused, not run out of memory. The same
-     * pages as UINT32 positions (all 0 but the marked rows). */
+    /* Scatter streams src and positions in chunks of at most UINT32_MAX
+     * rows. The same pages as UINT32 positions (all 0 but the marked rows,
+     * some of them past 2^32) into 4 rows: a marked row's position is out
+     * of range, found however far it lies, and dst is left as it was. */
     coproc_column *as_pos = NULL, *dst = NULL;
     assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT32, h.data, HUGE_ROWS, &as_pos));
     assert_ok(rt, coproc_column_host_alloc(rt, COPROC_INT32, 4, &dst));
-    assert_status(COPROC_UNSUPPORTED, coproc_scatter(rt, col, as_pos, dst));
-    assert_non_null(strstr(coproc_errmsg(rt), "UINT32_MAX"));
+    int32_t *d4 = coproc_column_host_data(dst);
+    for (int i = 0; i < 4; i++)
+        d4[i] = 100 + i;
+    assert_status(COPROC_OUT_OF_RANGE, coproc_scatter(rt, col, as_pos, dst));
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(d4[i], 100 + i);
     coproc_column_free(as_pos);
     coproc_column_free(dst);
     coproc_column_free(col);

@@ -16,8 +16,9 @@ int coproc__op_home_device(const coproc_op *op);
 /* Whether dev can run op at all (fp64 inputs need fp64). */
 int coproc__op_runs_on(const coproc_op *op, const coproc__device *dev);
 
-/* 0 when op cannot stream (scatter) and its inputs and working memory
- * exceed dev's budget: it would fail there (placement avoids such a device). */
+/* 0 when op cannot stream (an operator without a streamed form: none of
+ * today's) and its inputs and working memory exceed dev's budget: it would
+ * fail there (placement avoids such a device). */
 int coproc__op_fits(coproc_runtime *rt, const coproc_op *op, coproc__device *dev);
 
 /* Estimated seconds of op on dev: moving the inputs not resident there, the
