@@ -904,23 +904,29 @@ typedef struct gb_de64 {
  * entry's pad counts those rows, and gb_dmerge_* takes them out of the count. */
 #define GB_BIT(v, i) (((v)[(i) >> 5] >> ((uint)(i) & 31u)) & 1u)
 #define GB_DENSE_SLOT(kok, i) ((kok) ? (uint)(keys[i] - base) : (uint)(range - 1))
-/* A row loop LOOP(KOK, VOK) once for each case: KOK / VOK whether row i's
- * key / value is valid, constant 1 where that column has no nulls (so the
- * null-free loop is as it was, and each other reads only the bits it needs). */
-#define GB_NULL_CASES(LOOP, ...)                                                         \
-    if (kvalid && vvalid) {                                                              \
-        LOOP(GB_BIT(kvalid, i), GB_BIT(vvalid, i), __VA_ARGS__)                          \
-    } else if (kvalid) {                                                                 \
-        LOOP(GB_BIT(kvalid, i), 1u, __VA_ARGS__)                                         \
-    } else if (vvalid) {                                                                 \
-        LOOP(1u, GB_BIT(vvalid, i), __VA_ARGS__)                                         \
-    } else {                                                                             \
-        LOOP(1u, 1u, __VA_ARGS__)                                                        \
+/* The rows of a work-item's chunk [i, end) with nulls, a validity word (32
+ * rows) at a time: ROWS(KOK, VOK, ...) runs the rows up to `stop` with KOK /
+ * VOK (whether row i's key / value is valid) the constant 1 for a word
+ * whose rows are all valid (most, where nulls are few: the null-free loop),
+ * else read from the word's bits. Without nulls, the null-free loop alone. */
+#define GB_WORD_ROWS(ROWS, ...)                                                          \
+    if (!kvalid && !vvalid) {                                                            \
+        ulong stop = end;                                                                \
+        ROWS(1u, 1u, __VA_ARGS__)                                                        \
+    }                                                                                    \
+    while ((kvalid || vvalid) && i < end && !out) {                                      \
+        ulong stop = min(end, (i | 31) + 1);                                             \
+        uint kw = kvalid ? kvalid[i >> 5] : ~0u, vw = vvalid ? vvalid[i >> 5] : ~0u;     \
+        if ((kw & vw) == ~0u) {                                                          \
+            ROWS(1u, 1u, __VA_ARGS__)                                                    \
+        } else {                                                                         \
+            ROWS((kw >> ((uint)i & 31u)) & 1u, (vw >> ((uint)i & 31u)) & 1u, __VA_ARGS__) \
+        }                                                                                \
     }
 
-/* GB_DEFINE_DENSE's row loop. */
-#define GB_DENSE_LOOP(KOK, VOK, ET, VT, DV, MM)                                          \
-    COPROC_FOR_EACH_ROW(i, n) {                                                          \
+/* GB_DEFINE_DENSE's rows (GB_WORD_ROWS). */
+#define GB_DENSE_ROWS(KOK, VOK, ET, VT, DV, MM)                                          \
+    for (; i < stop; i++) {                                                              \
         uint vok = VOK;                                                                  \
         __global ET *e = t + GB_DENSE_SLOT(KOK, i);                                      \
         VT x = vals[i], o = x ^ flip;                                                    \
@@ -984,7 +990,10 @@ typedef struct gb_des {
             t[s].pad = 0;                                                                \
             GB_DMM_CLEAR_##MM(t[s], VT)                                                  \
         }                                                                                \
-        GB_NULL_CASES(GB_DENSE_LOOP, ET, VT, DV, MM)                                     \
+        ulong chunk = (n + get_global_size(0) - 1) / get_global_size(0);                 \
+        ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk);             \
+        uint out = 0; /* never set: GB_WORD_ROWS's flag for gb_wdense_* */              \
+        GB_WORD_ROWS(GB_DENSE_ROWS, ET, VT, DV, MM)                                      \
     }
 GB_DEFINE_DENSE(gb_dense_k32_i32, uint, uint, gb_de32, GB_DV_i32, 1)
 GB_DEFINE_DENSE(gb_dense_k64_i32, ulong, uint, gb_de32, GB_DV_i32, 1)
@@ -999,9 +1008,9 @@ GB_DEFINE_DENSE(gb_dense_k64_u32_sum, ulong, uint, gb_des, GB_DV_u32, 0)
 GB_DEFINE_DENSE(gb_dense_k32_v64_sum, uint, ulong, gb_des, GB_DV_v64, 0)
 GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
 
-/* GB_DEFINE_WDENSE's row loop. */
-#define GB_WLOOP(KOK, VOK, KT, VT, ET, ROW, MM, DV)                                       \
-    for (; i < end && !out; i++) { /* a flag, not a break (hash_join.cl) */               \
+/* GB_DEFINE_WDENSE's rows (GB_WORD_ROWS). */
+#define GB_WROWS(KOK, VOK, KT, VT, ET, ROW, MM, DV)                                       \
+    for (; i < stop && !out; i++) { /* a flag, not a break (hash_join.cl) */              \
         uint kok = KOK;                                                                   \
         KT s = kok ? keys[i] - base : (KT)W;                                              \
         if (kok && s >= W)                                                                \
@@ -1036,7 +1045,7 @@ GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
             f++;                                                                          \
         KT base = f < end ? keys[f] - (KT)(W / 2) : 0;                                    \
         uint out = 0;                                                                     \
-        GB_NULL_CASES(GB_WLOOP, KT, VT, ET, ROW, MM, DV)                                  \
+        GB_WORD_ROWS(GB_WROWS, KT, VT, ET, ROW, MM, DV)                                   \
         ulong lo = ULONG_MAX, hi = 0;                                                     \
         for (ulong j = 0; j < W; j++)                                                     \
             if (USED(j)) {                                                                \
