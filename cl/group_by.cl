@@ -925,6 +925,8 @@ typedef struct gb_de64 {
         } else if (!kvalid && !(MM)) {                                                   \
             ROWS(1u, 1u, __VA_ARGS__)                                                    \
             UNDO(from, stop, vw, VT, ET, DV)                                             \
+        } else if (!vvalid) {                                                            \
+            ROWS((kw >> ((uint)i & 31u)) & 1u, 1u, __VA_ARGS__)                          \
         } else {                                                                         \
             ROWS((kw >> ((uint)i & 31u)) & 1u, (vw >> ((uint)i & 31u)) & 1u, __VA_ARGS__) \
         }                                                                                \

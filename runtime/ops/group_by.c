@@ -1119,7 +1119,9 @@ void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
         }
 }
 
-/* ---- nulls (coproc.h): composed from the null-free group-by.
+/* ---- nulls (coproc.h). On the CPU path with dense keys and integer values
+ * or none, the kernels read the bitmaps (group_by_nulls_dense, above).
+ * Otherwise composed from the null-free group-by, as follows.
  * Keys with nulls: the null keys are given a key no row has (one past the
  * largest raw key, or one before the smallest: a sentinel), so the null rows
  * make one group in the same group-by; that group is then moved last and
