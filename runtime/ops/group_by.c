@@ -74,6 +74,10 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define INSERT_ROW_STEPS 16
 #define LOCAL_PROBE_STEPS (16 + 1) /* gb_local_slot: GB_LOCAL_PROBES */
 #define FIX_STEPS (4 + 1)          /* gb_fix / gb_float_sum: the 4-word negation */
+/* The dense kernels with nulls (GB_WORD_ROWS): a row, plus for each word of
+ * 32 rows its loop's step, the row loop's entry and the take-back's loop (up
+ * to 33), and the window kernels' search for their first valid key. */
+#define NULLS_STEPS_PER_ROW 4
 
 typedef struct gb_plan {
     cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
@@ -666,8 +670,10 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
 }
 
 /* Work-items (each with a private table) of the CPU path's dense kernel, 0
- * when the tables would take too much memory. */
-static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry)
+ * when the tables would take too much memory. per_row: the loop steps a row
+ * takes (1; NULLS_STEPS_PER_ROW with validity bitmaps). */
+static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry,
+                               uint64_t per_row)
 {
     /* Each work-item clears its table: a loop of `range` steps, which a
      * device with a cap on one work-item's loop (rusticl) cannot run. */
@@ -700,7 +706,8 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
     /* Loop steps where the driver limits them: a work-item clears its table
      * and walks its rows; gb_dmerge_* walks the want tables for a slot. */
     uint64_t budget = step_budget(dev);
-    if (budget && want && ((range + 1) + (n + want - 1) / want > budget || want + 2 > budget))
+    if (budget && want &&
+        ((range + 1) + per_row * ((n + want - 1) / want) > budget || want + 2 > budget))
         return 0;
     return want;
 }
@@ -762,7 +769,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     const char *vname = dense_entry(p, values, &entry);
     size_t P = w ? w->P : 0;
     *used = 0;
-    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry)) == 0)
+    uint64_t per_row = kvalid || vvalid ? NULLS_STEPS_PER_ROW : 1;
+    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry, per_row)) == 0)
         return COPROC_OK;
     *used = 1;
 
@@ -979,12 +987,12 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
     int wide = coproc_type_size(keys->type) == 8;
     const char *vname = dense_entry(p, values, &entry);
     *used = 0;
-    size_t P = dense_partitions(dev, n, DENSE_WINDOW + 1, entry);
+    uint64_t per_row = kvalid || vvalid ? NULLS_STEPS_PER_ROW : 1;
+    size_t P = dense_partitions(dev, n, DENSE_WINDOW + 1, entry, per_row);
     /* Loop steps where the driver limits them: gb_wdense_* walks its table
-     * twice (clearing, then the occupied slots) besides its rows, and its
-     * rows twice more to find the first valid key. */
+     * twice (clearing, then the occupied slots) besides its rows. */
     uint64_t budget = step_budget(dev);
-    if (!P || (budget && 2 * (DENSE_WINDOW + 2) + 2 * ((n + P - 1) / P + 1) > budget))
+    if (!P || (budget && 2 * (DENSE_WINDOW + 2) + per_row * ((n + P - 1) / P + 1) > budget))
         return COPROC_OK;
     char kname[48];
     snprintf(kname, sizeof kname, "gb_wdense_k%d_%s%s", wide ? 64 : 32, vname,
