@@ -816,6 +816,28 @@ __kernel void gb_invert(__global const uint *perm, ulong n, __global uint *rank)
     }
 GB_DEFINE_RANGE(gb_key_range_k64, ulong)
 
+/* Row i valid in bitmap v (NULL: every row is). */
+#define GB_VALID(v, i) (!(v) || (((v)[(i) >> 5] >> ((uint)(i) & 31u)) & 1u))
+
+/* The range of the valid keys only (a null key's bits are anything). */
+#define GB_DEFINE_RANGE_VALID(NAME, KT)                                                  \
+    __kernel void NAME(__global const KT *keys, ulong n, ulong flip,                     \
+                       __global const uint *kvalid, __global ulong *out,                 \
+                       __local ulong *scratch)                                           \
+    {                                                                                    \
+        ulong lo = ULONG_MAX, hi = 0;                                                    \
+        COPROC_FOR_EACH_ROW(i, n) {                                                      \
+            ulong o = (ulong)keys[i] ^ flip;                                             \
+            if (GB_VALID(kvalid, i)) {                                                   \
+                lo = min(lo, o);                                                         \
+                hi = max(hi, o);                                                         \
+            }                                                                            \
+        }                                                                                \
+        GB_RANGE_GROUP(lo, hi, out, scratch)                                             \
+    }
+GB_DEFINE_RANGE_VALID(gb_key_range_valid_k32, uint)
+GB_DEFINE_RANGE_VALID(gb_key_range_valid_k64, ulong)
+
 #if COPROC_CPU
 /* 32-bit keys on the CPU path: a work-item's chunk 8 keys a step in uint
  * lanes (the row loop in ulong stays scalar, and took about half as long as
@@ -875,15 +897,85 @@ typedef struct gb_de64 {
     uint cnt, pad;
 } gb_de64;
 
+/* Nulls (the CPU path): kvalid / vvalid are the keys' / values' validity
+ * bitmaps, or NULL (no nulls). A row with a null key goes to the last slot,
+ * range - 1, which group_by.c adds for it (the null group). A row with a null
+ * value counts in its group's rows (the group exists) but adds nothing: the
+ * entry's pad counts those rows, and gb_dmerge_* takes them out of the count. */
+#define GB_BIT(v, i) (((v)[(i) >> 5] >> ((uint)(i) & 31u)) & 1u)
+#define GB_DENSE_SLOT(kok, i) ((kok) ? (uint)(keys[i] - base) : (uint)(range - 1))
+/* The rows of a work-item's chunk [i, end) with nulls, a validity word (32
+ * rows) at a time: ROWS(KOK, VOK, ...) runs the rows up to `stop` with KOK /
+ * VOK (whether row i's key / value is valid) the constant 1 for a word
+ * whose rows are all valid (most, where nulls are few: the null-free loop),
+ * else read from the word's bits - except for null values alone under sums
+ * and counts (MM 0): the word's rows run as valid, then UNDO takes its null
+ * rows' values back out (integer sums wrap: exactly), as testing each row
+ * cost about twice the null-free row. Without nulls, the null-free loop. */
+#define GB_WORD_ROWS(ROWS, UNDO, VT, ET, DV, MM, ...)                                    \
+    if (!kvalid && !vvalid) {                                                            \
+        ulong stop = end;                                                                \
+        ROWS(1u, 1u, __VA_ARGS__)                                                        \
+    }                                                                                    \
+    while ((kvalid || vvalid) && i < end && !out) {                                      \
+        ulong stop = min(end, (i | 31) + 1), from = i;                                   \
+        uint kw = kvalid ? kvalid[i >> 5] : ~0u, vw = vvalid ? vvalid[i >> 5] : ~0u;     \
+        if ((kw & vw) == ~0u) {                                                          \
+            ROWS(1u, 1u, __VA_ARGS__)                                                    \
+        } else if (!kvalid && !(MM)) {                                                   \
+            ROWS(1u, 1u, __VA_ARGS__)                                                    \
+            UNDO(from, stop, vw, VT, ET, DV)                                             \
+        } else if (!vvalid) {                                                            \
+            ROWS((kw >> ((uint)i & 31u)) & 1u, 1u, __VA_ARGS__)                          \
+        } else {                                                                         \
+            ROWS((kw >> ((uint)i & 31u)) & 1u, (vw >> ((uint)i & 31u)) & 1u, __VA_ARGS__) \
+        }                                                                                \
+    }
+
+/* The rows of [from, stop) whose bit of vw is 0 (a null value) taken out of
+ * their entry's sum and counted in its pad (none when a window stopped:
+ * its tables are not used, and its rows past the stop not in them). */
+#define GB_UNDO_NONE(from, stop, vw, VT, ET, DV)
+#define GB_UNDO_VALUES(from, stop, vw, VT, ET, DV)                                       \
+    for (uint m = out ? 0u : ~vw; m != 0; m &= m - 1) {                                  \
+        ulong j = ((from) & ~(ulong)31) + (31 - clz(m & (0u - m)));                      \
+        if (j >= (from) && j < (stop)) {                                                 \
+            __global ET *e = t + (uint)(keys[j] - base);                                 \
+            VT x = vals[j];                                                              \
+            ulong add = DV;                                                              \
+            e->sum -= add;                                                               \
+            e->pad++;                                                                    \
+        }                                                                                \
+    }
+
+/* GB_DEFINE_DENSE's rows (GB_WORD_ROWS). */
+#define GB_DENSE_ROWS(KOK, VOK, ET, VT, DV, MM)                                          \
+    for (; i < stop; i++) {                                                              \
+        uint vok = VOK;                                                                  \
+        __global ET *e = t + GB_DENSE_SLOT(KOK, i);                                      \
+        VT x = vals[i], o = x ^ flip;                                                    \
+        ulong add = DV;                                                                  \
+        e->cnt++;                                                                        \
+        e->pad += vok ^ 1u;                                                              \
+        e->sum += vok ? add : 0;                                                         \
+        if (vok) {                                                                       \
+            GB_DMM_ROW_##MM(e, o)                                                        \
+        }                                                                                \
+    }
+
 /* Counts only. */
 #define GB_DEFINE_DENSE_NONE(NAME, KT)                                                   \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global uint *part)                                              \
+                       __global const uint *kvalid, __global uint *part)                 \
     {                                                                                    \
         __global uint *t = part + get_global_id(0) * range;                              \
         for (ulong s = 0; s < range; s++)                                                \
             t[s] = 0;                                                                    \
-        COPROC_FOR_EACH_ROW(i, n) { t[(uint)(keys[i] - base)]++; }                       \
+        if (kvalid) {                                                                    \
+            COPROC_FOR_EACH_ROW(i, n) { t[GB_DENSE_SLOT(GB_BIT(kvalid, i), i)]++; }      \
+        } else {                                                                         \
+            COPROC_FOR_EACH_ROW(i, n) { t[(uint)(keys[i] - base)]++; }                   \
+        }                                                                                \
     }
 GB_DEFINE_DENSE_NONE(gb_dense_k32_none, uint)
 GB_DEFINE_DENSE_NONE(gb_dense_k64_none, ulong)
@@ -912,7 +1004,8 @@ typedef struct gb_des {
  * MM whether min/max are kept (ET has mn/mx then). */
 #define GB_DEFINE_DENSE(NAME, KT, VT, ET, DV, MM)                                        \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global const VT *vals, VT flip, __global ET *part)              \
+                       __global const uint *kvalid, __global const VT *vals, VT flip,    \
+                       __global const uint *vvalid, __global ET *part)                   \
     {                                                                                    \
         __global ET *t = part + get_global_id(0) * range;                                \
         for (ulong s = 0; s < range; s++) {                                              \
@@ -921,13 +1014,10 @@ typedef struct gb_des {
             t[s].pad = 0;                                                                \
             GB_DMM_CLEAR_##MM(t[s], VT)                                                  \
         }                                                                                \
-        COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            __global ET *e = t + (uint)(keys[i] - base);                                 \
-            VT x = vals[i], o = x ^ flip;                                                \
-            e->cnt++;                                                                    \
-            e->sum += DV;                                                                \
-            GB_DMM_ROW_##MM(e, o)                                                        \
-        }                                                                                \
+        ulong chunk = (n + get_global_size(0) - 1) / get_global_size(0);                 \
+        ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk);             \
+        uint out = 0; /* never set: GB_WORD_ROWS's flag for gb_wdense_* */              \
+        GB_WORD_ROWS(GB_DENSE_ROWS, GB_UNDO_VALUES, VT, ET, DV, MM, ET, VT, DV, MM)      \
     }
 GB_DEFINE_DENSE(gb_dense_k32_i32, uint, uint, gb_de32, GB_DV_i32, 1)
 GB_DEFINE_DENSE(gb_dense_k64_i32, ulong, uint, gb_de32, GB_DV_i32, 1)
@@ -942,6 +1032,17 @@ GB_DEFINE_DENSE(gb_dense_k64_u32_sum, ulong, uint, gb_des, GB_DV_u32, 0)
 GB_DEFINE_DENSE(gb_dense_k32_v64_sum, uint, ulong, gb_des, GB_DV_v64, 0)
 GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
 
+/* GB_DEFINE_WDENSE's rows (GB_WORD_ROWS). */
+#define GB_WROWS(KOK, VOK, KT, VT, ET, ROW, MM, DV)                                       \
+    for (; i < stop && !out; i++) { /* a flag, not a break (hash_join.cl) */              \
+        uint kok = KOK;                                                                   \
+        KT s = kok ? keys[i] - base : (KT)W;                                              \
+        if (kok && s >= W)                                                                \
+            out = 1;                                                                      \
+        else                                                                              \
+            ROW(ET, MM, DV, VT, VOK)                                                      \
+    }
+
 /* Windowed: the key range not measured first. Work-item p's table covers the
  * W slots from base_p = its first key - W / 2 (wrapping); it stops at a key
  * outside them. It leaves (base_p, the smallest and largest ordered key
@@ -949,27 +1050,26 @@ GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
  * the range from these, and gb_dmerge_* finds slot s of p at base + s - base_p.
  * The extremes come from the table's occupied slots after the rows (min/max
  * a row made the row loop twice as slow). None (values unused) or values as
- * GB_DEFINE_DENSE; USED(j) whether slot j holds rows. */
-#define GB_DEFINE_WDENSE(NAME, KT, VT, ET, CLEAR, ROW, USED)                              \
+ * GB_DEFINE_DENSE; USED(j) whether slot j holds rows. Tables of W + 1
+ * entries: the last is the null keys' (kvalid, as GB_DENSE_SLOT), and the
+ * window is around the first valid key. */
+#define GB_DEFINE_WDENSE(NAME, KT, VT, ET, CLEAR, ROW, UNDO, USED, MM, DV)                \
     __kernel void NAME(__global const KT *keys, ulong n, ulong W, KT kflip,               \
-                       __global const VT *vals, VT flip, __global ET *part,               \
+                       __global const uint *kvalid, __global const VT *vals, VT flip,     \
+                       __global const uint *vvalid, __global ET *part,                    \
                        __global ulong *win)                                               \
     {                                                                                     \
-        __global ET *t = part + get_global_id(0) * W;                                     \
-        for (ulong s = 0; s < W; s++) {                                                   \
+        __global ET *t = part + get_global_id(0) * (W + 1);                               \
+        for (ulong s = 0; s <= W; s++) {                                                  \
             CLEAR                                                                         \
         }                                                                                 \
         ulong chunk = (n + get_global_size(0) - 1) / get_global_size(0);                  \
-        ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk);              \
-        KT base = i < end ? keys[i] - (KT)(W / 2) : 0;                                    \
+        ulong i = min(n, get_global_id(0) * chunk), end = min(n, i + chunk), f = i;       \
+        while (kvalid && f < end && !GB_BIT(kvalid, f))                                   \
+            f++;                                                                          \
+        KT base = f < end ? keys[f] - (KT)(W / 2) : 0;                                    \
         uint out = 0;                                                                     \
-        for (; i < end && !out; i++) { /* a flag, not a break (hash_join.cl) */           \
-            KT s = keys[i] - base;                                                        \
-            if (s >= W)                                                                   \
-                out = 1;                                                                  \
-            else                                                                          \
-                ROW                                                                       \
-        }                                                                                 \
+        GB_WORD_ROWS(GB_WROWS, UNDO, VT, ET, DV, MM, KT, VT, ET, ROW, MM, DV)             \
         ulong lo = ULONG_MAX, hi = 0;                                                     \
         for (ulong j = 0; j < W; j++)                                                     \
             if (USED(j)) {                                                                \
@@ -984,28 +1084,34 @@ GB_DEFINE_DENSE(gb_dense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
         w[3] = out;                                                                       \
     }
 #define GB_WCLEAR_NONE t[s] = 0;
-#define GB_WROW_NONE t[(uint)s]++;
+#define GB_WROW_NONE(ET, MM, DV, VT, VALID) t[(uint)s]++;
 #define GB_WCLEAR(MM, VT)                                                                 \
     t[s].sum = 0;                                                                         \
     t[s].cnt = 0;                                                                         \
     t[s].pad = 0;                                                                         \
     GB_DMM_CLEAR_##MM(t[s], VT)
-#define GB_WROW(ET, MM, DV, VT)                                                           \
+#define GB_WROW(ET, MM, DV, VT, VALID)                                                    \
     {                                                                                     \
         __global ET *e = t + (uint)s;                                                     \
         VT x = vals[i], o = x ^ flip;                                                     \
+        uint vok = VALID;                                                                 \
+        ulong add = DV;                                                                   \
         e->cnt++;                                                                         \
-        e->sum += DV;                                                                     \
-        GB_DMM_ROW_##MM(e, o)                                                             \
+        e->pad += vok ^ 1u;                                                               \
+        e->sum += vok ? add : 0;                                                          \
+        if (vok) {                                                                        \
+            GB_DMM_ROW_##MM(e, o)                                                         \
+        }                                                                                 \
     }
 #define GB_WUSED_NONE(j) (t[j] != 0)
 #define GB_WUSED(j) (t[j].cnt != 0)
 #define GB_DEFINE_WDENSE_V(NAME, KT, VT, ET, DV, MM)                                      \
-    GB_DEFINE_WDENSE(NAME, KT, VT, ET, GB_WCLEAR(MM, VT), GB_WROW(ET, MM, DV, VT), GB_WUSED)
+    GB_DEFINE_WDENSE(NAME, KT, VT, ET, GB_WCLEAR(MM, VT), GB_WROW, GB_UNDO_VALUES, GB_WUSED, MM, \
+                     DV)
 GB_DEFINE_WDENSE(gb_wdense_k32_none, uint, uint, uint, GB_WCLEAR_NONE, GB_WROW_NONE,
-                 GB_WUSED_NONE)
+                 GB_UNDO_NONE, GB_WUSED_NONE, 0, 0)
 GB_DEFINE_WDENSE(gb_wdense_k64_none, ulong, uint, uint, GB_WCLEAR_NONE, GB_WROW_NONE,
-                 GB_WUSED_NONE)
+                 GB_UNDO_NONE, GB_WUSED_NONE, 0, 0)
 GB_DEFINE_WDENSE_V(gb_wdense_k32_i32, uint, uint, gb_de32, GB_DV_i32, 1)
 GB_DEFINE_WDENSE_V(gb_wdense_k64_i32, ulong, uint, gb_de32, GB_DV_i32, 1)
 GB_DEFINE_WDENSE_V(gb_wdense_k32_u32, uint, uint, gb_de32, GB_DV_u32, 1)
@@ -1022,12 +1128,16 @@ GB_DEFINE_WDENSE_V(gb_wdense_k64_v64_sum, ulong, ulong, gb_des, GB_DV_v64, 0)
 /* The P private tables added slot by slot into the per-slot arrays gb_final_*
  * read (sums as lo/hi words, min/max of 64-bit values as lo words + mnhi/mxhi),
  * and the occupancy flags. W = 0: tables of `range` entries, slot s at s.
- * W > 0 (gb_wdense_*): tables of W entries, slot s (key base + s) of table p
- * at (base + s - win[4 p]) & mask (the key's width), when below W. */
-#define GB_DMERGE_ARGS ulong W, __global const ulong *win, ulong base, ulong mask
+ * W > 0 (gb_wdense_*): tables of W + 1 entries, slot s (key base + s) of
+ * table p at (base + s - win[4 p]) & mask (the key's width), when below W;
+ * slot null_slot (the null keys', when the keys have nulls) at W. */
+#define GB_DMERGE_ARGS                                                                    \
+    ulong W, __global const ulong *win, ulong base, ulong mask, ulong null_slot
 #define GB_DMERGE_ENTRY(p, s, e)                                                          \
-    ulong e##_at = s, e##_stride = W ? W : range;                                         \
-    if (W) {                                                                              \
+    ulong e##_at = s, e##_stride = W ? W + 1 : range;                                     \
+    if (W && s == null_slot) {                                                            \
+        e##_at = W;                                                                       \
+    } else if (W) {                                                                       \
         e##_at = (base + s - win[4 * p]) & mask;                                          \
         if (e##_at >= W)                                                                  \
             continue;                                                                     \
@@ -1051,17 +1161,18 @@ __kernel void gb_dmerge_v32(__global const gb_de32 *part, uint P, ulong range, G
                             __global uint *mx, __global uint *flags)
 {
     COPROC_FOR_EACH_ROW(s, range) {
-        uint c = 0, lo = 0xFFFFFFFFu, hi = 0;
+        uint c = 0, nv = 0, lo = 0xFFFFFFFFu, hi = 0;
         ulong t = 0;
         for (uint p = 0; p < P; p++) {
             GB_DMERGE_ENTRY(p, s, e)
             __global const gb_de32 *e = part + p * e_stride + e_at;
             c += e->cnt;
+            nv += e->pad;
             t += e->sum;
             lo = min(lo, e->mn);
             hi = max(hi, e->mx);
         }
-        cnt[s] = c;
+        cnt[s] = c - nv; /* the valid values; the group exists if any row does */
         sum[2 * s] = (uint)t;
         sum[2 * s + 1] = (uint)(t >> 32);
         mn[s] = lo;
@@ -1076,17 +1187,18 @@ __kernel void gb_dmerge_v64(__global const gb_de64 *part, uint P, ulong range, G
                             __global uint *flags)
 {
     COPROC_FOR_EACH_ROW(s, range) {
-        uint c = 0;
+        uint c = 0, nv = 0;
         ulong t = 0, lo = ULONG_MAX, hi = 0;
         for (uint p = 0; p < P; p++) {
             GB_DMERGE_ENTRY(p, s, e)
             __global const gb_de64 *e = part + p * e_stride + e_at;
             c += e->cnt;
+            nv += e->pad;
             t += e->sum;
             lo = min(lo, e->mn);
             hi = max(hi, e->mx);
         }
-        cnt[s] = c;
+        cnt[s] = c - nv; /* the valid values; the group exists if any row does */
         sum[2 * s] = (uint)t;
         sum[2 * s + 1] = (uint)(t >> 32);
         mn[s] = (uint)lo;
@@ -1101,15 +1213,16 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
                             __global uint *cnt, __global uint *sum, __global uint *flags)
 {
     COPROC_FOR_EACH_ROW(s, range) {
-        uint c = 0;
+        uint c = 0, nv = 0;
         ulong t = 0;
         for (uint p = 0; p < P; p++) {
             GB_DMERGE_ENTRY(p, s, e)
             __global const gb_des *e = part + p * e_stride + e_at;
             c += e->cnt;
+            nv += e->pad;
             t += e->sum;
         }
-        cnt[s] = c;
+        cnt[s] = c - nv; /* the valid values; the group exists if any row does */
         sum[2 * s] = (uint)t;
         sum[2 * s + 1] = (uint)(t >> 32);
         flags[s] = c != 0;

@@ -85,5 +85,10 @@ done
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=20000 COPROC_TEST_DISTINCT=1 run "$path" "" test_budget_scatter
 done
+# The group-by kernels' own validity reads (CPU path, dense keys) over a
+# validity word split across work-items: 64 and 65 rows.
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=100 COPROC_TEST_QUICK=1 run "$path" test_nulls_group_by_dense test_nulls
+done
 unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]

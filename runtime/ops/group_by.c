@@ -74,6 +74,10 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define INSERT_ROW_STEPS 16
 #define LOCAL_PROBE_STEPS (16 + 1) /* gb_local_slot: GB_LOCAL_PROBES */
 #define FIX_STEPS (4 + 1)          /* gb_fix / gb_float_sum: the 4-word negation */
+/* The dense kernels with nulls (GB_WORD_ROWS): a row, plus for each word of
+ * 32 rows its loop's step, the row loop's entry and the take-back's loop (up
+ * to 33), and the window kernels' search for their first valid key. */
+#define NULLS_STEPS_PER_ROW 4
 
 typedef struct gb_plan {
     cl_uint nw;           /* key words per slot: 2 (32-bit keys) or 3 */
@@ -618,12 +622,15 @@ static int dense_possible(const coproc__device *dev, const gb_plan *p)
     return p->vc == VC_NONE || p->vc == VC_V32 || (p->vc == VC_V64 && dev->cpu_path);
 }
 
-/* The smallest and largest ordered form (raw bits ^ flip) of n >= 1 keys. */
+/* The smallest and largest ordered form (raw bits ^ flip) of n >= 1 keys;
+ * with kvalid (their validity bitmap) of the valid keys only: then lo > hi
+ * when none is. */
 static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const coproc_column *keys,
-                               uint64_t flip, uint64_t *lo, uint64_t *hi)
+                               cl_mem kvalid, uint64_t flip, uint64_t *lo, uint64_t *hi)
 {
     int wide = coproc_type_size(keys->type) == 8;
-    const char *kname = wide ? "gb_key_range_k64" : "gb_key_range_k32";
+    const char *kname = kvalid ? (wide ? "gb_key_range_valid_k64" : "gb_key_range_valid_k32")
+                               : (wide ? "gb_key_range_k64" : "gb_key_range_k32");
     coproc__geometry g = coproc__geometry_for(dev, keys->length, 0);
     /* The partials go to the lease's scratch buffer and its host copy. */
     coproc__kernel_lease *l = NULL;
@@ -636,6 +643,8 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
         COPROC__ARG(a, keys->mem);
         COPROC__ARG(a, nn);
         COPROC__ARG(a, f);
+        if (kvalid)
+            COPROC__ARG(a, kvalid);
         COPROC__ARG(a, l->scratch);
         COPROC__ARG_LOCAL(a, 2 * g.local * sizeof(cl_ulong));
         s = coproc__launch(rt, dev, &a, &g, kname);
@@ -661,8 +670,10 @@ static coproc_status key_range(coproc_runtime *rt, coproc__device *dev, const co
 }
 
 /* Work-items (each with a private table) of the CPU path's dense kernel, 0
- * when the tables would take too much memory. */
-static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry)
+ * when the tables would take too much memory. per_row: the loop steps a row
+ * takes (1; NULLS_STEPS_PER_ROW with validity bitmaps). */
+static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t range, size_t entry,
+                               uint64_t per_row)
 {
     /* Each work-item clears its table: a loop of `range` steps, which a
      * device with a cap on one work-item's loop (rusticl) cannot run. */
@@ -695,7 +706,8 @@ static size_t dense_partitions(const coproc__device *dev, size_t n, uint64_t ran
     /* Loop steps where the driver limits them: a work-item clears its table
      * and walks its rows; gb_dmerge_* walks the want tables for a slot. */
     uint64_t budget = step_budget(dev);
-    if (budget && want && ((range + 1) + (n + want - 1) / want > budget || want + 2 > budget))
+    if (budget && want &&
+        ((range + 1) + per_row * ((n + want - 1) / want) > budget || want + 2 > budget))
         return 0;
     return want;
 }
@@ -707,6 +719,26 @@ typedef struct dense_win {
     size_t P;
     uint64_t W;
 } dense_win;
+
+/* r (groups of dense slots at pos, the last slot range - 1 the null keys'):
+ * its last group's key made null when that slot holds rows. */
+static coproc_status mark_null_group(coproc_runtime *rt, coproc__device *dev, cl_mem pos,
+                                     uint64_t range, coproc_group_result *r)
+{
+    cl_uint last = 0;
+    cl_int err = coproc__read_now(dev, dev->queue, pos, (r->groups - 1) * sizeof last, sizeof last,
+                                  &last, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(rt, err, "coproc_group_by: reading the last group from device %d",
+                               dev->index);
+    if (last != range - 1)
+        return COPROC_OK;
+    coproc_column *valid = NULL;
+    coproc_status s = coproc__nulls_range(rt, dev, r->groups, 0, r->groups - 1, &valid);
+    if (s == COPROC_OK)
+        coproc__attach_validity(r->keys, valid);
+    return s;
+}
 
 /* The dense kernels' value name and private-table entry bytes. */
 static const char *dense_entry(const gb_plan *p, const coproc_column *values, size_t *entry)
@@ -722,12 +754,14 @@ static const char *dense_entry(const gb_plan *p, const coproc_column *values, si
  * Group by direct indexing: slot = key - base, for keys whose ordered forms
  * span range slots. *used = 0 (and nothing done) when the CPU path's private
  * tables would not fit; the caller then takes the hash path. With w, the
- * tables are w's (filled already) and only merged here.
+ * tables are w's (filled already) and only merged here. kvalid, vvalid: the
+ * keys' and values' validity bitmaps or NULL, read on the CPU path only (the
+ * null group of kvalid is slot range - 1, one the caller adds for it).
  */
 static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                     const coproc_column *keys, const coproc_column *values,
                                     uint64_t base, uint64_t range, coproc_group_result *out,
-                                    int *used, const dense_win *w)
+                                    int *used, const dense_win *w, cl_mem kvalid, cl_mem vvalid)
 {
     size_t n = keys->length;
     int wide = coproc_type_size(keys->type) == 8;
@@ -735,7 +769,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
     const char *vname = dense_entry(p, values, &entry);
     size_t P = w ? w->P : 0;
     *used = 0;
-    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry)) == 0)
+    uint64_t per_row = kvalid || vvalid ? NULLS_STEPS_PER_ROW : 1;
+    if (dev->cpu_path && !w && (P = dense_partitions(dev, n, range, entry, per_row)) == 0)
         return COPROC_OK;
     *used = 1;
 
@@ -770,6 +805,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         /* Private tables (unless w's), then merged slot by slot. */
         cl_mem tables = w ? w->part : NULL, win = w ? w->win : NULL;
         cl_ulong W = w ? w->W : 0, mask = wide ? UINT64_MAX : UINT32_MAX;
+        cl_ulong null_slot = kvalid ? range - 1 : UINT64_MAX; /* where w's tables keep it */
         if (!w)
             s = coproc__buffer_new(rt, dev, P * range * entry, &part);
         if (s == COPROC_OK)
@@ -778,12 +814,15 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
             goto done;
         if (!w) {
             tables = win = part; /* win unread when W = 0 */
+            COPROC__ARG(a, kvalid);
             if (p->vc == VC_V32) {
                 COPROC__ARG(a, values->mem);
                 COPROC__ARG(a, flip32);
+                COPROC__ARG(a, vvalid);
             } else if (p->vc == VC_V64) {
                 COPROC__ARG(a, values->mem);
                 COPROC__ARG(a, p->flip64);
+                COPROC__ARG(a, vvalid);
             }
             COPROC__ARG(a, part);
             coproc__geometry g = {.groups = P, .local = 1, .global = P};
@@ -799,6 +838,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         COPROC__ARG(m, win);
         COPROC__ARG(m, base64);
         COPROC__ARG(m, mask);
+        COPROC__ARG(m, null_slot);
         COPROC__ARG(m, t.cnt);
         if (p->vc != VC_NONE)
             COPROC__ARG(m, t.sum);
@@ -908,6 +948,8 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         s = coproc__launch(rt, dev, &c, &gk, keyname);
         if (s == COPROC_OK)
             s = write_aggregates(rt, dev, p, &t, pos, (size_t)groups, pos, 0, &r);
+        if (s == COPROC_OK && kvalid)
+            s = mark_null_group(rt, dev, pos, range, &r);
     }
     if (s == COPROC_OK) {
         cl_int err = coproc__finish(dev, dev->queue);
@@ -938,17 +980,19 @@ done:
  */
 static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                   const coproc_column *keys, const coproc_column *values,
-                                  uint64_t flip, coproc_group_result *out, int *used)
+                                  cl_mem kvalid, cl_mem vvalid, uint64_t flip,
+                                  coproc_group_result *out, int *used)
 {
     size_t n = keys->length, entry;
     int wide = coproc_type_size(keys->type) == 8;
     const char *vname = dense_entry(p, values, &entry);
     *used = 0;
-    size_t P = dense_partitions(dev, n, DENSE_WINDOW, entry);
+    uint64_t per_row = kvalid || vvalid ? NULLS_STEPS_PER_ROW : 1;
+    size_t P = dense_partitions(dev, n, DENSE_WINDOW + 1, entry, per_row);
     /* Loop steps where the driver limits them: gb_wdense_* walks its table
      * twice (clearing, then the occupied slots) besides its rows. */
     uint64_t budget = step_budget(dev);
-    if (!P || (budget && 2 * (DENSE_WINDOW + 1) + (n + P - 1) / P > budget))
+    if (!P || (budget && 2 * (DENSE_WINDOW + 2) + per_row * ((n + P - 1) / P + 1) > budget))
         return COPROC_OK;
     char kname[48];
     snprintf(kname, sizeof kname, "gb_wdense_k%d_%s%s", wide ? 64 : 32, vname,
@@ -960,7 +1004,7 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
     if (s == COPROC_OK)
         s = coproc__lease_scratch(rt, dev, l, P * 4 * sizeof(cl_ulong));
     if (s == COPROC_OK)
-        s = coproc__buffer_new(rt, dev, P * DENSE_WINDOW * entry, &w.part);
+        s = coproc__buffer_new(rt, dev, P * (DENSE_WINDOW + 1) * entry, &w.part);
     if (s != COPROC_OK)
         goto done;
     w.win = l->scratch;
@@ -975,11 +1019,13 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
         COPROC__ARG(a, kflip64);
     else
         COPROC__ARG(a, kflip32);
+    COPROC__ARG(a, kvalid);
     COPROC__ARG(a, vals);
     if (p->vc == VC_V64)
         COPROC__ARG(a, p->flip64);
     else
         COPROC__ARG(a, flip32);
+    COPROC__ARG(a, vvalid);
     COPROC__ARG(a, w.part);
     COPROC__ARG(a, w.win);
     coproc__geometry g = {.groups = P, .local = 1, .global = P};
@@ -1001,13 +1047,70 @@ static coproc_status dense_window(coproc_runtime *rt, coproc__device *dev, const
         hi = win[4 * i + 2] > hi ? win[4 * i + 2] : hi;
     }
     /* Every key fitted; the range as coproc__group_by_run would find it
-     * (n >= 1, so lo <= hi). */
-    if (lo <= hi && hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK)
-        s = dense_group_by(rt, dev, p, keys, values, lo ^ flip, hi - lo + 1, out, used, &w);
+     * (n >= 1, so lo <= hi unless every key is null), and the null keys' slot. */
+    uint64_t extra = kvalid ? 1 : 0;
+    if (lo > hi && kvalid)
+        lo = hi = 0;
+    if (lo <= hi && hi - lo < DENSE_MAX_RANGE &&
+        hi - lo + 1 + extra <= 2 * (uint64_t)n + DENSE_SLACK)
+        s = dense_group_by(rt, dev, p, keys, values, lo ^ flip, hi - lo + 1 + extra, out, used, &w,
+                           kvalid, vvalid);
 done:
     if (w.part)
         clReleaseMemObject(w.part);
     coproc__kernel_return(dev, l);
+    return s;
+}
+
+/*
+ * Nulls read by the dense kernels of the CPU path (cl/group_by.cl): a row
+ * with a null value is one of its group's rows (the group exists) but not in
+ * its count or aggregates; rows with a null key make one more slot past the
+ * key range (the last group, its key made null). *used = 0 (nothing done)
+ * where the dense path does not apply (GPU path, float values, keys not
+ * dense): the caller composes the null-free group-by then.
+ */
+static coproc_status group_by_nulls_dense(coproc_runtime *rt, const coproc_column *keys,
+                                          const coproc_column *values, unsigned aggs,
+                                          coproc_group_result *r, int *used)
+{
+    coproc__device *dev = keys->dev;
+    size_t n = keys->length;
+    *used = 0;
+    if (!dev->cpu_path || n == 0)
+        return COPROC_OK;
+    unsigned run_aggs = aggs;
+    int value_aggs = (aggs & (COPROC_GROUP_SUM | COPROC_GROUP_MIN | COPROC_GROUP_MAX)) != 0;
+    if (!value_aggs && !coproc__has_nulls(values))
+        values = NULL; /* counts only: the values are not read */
+    else if (!value_aggs)
+        run_aggs |= COPROC_GROUP_SUM; /* count(col): the sum kernels count valid values */
+    gb_plan p;
+    make_plan(dev, keys, values, run_aggs, &p);
+    if (!dense_possible(dev, &p))
+        return COPROC_OK;
+    cl_program built;
+    coproc_status s = coproc__program_get(rt, dev, "group_by", &built);
+    if (s != COPROC_OK)
+        return s;
+    uint64_t flip = !is_signed_int(keys->type)          ? 0
+                    : coproc_type_size(keys->type) == 4 ? 0x80000000u
+                                                        : 0x8000000000000000ull;
+    cl_mem kvalid = keys->validity ? keys->validity->mem : NULL;
+    cl_mem vvalid = coproc__has_nulls(values) ? values->validity->mem : NULL;
+    s = dense_window(rt, dev, &p, keys, values, kvalid, vvalid, flip, r, used);
+    if (s == COPROC_OK && !*used) {
+        uint64_t lo = 0, hi = 0, extra = kvalid ? 1 : 0; /* the null keys' slot */
+        s = key_range(rt, dev, keys, kvalid, flip, &lo, &hi);
+        if (lo > hi) /* every key null: only the null group's slot is used */
+            lo = hi = 0;
+        if (s == COPROC_OK && hi - lo < DENSE_MAX_RANGE &&
+            hi - lo + 1 + extra <= 2 * (uint64_t)n + DENSE_SLACK)
+            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1 + extra, r, used,
+                               NULL, kvalid, vvalid);
+    }
+    if (s == COPROC_OK && *used)
+        coproc__group_result_keep(r, aggs);
     return s;
 }
 
@@ -1024,7 +1127,9 @@ void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
         }
 }
 
-/* ---- nulls (coproc.h): composed from the null-free group-by.
+/* ---- nulls (coproc.h). On the CPU path with dense keys and integer values
+ * or none, the kernels read the bitmaps (group_by_nulls_dense, above).
+ * Otherwise composed from the null-free group-by, as follows.
  * Keys with nulls: the null keys are given a key no row has (one past the
  * largest raw key, or one before the smallest: a sentinel), so the null rows
  * make one group in the same group-by; that group is then moved last and
@@ -1350,7 +1455,7 @@ static coproc_status group_null_keys_sentinel(coproc_runtime *rt, const coproc_c
     cl_program built;
     coproc_status s = coproc__program_get(rt, dev, "group_by", &built);
     if (s == COPROC_OK)
-        s = key_range(rt, dev, &rk, flip, &lo, &hi); /* raw keys: nulls' garbage included */
+        s = key_range(rt, dev, &rk, NULL, flip, &lo, &hi); /* raw keys: nulls' garbage included */
     *done = 0;
     if (s != COPROC_OK || (hi == top && lo == 0))
         return s;
@@ -1395,10 +1500,11 @@ static coproc_status group_by_nulls(coproc_runtime *rt, const coproc_column *key
     coproc__device *dev = keys->dev;
     coproc_group_result r;
     memset(&r, 0, sizeof r);
-    coproc_status s;
-    if (!keys->validity) {
+    int dense = 0; /* the nulls read in the kernels (the CPU path's dense keys) */
+    coproc_status s = group_by_nulls_dense(rt, keys, values, aggs, &r, &dense);
+    if (s == COPROC_OK && !dense && !keys->validity) {
         s = group_values(rt, keys, values, aggs, sorted, &r);
-    } else {
+    } else if (s == COPROC_OK && !dense) {
         int done = 0;
         s = keys->length ? group_null_keys_sentinel(rt, keys, values, aggs, sorted, &r, &done)
                          : COPROC_OK;
@@ -1498,15 +1604,16 @@ coproc_status coproc__group_by_run(coproc_runtime *rt, const coproc_column *keys
         uint64_t lo = 0, hi = 0;
         int used = 0;
         if (dev->cpu_path) {
-            s = dense_window(rt, dev, &p, keys, values, flip, &r, &used);
+            s = dense_window(rt, dev, &p, keys, values, NULL, NULL, flip, &r, &used);
             if (s != COPROC_OK || used)
                 goto done;
         }
-        s = key_range(rt, dev, keys, flip, &lo, &hi);
+        s = key_range(rt, dev, keys, NULL, flip, &lo, &hi);
         if (s != COPROC_OK)
             goto done;
         if (hi - lo < DENSE_MAX_RANGE && hi - lo + 1 <= 2 * (uint64_t)n + DENSE_SLACK) {
-            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used, NULL);
+            s = dense_group_by(rt, dev, &p, keys, values, lo ^ flip, hi - lo + 1, &r, &used, NULL,
+                               NULL, NULL);
             if (s != COPROC_OK || used)
                 goto done;
         }
