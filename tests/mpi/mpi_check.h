@@ -1,7 +1,7 @@
 /* mpi_check.h - what the MPI test programs share: each rank's failure count
  * and the CHECK that adds to it (the program ends by agreeing on the sum),
- * starting MPI, the exit after a failed coproc_mpi_open, a log that keeps
- * quiet, and a deterministic mix for data. */
+ * starting MPI, opening coproc_mpi with a log that keeps quiet, the exit
+ * after a failed open, and a deterministic mix for data. */
 #ifndef COPROC_MPI_CHECK_H
 #define COPROC_MPI_CHECK_H
 
@@ -34,6 +34,15 @@ static inline void mpi_begin(int *argc, char ***argv)
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+}
+
+/* coproc_mpi_open over MPI_COMM_WORLD with default options and a quiet log. */
+static inline coproc_status mpi_open_quiet(coproc_mpi **m)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.log = quiet_log;
+    return coproc_mpi_open(MPI_COMM_WORLD, &o, m);
 }
 
 /* After coproc_mpi_open failed with s: say so, end MPI, and give the exit

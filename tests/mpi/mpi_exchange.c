@@ -226,11 +226,8 @@ static void device_columns(coproc_mpi *m, const data *d, const coproc_mpi_table 
 int main(int argc, char **argv)
 {
     mpi_begin(&argc, &argv);
-    coproc_options o;
-    coproc_options_init(&o);
-    o.log = quiet_log;
     coproc_mpi *m;
-    coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
+    coproc_status s = mpi_open_quiet(&m);
     if (s != COPROC_OK)
         return open_failed(m, s);
     splitting(m);

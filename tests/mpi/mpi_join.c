@@ -174,11 +174,8 @@ static void errors(coproc_mpi *m)
 int main(int argc, char **argv)
 {
     mpi_begin(&argc, &argv);
-    coproc_options o;
-    coproc_options_init(&o);
-    o.log = quiet_log;
     coproc_mpi *m;
-    coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
+    coproc_status s = mpi_open_quiet(&m);
     if (s != COPROC_OK)
         return open_failed(m, s);
     const coproc_type types[4] = {COPROC_INT32, COPROC_UINT32, COPROC_INT64, COPROC_UINT64};
