@@ -11,11 +11,7 @@
 #include <stdlib.h>
 
 #include "coproc/mpi.h"
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
+#include "bench_mpi.h"
 
 int main(int argc, char **argv)
 {
@@ -42,13 +38,8 @@ int main(int argc, char **argv)
     o.log = quiet_log;
     coproc_mpi *m;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return bench_mpi_open_failed(rank, m, s);
     coproc_runtime *rt = coproc_mpi_runtime(m);
     uint64_t mine = rank == 0 ? rows : 0;
     coproc_column *col = NULL;

@@ -22,13 +22,9 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
+#include "bench_mpi.h"
 
 #define MAX_REPEAT 64
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
 
 /* splitmix64: the key of global row i of a side, uniform over [0, nkeys). */
 static int64_t key_of(uint64_t i, uint64_t seed, uint64_t nkeys)
@@ -182,13 +178,8 @@ int main(int argc, char **argv)
     o.log = quiet_log;
     coproc_mpi *m = NULL;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return bench_mpi_open_failed(rank, m, s);
     coproc_runtime *rt = coproc_mpi_runtime(m);
     uint64_t first, n;
     coproc_mpi_block(m, total, &first, &n);

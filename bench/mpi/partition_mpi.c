@@ -15,22 +15,10 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
+#include "bench_mpi.h"
 
 #define MAX_REPEAT 64
 #define MAX_COLS 16
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -84,13 +72,8 @@ int main(int argc, char **argv)
     o.log = quiet_log;
     coproc_mpi *m = NULL;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return bench_mpi_open_failed(rank, m, s);
     coproc_runtime *rt = coproc_mpi_runtime(m);
     uint64_t n = (uint64_t)rows, first = n * (uint64_t)rank;
     coproc_table *t = NULL;

@@ -25,25 +25,13 @@
 #include <string.h>
 
 #include "coproc/mpi.h"
+#include "bench_mpi.h"
 
 #define MAX_REPEAT 64
 #define GROUPS 16
 
 enum { PACK, COMM, COMPUTE, TOTAL, NPHASE };
 static const char *const method_name[4] = {"auto", "broadcast", "shuffle", "shuffle-range"};
-
-static void quiet_log(void *u, coproc_log_level l, const char *m)
-{
-    (void)u, (void)l, (void)m;
-}
-
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* Probe row g: its key, over twice the build's keys (half the rows find a match). */
 static int64_t pk_of(uint64_t g, uint64_t nbuild)
@@ -235,13 +223,8 @@ int main(int argc, char **argv)
     o.log = quiet_log;
     coproc_mpi *m;
     coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
-    if (s != COPROC_OK) {
-        fprintf(stderr, "rank %d: coproc_mpi_open: %s: %s\n", rank, coproc_status_name(s),
-                coproc_mpi_errmsg(m));
-        coproc_mpi_close(m);
-        MPI_Finalize();
-        return s == COPROC_NO_PLATFORM || s == COPROC_NO_DEVICE ? 77 : 1;
-    }
+    if (s != COPROC_OK)
+        return bench_mpi_open_failed(rank, m, s);
     coproc_runtime *rt = coproc_mpi_runtime(m);
     uint64_t pf, pn, bf, bn;
     coproc_mpi_block(m, nprobe, &pf, &pn);
