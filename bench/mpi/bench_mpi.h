@@ -1,6 +1,6 @@
 /* bench_mpi.h - what the MPI benchmark programs share, on the public
- * headers: a log that keeps quiet, a deterministic mix for data, and the
- * exit after a failed coproc_mpi_open. */
+ * headers: a log that keeps quiet, a deterministic mix for data, opening
+ * coproc_mpi with that log, and the exit after a failed open. */
 #ifndef COPROC_BENCH_MPI_H
 #define COPROC_BENCH_MPI_H
 
@@ -23,7 +23,16 @@ static inline uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* After coproc_mpi_open failed with s on this rank: say so, end MPI, and
+/* coproc_mpi_open over MPI_COMM_WORLD with default options and a quiet log. */
+static inline coproc_status bench_mpi_open(coproc_mpi **m)
+{
+    coproc_options o;
+    coproc_options_init(&o);
+    o.log = quiet_log;
+    return coproc_mpi_open(MPI_COMM_WORLD, &o, m);
+}
+
+/* After bench_mpi_open failed with s on this rank: say so, end MPI, and
  * give the exit status (77, skipped, when there is no OpenCL device). */
 static inline int bench_mpi_open_failed(int rank, coproc_mpi *m, coproc_status s)
 {

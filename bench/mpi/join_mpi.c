@@ -173,11 +173,8 @@ int main(int argc, char **argv)
     uint64_t total = weak ? (uint64_t)weak * (uint64_t)size : (uint64_t)strong;
     uint64_t nkeys = total; /* about one match a probe row */
 
-    coproc_options o;
-    coproc_options_init(&o);
-    o.log = quiet_log;
     coproc_mpi *m = NULL;
-    coproc_status s = coproc_mpi_open(MPI_COMM_WORLD, &o, &m);
+    coproc_status s = bench_mpi_open(&m);
     if (s != COPROC_OK)
         return bench_mpi_open_failed(rank, m, s);
     coproc_runtime *rt = coproc_mpi_runtime(m);
