@@ -1276,13 +1276,6 @@ static void test_nulls_refused(void **state)
         coproc_column_free(pn);
         coproc_column_free(dst);
     }
-    /* query plans */
-    coproc_table *t = NULL;
-    coproc_column *c = make_col(rt, -1, COPROC_UINT32, data, 40, words);
-    assert_ok(rt, coproc_table_create(rt, &t));
-    assert_status(COPROC_UNSUPPORTED, coproc_table_add(t, "x", c));
-    coproc_table_free(t);
-    coproc_column_free(c);
     coproc_close(rt);
 }
 

@@ -71,11 +71,6 @@ coproc_status coproc_table_add(coproc_table *t, const char *name, const coproc_c
         return coproc__fail(t->rt, COPROC_INVALID_ARGUMENT,
                             "coproc_table_add: column \"%s\" has %zu rows, the table %zu", name,
                             col->length, t->rows);
-    if (col->validity) /* coproc_query_run checks again: a validity may come later */
-        return coproc__fail(t->rt, COPROC_UNSUPPORTED,
-                            "coproc_table_add: column \"%s\" has "
-                            "nulls (a validity bitmap); query plans do not handle nulls yet",
-                            name);
     return table_append(t, name, col, NULL);
 }
 
