@@ -95,7 +95,7 @@ int main(void)
         {COPROC_AGG_COUNT, NULL, "sales"},
     };
     coproc_node *g = coproc_plan_group_by(p, j, 2, keys, 2, aggs);
-    coproc_order_key order[] = {{"revenue", 1}};
+    coproc_order_key order[] = {{"revenue", 1, 0}};
     coproc_node *root = coproc_plan_order_by(p, g, 1, order, 5);
 
     coproc_query_result r;

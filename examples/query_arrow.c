@@ -75,7 +75,7 @@ int main(void)
         const char *keys[] = {"k"};
         coproc_aggregate aggs[] = {{COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sum_v"},
                                    {COPROC_AGG_MAX, coproc_expr_column(p, "v"), "max_v"}};
-        coproc_order_key order[] = {{"k", 0}};
+        coproc_order_key order[] = {{"k", 0, 0}};
         coproc_node *root = coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 2, aggs), 1, order, 0);
         s = coproc_query_run(p, root, NULL, &r);
     }

@@ -85,7 +85,7 @@ int main(void)
     coproc_aggregate aggs[] = {{COPROC_AGG_SUM, coproc_expr_column(p, "amount"), "total"},
                                {COPROC_AGG_COUNT, NULL, "orders"}};
     coproc_node *g = coproc_plan_group_by(p, j, 1, gkeys, 2, aggs);
-    coproc_order_key order[] = {{"city", 0}};
+    coproc_order_key order[] = {{"city", 0, 0}};
     coproc_node *root = coproc_plan_order_by(p, g, 1, order, 0);
 
     coproc_query_result r;

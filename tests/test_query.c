@@ -366,7 +366,7 @@ static void plan_join_group(ctx *c, int repeat)
         {COPROC_AGG_SUM, coproc_expr_arith(p, COPROC_ARITH_ADD, COL("tw"), COL("a")), "sw"},
     };
     coproc_node *g = coproc_plan_group_by(p, j, 1, keys, 7, ag);
-    coproc_order_key ok[] = {{"tg", 1}};
+    coproc_order_key ok[] = {{"tg", 1, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
     int isf[] = {0, 0, 0, 0, 0, 1, 1, 0};
     for (int rep = 0; rep < repeat; rep++) {
@@ -634,7 +634,7 @@ static void plan_order_then_filter(ctx *c)
     const data *d = c->d;
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
-    coproc_order_key ok[] = {{"b", 1}};
+    coproc_order_key ok[] = {{"b", 1, 0}};
     coproc_node *o = coproc_plan_order_by(p, coproc_plan_scan(p, c->fact, "fact"), 1, ok, 0);
     coproc_node *f = coproc_plan_filter(p, o, coproc_expr_compare(p, COPROC_CMP_GT, COL("a"), INT(0)));
     const char *names[] = {"b", "a"};
@@ -682,7 +682,7 @@ static void plan_nan_min_max(coproc_runtime *rt, const char *path, coproc_query_
     const char *keys[] = {"k"};
     coproc_aggregate ag[] = {{COPROC_AGG_MIN, COL("x"), "mn"}, {COPROC_AGG_MAX, COL("x"), "mx"}};
     coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, t, "t"), 1, keys, 2, ag);
-    coproc_order_key ok[] = {{"k", 0}};
+    coproc_order_key ok[] = {{"k", 0, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
     coproc_query_options opt;
     coproc_query_options_init(&opt);
@@ -715,7 +715,7 @@ static void plan_two_keys_limit(ctx *c)
     const char *keys[] = {"tg", "a"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}};
     coproc_node *g = coproc_plan_group_by(p, j, 2, keys, 1, ag);
-    coproc_order_key ok[] = {{"n", 1}, {"tg", 0}, {"a", 1}};
+    coproc_order_key ok[] = {{"n", 1, 0}, {"tg", 0, 0}, {"a", 1, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 3, ok, 17);
     coproc_query_result r = run(c, p, o, "two keys");
     int isf[] = {0, 0, 0};
@@ -764,7 +764,7 @@ static void plan_duplicates(ctx *c)
     const char *keys[] = {"dv"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, COL("a"), "sa"}};
     coproc_node *g = coproc_plan_group_by(p, j, 1, keys, 2, ag);
-    coproc_order_key ok[] = {{"dv", 0}};
+    coproc_order_key ok[] = {{"dv", 0, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
     coproc_query_result r = run(c, p, o, "duplicates");
     int isf[] = {0, 0, 0};
@@ -807,7 +807,7 @@ static void plan_full_range_keys(coproc_runtime *rt, const char *path, coproc_qu
     const char *keys[] = {"k"};
     coproc_aggregate ag[] = {{COPROC_AGG_SUM, COL("v"), "s"}};
     coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, t, "t"), 1, keys, 1, ag);
-    coproc_order_key ok[] = {{"k", 0}};
+    coproc_order_key ok[] = {{"k", 0, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
     coproc_query_options opt;
     coproc_query_options_init(&opt);

@@ -1081,7 +1081,7 @@ static void test_joins(void **state)
     rx *e[] = {COL("id"), COL("bid"), ARITH(COPROC_ARITH_MUL, COL("dv"), COL("v"))};
     dn jp = d_project(jf, 3, names, e);
     check(jp, 0, "filter > join > filter > project");
-    coproc_order_key ok[] = {{"id", 0}, {"bid", 1}};
+    coproc_order_key ok[] = {{"id", 0, 0}, {"bid", 1, 0}};
     check(d_order(jp, 2, ok, 0), 1, "... > order by id, bid desc");
     /* two joins */
     dn j2 = d_join(COPROC_JOIN_INNER, d_join(COPROC_JOIN_SEMI, a, "k3", b, "dk3"), "k1", b, "dk");
@@ -1177,7 +1177,7 @@ static void test_group_by(void **state)
                      {COPROC_AGG_MAX, COL("v"), "mx"}};
         dn g = d_group(j, 2, k, 3, ag);
         check(g, 0, "join > group-by");
-        coproc_order_key ok[] = {{"s", 1}, {"k1", 0}, {"dk3", 0}};
+        coproc_order_key ok[] = {{"s", 1, 0}, {"k1", 0, 0}, {"dk3", 0, 0}};
         check(d_order(g, 3, ok, 5), 1, "join > group-by > order-by limit 5");
         /* group-by of a group-by */
         const char *k2[] = {"n"};
@@ -1202,26 +1202,26 @@ static void test_order_by(void **state)
         for (int desc = 0; desc < 2; desc++) {
             char ctx[64];
             snprintf(ctx, sizeof ctx, "order by %s%s", cols[c], desc ? " desc" : "");
-            coproc_order_key k = {cols[c], desc};
+            coproc_order_key k = {cols[c], desc, 0};
             check(d_order(s, 1, &k, 0), 1, ctx);
         }
-    coproc_order_key k2[] = {{"k1", 1}, {"f64", 0}};
+    coproc_order_key k2[] = {{"k1", 1, 0}, {"f64", 0, 0}};
     check(d_order(s, 2, k2, 0), 1, "k1 desc, f64");
-    coproc_order_key k3[] = {{"k3", 1}, {"k2", 0}, {"f32", 1}};
+    coproc_order_key k3[] = {{"k3", 1, 0}, {"k2", 0, 0}, {"f32", 1, 0}};
     check(d_order(s, 3, k3, 17), 1, "k3 desc, k2, f32 desc limit 17");
     check(d_order(s, 3, k3, 1), 1, "limit 1");
     check(d_order(s, 3, k3, N_FACT), 1, "limit = rows");
     check(d_order(s, 3, k3, 100000), 1, "limit > rows");
-    coproc_order_key k4[] = {{"u", 0}, {"big", 1}, {"w", 0}, {"k1", 0}};
+    coproc_order_key k4[] = {{"u", 0, 0}, {"big", 1, 0}, {"w", 0, 0}, {"k1", 0, 0}};
     check(d_order(s, 4, k4, 0), 1, "four keys");
     dn f = d_filter(s, CMP(COPROC_CMP_GT, COL("k1"), INT(3)));
-    coproc_order_key k5[] = {{"f32", 1}};
+    coproc_order_key k5[] = {{"f32", 1, 0}};
     check(d_order(f, 1, k5, 5), 1, "filter > order by f32 desc limit 5");
     const char *pn[] = {"x", "id"};
     rx *pe[] = {ARITH(COPROC_ARITH_DIV, COL("f64"), COL("f32")), COL("id")};
-    coproc_order_key k6[] = {{"x", 0}};
+    coproc_order_key k6[] = {{"x", 0, 0}};
     check(d_order(d_project(s, 2, pn, pe), 1, k6, 0), 1, "order by a computed float (NaN, inf)");
-    coproc_order_key kv = {"v", 0}, kk = {"k1", 1};
+    coproc_order_key kv = {"v", 0, 0}, kk = {"k1", 1, 0};
     check(d_order(d_order(s, 1, &kv, 0), 1, &kk, 0), 1, "order-by of an order-by");
     plan_end();
     ttab_free(&A);
@@ -1247,7 +1247,7 @@ static void test_empty_table(void **state)
     check(d_group(e, 0, NULL, 6, ag), 1, "group-by, no keys");
     const char *k[] = {"a", "c"};
     check(d_group(e, 2, k, 6, ag), 1, "group-by, two keys");
-    coproc_order_key ok[] = {{"b", 1}, {"a", 0}};
+    coproc_order_key ok[] = {{"b", 1, 0}, {"a", 0, 0}};
     check(d_order(e, 2, ok, 3), 1, "order-by");
     check(d_join(COPROC_JOIN_INNER, e, "a", b, "dk"), 1, "join, empty probe");
     check(d_join(COPROC_JOIN_INNER, b, "dk", e, "a"), 1, "join, empty build");
@@ -1270,7 +1270,7 @@ static void test_device_columns(void **state)
     dn f = d_filter(s, OR(CMP(COPROC_CMP_LT, COL("f32"), COL("f64")), CMP(COPROC_CMP_EQ, COL("k3"), INT(2))));
     const char *pn[] = {"id", "x", "k1"};
     rx *pe[] = {COL("id"), ARITH(COPROC_ARITH_SUB, COL("big"), COL("k2")), COL("k1")};
-    coproc_order_key ok[] = {{"k1", 1}};
+    coproc_order_key ok[] = {{"k1", 1, 0}};
     check(d_order(d_project(f, 3, pn, pe), 1, ok, 50), 1, "device columns: filter > project > order");
     const char *k[] = {"k3"};
     ragg ag[] = {{COPROC_AGG_SUM, COL("v"), "s"}, {COPROC_AGG_MIN, COL("f32"), "m"}};
@@ -1336,7 +1336,7 @@ static void test_errors(void **state)
     ragg ag[] = {{COPROC_AGG_SUM, COL("x"), "s"}, {fp64 ? COPROC_AGG_AVG : COPROC_AGG_MAX, COL("dv"), "a"},
                  {COPROC_AGG_MIN, COL("u"), "m"}, {COPROC_AGG_COUNT, NULL, "n"}};
     dn g = d_group(p, 3, k, 4, ag);
-    coproc_order_key ok[] = {{"a", 1}, {"k1", 0}, {"u", 0}, {"w", 1}}; /* a total order */
+    coproc_order_key ok[] = {{"a", 1, 0}, {"k1", 0, 0}, {"u", 0, 0}, {"w", 1, 0}}; /* a total order */
     dn root = d_order(d_join(COPROC_JOIN_SEMI, g, "k1", b, "dk"), 4, ok, 0);
     int failures = 0;
     for (int at = 1; at < 1000; at++) {
@@ -1431,7 +1431,7 @@ static void test_nan_groups(void **state)
     check(d_group(s, 0, NULL, 7, ag), 1, "NaN, no keys");
     check(d_group(d_filter(s, CMP(COPROC_CMP_LE, COL("k"), INT(1))), 0, NULL, 7, ag), 1,
           "every value NaN, no keys");
-    coproc_order_key ok[] = {{"f", 1}, {"k", 1}};
+    coproc_order_key ok[] = {{"f", 1, 0}, {"k", 1, 0}};
     check(d_order(s, 2, ok, 0), 1, "NaN first descending");
     ok[0].descending = 0;
     check(d_order(s, 2, ok, 0), 1, "NaN last ascending");

@@ -136,7 +136,7 @@ static void check_plan(coproc_runtime *rt, coproc_table *t, const char *const *s
     const char *keys[] = {"s"};
     coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sv"}};
     coproc_node *g = coproc_plan_group_by(p, f, 1, keys, 2, ag);
-    coproc_order_key ok[] = {{"s", 0}};
+    coproc_order_key ok[] = {{"s", 0, 0}};
     coproc_node *o = coproc_plan_order_by(p, g, 1, ok, 0);
     coproc_query_options opts;
     coproc_query_options_init(&opts);

@@ -125,7 +125,7 @@ static coproc_status run_once(coproc_mpi *m, const side *pr, const side *bu,
     const char *keys[1] = {"bg"};
     coproc_aggregate aggs[2] = {{COPROC_AGG_SUM, coproc_expr_column(p, "pv"), "s"},
                                 {COPROC_AGG_COUNT, NULL, "n"}};
-    coproc_order_key order[1] = {{"bg", 0}};
+    coproc_order_key order[1] = {{"bg", 0, 0}};
     coproc_mpi_query q = {.plan = p,
                           .input = j,
                           .nkeys = 1,

@@ -217,7 +217,7 @@ static coproc_node *q2(qb *b, coproc_expr *part_pred, int64_t region)
     lo = join(b, COPROC_JOIN_INNER, lo, "lo_partkey", dim(b, SSB_PART, part_pred), "p_partkey");
     lo = join(b, COPROC_JOIN_INNER, lo, "lo_orderdate", dim(b, SSB_DATE, NULL), "d_datekey");
     static const char *const keys[] = {"d_year", "p_brand1"};
-    static const coproc_order_key order[] = {{"d_year", 0}, {"p_brand1", 0}};
+    static const coproc_order_key order[] = {{"d_year", 0, 0}, {"p_brand1", 0, 0}};
     return group_sum(b, lo, 2, keys, col(b, "lo_revenue"), "revenue", 2, order);
 }
 
@@ -230,7 +230,7 @@ static coproc_node *q3(qb *b, const char *c_attr, const char *s_attr, coproc_exp
     lo = join(b, COPROC_JOIN_INNER, lo, "lo_custkey", dim(b, SSB_CUSTOMER, c_pred), "c_custkey");
     lo = join(b, COPROC_JOIN_INNER, lo, "lo_orderdate", dim(b, SSB_DATE, d_pred), "d_datekey");
     const char *keys[] = {c_attr, s_attr, "d_year"};
-    coproc_order_key order[] = {{"d_year", 0}, {"revenue", 1}, {c_attr, 0}, {s_attr, 0}};
+    coproc_order_key order[] = {{"d_year", 0, 0}, {"revenue", 1, 0}, {c_attr, 0, 0}, {s_attr, 0, 0}};
     return group_sum(b, lo, 3, keys, col(b, "lo_revenue"), "revenue", 4, order);
 }
 
@@ -258,7 +258,7 @@ static coproc_node *q4(qb *b, int q)
     int nk = q == SSB_Q4_1 ? 2 : 3;
     coproc_order_key order[3];
     for (int i = 0; i < nk; i++)
-        order[i] = (coproc_order_key){keys[i], 0};
+        order[i] = (coproc_order_key){keys[i], 0, 0};
     return group_sum(b, lo, nk, keys, profit, "profit", nk, order);
 }
 

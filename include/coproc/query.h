@@ -151,6 +151,8 @@ COPROC_API coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, in
 typedef struct coproc_order_key {
     const char *column;
     int descending;
+    int nulls_first; /* nonzero: rows whose key is null come first (NULLS FIRST);
+                        0: last (NULLS LAST), either direction */
 } coproc_order_key;
 
 /* The rows of in ordered by the keys (stable: ties keep the input order;

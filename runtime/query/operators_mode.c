@@ -357,6 +357,18 @@ static coproc_status copy_col(ctx *c, const coproc_column *src, coproc_column **
     coproc_status s = coproc_column_host_alloc(c->rt, coproc_column_type(src), n, &col);
     if (s == COPROC_OK && n && (s = coproc_column_download(src, coproc_column_host_data(col), n)) != COPROC_OK)
         coproc_column_free(col);
+    const coproc_column *v = coproc_column_validity(src);
+    if (s == COPROC_OK && v) { /* the nulls travel with the values */
+        coproc_column *bits;
+        size_t w = coproc_column_length(v);
+        s = coproc_column_host_alloc(c->rt, COPROC_UINT32, w, &bits);
+        if (s == COPROC_OK && w && (s = coproc_column_download(v, coproc_column_host_data(bits), w)) != COPROC_OK)
+            coproc_column_free(bits);
+        if (s == COPROC_OK && (s = coproc_column_set_validity(col, bits)) != COPROC_OK)
+            coproc_column_free(bits);
+        if (s != COPROC_OK)
+            coproc_column_free(col);
+    }
     if (s != COPROC_OK) {
         char msg[400];
         coproc__errmsg_copy(c->rt, msg, sizeof msg);
@@ -364,6 +376,168 @@ static coproc_status copy_col(ctx *c, const coproc_column *src, coproc_column **
     }
     *out = col;
     return tmp_push(c, col);
+}
+
+/* ---------------------------------------------------------------- nulls (host glue) */
+
+/* Nulls follow SQL: a comparison with a null operand is unknown, AND/OR/NOT
+ * are three-valued (Kleene), a filter keeps the rows whose predicate is true.
+ * A select already drops rows whose comparison reads a null, and AND/OR of
+ * "true" sets are "true" sets again, so only NOT (and a boolean projected as
+ * a column) needs the third value: there a predicate becomes an INT32 column
+ * of 0 (false), 1 (unknown) or 2 (true) - AND is its min, OR its max, NOT
+ * 2 - x. The glue below reads host columns' validity bitmaps. */
+
+static const uint32_t *valid_words(const coproc_column *col)
+{
+    const coproc_column *v = coproc_column_validity(col);
+    return v ? coproc_column_host_data(v) : NULL;
+}
+
+static int bit_at(const uint32_t *w, size_t r)
+{
+    return !w || ((w[r / 32] >> (r % 32)) & 1u);
+}
+
+/* A new bitmap of rows bits: bit r set when every one of the n columns is
+ * valid at r and, when tv (a three-valued column's rows) is given, tv[r] is
+ * not unknown. */
+static coproc_status and_bitmap(ctx *c, size_t rows, const coproc_column *const *cols, int n,
+                                const int32_t *tv, coproc_column **out)
+{
+    size_t words = (rows + 31) / 32;
+    coproc_column *b;
+    coproc_status s = coproc_column_host_alloc(c->rt, COPROC_UINT32, words, &b);
+    if (s != COPROC_OK)
+        return coproc__fail(c->rt, s, "%s: a bitmap of %zu rows: %s", LABEL(c), rows,
+                            coproc_status_message(s));
+    uint32_t *d = coproc_column_host_data(b);
+    for (size_t k = 0; k < words; k++)
+        d[k] = ~0u;
+    for (int i = 0; i < n; i++) {
+        const uint32_t *w = valid_words(cols[i]);
+        for (size_t k = 0; w && k < words; k++)
+            d[k] &= w[k];
+    }
+    for (size_t r = 0; tv && r < rows; r++)
+        if (tv[r] == 1)
+            d[r / 32] &= ~(1u << (r % 32));
+    *out = b;
+    return COPROC_OK;
+}
+
+/* col (one of the temporaries) gets the validity "every one of the n columns
+ * valid" (none when none of them has one). */
+static coproc_status give_validity(ctx *c, coproc_column *col, const coproc_column *const *cols,
+                                   int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= valid_words(cols[i]) != NULL;
+    if (!any)
+        return COPROC_OK;
+    coproc_column *b;
+    coproc_status s = and_bitmap(c, coproc_column_length(col), cols, n, NULL, &b);
+    if (s == COPROC_OK && (s = coproc_column_set_validity(col, b)) != COPROC_OK) {
+        coproc_column_free(b);
+        return coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
+    }
+    return s;
+}
+
+/* col's values without its validity (a view of the same host memory). */
+static coproc_status strip_nulls(ctx *c, const coproc_column *col, const coproc_column **out)
+{
+    *out = col;
+    if (!coproc_column_validity(col))
+        return COPROC_OK;
+    coproc_column *v;
+    coproc_status s = coproc_column_wrap(c->rt, coproc_column_type(col),
+                                         coproc_column_host_data(col), coproc_column_length(col), &v);
+    if (s != COPROC_OK)
+        return coproc__fail(c->rt, s, "%s: a view of a column: %s", LABEL(c), coproc_status_message(s));
+    *out = v;
+    return tmp_push(c, v);
+}
+
+/* An INT32 column over the input's rows: 1 where every one of the n columns
+ * is valid, else 0 (no validity of its own); with `inverse`, the opposite. */
+static coproc_status valid_col(ctx *c, const coproc_column *const *cols, int n, int inverse,
+                               const coproc_column **out)
+{
+    coproc_column *k;
+    size_t rows = c->in->rows;
+    coproc_status s = fill_col(c, COPROC_INT32, rows, 0, 0, &k);
+    int32_t *d = s == COPROC_OK ? coproc_column_host_data(k) : NULL;
+    for (size_t r = 0; d && r < rows; r++) {
+        int v = 1;
+        for (int i = 0; i < n && v; i++)
+            v = bit_at(valid_words(cols[i]), r);
+        d[r] = inverse ? !v : v;
+    }
+    *out = k;
+    return s;
+}
+
+/* An integer column (a fresh temporary) with its null rows set to v and its
+ * validity dropped. */
+static void fill_nulls(coproc_column *col, uint64_t v)
+{
+    const uint32_t *w = valid_words(col);
+    size_t n = coproc_column_length(col);
+    void *d = coproc_column_host_data(col);
+    size_t size = coproc_type_size(coproc_column_type(col));
+    for (size_t r = 0; w && r < n; r++)
+        if (!bit_at(w, r)) {
+            if (size == 8)
+                ((uint64_t *)d)[r] = v;
+            else
+                ((uint32_t *)d)[r] = (uint32_t)v;
+        }
+    coproc_column_set_validity(col, NULL);
+}
+
+/* Mark in seen[] the input's columns with nulls that an expression reads. */
+static void mark_nullable(ctx *c, const coproc_expr *e, unsigned char *seen)
+{
+    if (!e)
+        return;
+    if (e->kind == COPROC__QE_COLUMN) {
+        int i = coproc__schema_find(c->schema, e->name);
+        if (i >= 0 && coproc_column_validity(c->in->cols[i]))
+            seen[i] = 1;
+        return;
+    }
+    mark_nullable(c, e->a, seen);
+    mark_nullable(c, e->b, seen);
+    mark_nullable(c, e->c, seen);
+    for (int k = 0; e->list && k < e->n; k++)
+        mark_nullable(c, e->list[k], seen);
+}
+
+/* The input's columns with nulls that e reads, into *cols (malloc'd, may be
+ * NULL when there are none) and *n. */
+static coproc_status nullable_refs(ctx *c, const coproc_expr *e, const coproc_column ***cols, int *n)
+{
+    *cols = NULL, *n = 0;
+    unsigned char *seen = calloc(c->in->n ? c->in->n : 1, 1);
+    const coproc_column **v = malloc((c->in->n ? c->in->n : 1) * sizeof *v);
+    if (!seen || !v) {
+        free(seen);
+        free(v);
+        return oom(c);
+    }
+    mark_nullable(c, e, seen);
+    for (int i = 0; i < c->in->n; i++)
+        if (seen[i])
+            v[(*n)++] = c->in->cols[i];
+    free(seen);
+    if (*n == 0) {
+        free(v);
+        v = NULL;
+    }
+    *cols = v;
+    return COPROC_OK;
 }
 
 /* Gather every column of in at pos into out's columns at, at + 1, ... */
@@ -608,6 +782,14 @@ static coproc_status int_sign(ctx *c, const coproc_column *a, const coproc_colum
 {
     coproc_status s;
     coproc_type ta = coproc_column_type(a), tb = coproc_column_type(b);
+    const coproc_column *operands[2] = {a, b};
+    if (coproc_column_validity(a) || coproc_column_validity(b)) {
+        /* on the values alone (scatter takes no nulls), then null where either is */
+        if ((s = strip_nulls(c, a, &a)) != COPROC_OK || (s = strip_nulls(c, b, &b)) != COPROC_OK ||
+            (s = int_sign(c, a, b, out)) != COPROC_OK)
+            return s;
+        return give_validity(c, (coproc_column *)*out, operands, 2);
+    }
     if ((ta == COPROC_INT32 || ta == COPROC_UINT32) && (tb == COPROC_INT32 || tb == COPROC_UINT32)) {
         const coproc_column *x, *y;  /* 32-bit values: a - b fits int64 */
         coproc_column *d;
@@ -654,6 +836,13 @@ static coproc_status float_sign(ctx *c, const coproc_column *a, const coproc_col
     const coproc_column *x, *y;
     coproc_column *d;
     coproc_status s;
+    const coproc_column *operands[2] = {a, b};
+    if (coproc_column_validity(a) || coproc_column_validity(b)) {
+        if ((s = strip_nulls(c, a, &a)) != COPROC_OK || (s = strip_nulls(c, b, &b)) != COPROC_OK ||
+            (s = float_sign(c, a, b, out)) != COPROC_OK)
+            return s;
+        return give_validity(c, (coproc_column *)*out, operands, 2);
+    }
     if ((s = as_f64(c, a, &x)) != COPROC_OK || (s = as_f64(c, b, &y)) != COPROC_OK ||
         (s = do_map(c, COPROC_ARITH_SUB, x, y, &d)) != COPROC_OK)
         return s;
@@ -735,6 +924,8 @@ static coproc_status cmp_vals(ctx *c, coproc_cmp op, val a, val b, coproc_filter
     return COPROC_OK;
 }
 
+static coproc_status eval_pred3(ctx *c, const coproc_expr *e, const coproc_column **out);
+
 static coproc_status eval_pred(ctx *c, const coproc_expr *e, coproc_filter *f)
 {
     coproc_filter a, b;
@@ -769,10 +960,20 @@ static coproc_status eval_pred(ctx *c, const coproc_expr *e, coproc_filter *f)
             return s;
         return pred_combine(c, &a, &b, e->kind == COPROC__QE_AND ? COPROC_LOGIC_AND : COPROC_LOGIC_OR, f);
     case COPROC__QE_NOT: {
-        const coproc_column *bl;
+        const coproc_column *bl, **nc;
+        int nn;
+        coproc_value zero = {.i64 = 0};
+        if ((s = nullable_refs(c, e->a, &nc, &nn)) != COPROC_OK)
+            return s;
+        free(nc);
+        if (nn) { /* NOT x is true where x is false, not where x is unknown */
+            if ((s = eval_pred3(c, e->a, &bl)) != COPROC_OK)
+                return s;
+            *f = single(bl, COPROC_CMP_EQ, zero);
+            return COPROC_OK;
+        }
         if ((s = eval_pred(c, e->a, &a)) != COPROC_OK || (s = pred_bool(c, &a, &bl)) != COPROC_OK)
             return s;
-        coproc_value zero = {.i64 = 0};
         *f = single(bl, COPROC_CMP_EQ, zero);
         return COPROC_OK;
     }
@@ -787,15 +988,115 @@ static int is_bool_expr(const coproc_expr *e)
     return e->kind >= COPROC__QE_CMP;
 }
 
+/* 1 + a - b of two INT32 0/1 columns: the three-valued encoding from a
+ * "true" column a and a "false" column b. */
+static coproc_status three_valued(ctx *c, const coproc_column *t, const coproc_column *f,
+                                  const coproc_column **out)
+{
+    coproc_column *d, *r;
+    coproc_value one = {.i64 = 1};
+    coproc_status s;
+    if ((s = do_map(c, COPROC_ARITH_SUB, t, f, &d)) != COPROC_OK ||
+        (s = do_map_const(c, COPROC_ARITH_ADD, d, one, &r)) != COPROC_OK)
+        return s;
+    *out = r;
+    return COPROC_OK;
+}
+
+/* The rows where the three-valued x is (or, with is, is not) v, as a one-predicate filter. */
+static coproc_filter tv_is(const coproc_column *x, coproc_cmp op, int64_t v)
+{
+    coproc_value k = {.i64 = v};
+    return single(x, op, k);
+}
+
+/* A predicate as a three-valued INT32 column over the input's rows: 0 false,
+ * 1 unknown, 2 true. */
+static coproc_status eval_pred3(ctx *c, const coproc_expr *e, const coproc_column **out)
+{
+    coproc_status s;
+    const coproc_column *a, *b, *t, *f;
+    switch (e->kind) {
+    case COPROC__QE_NOT: {
+        coproc_column *m, *r;
+        coproc_value m1 = {.i64 = -1}, two = {.i64 = 2};
+        if ((s = eval_pred3(c, e->a, &a)) != COPROC_OK ||
+            (s = do_map_const(c, COPROC_ARITH_MUL, a, m1, &m)) != COPROC_OK ||
+            (s = do_map_const(c, COPROC_ARITH_ADD, m, two, &r)) != COPROC_OK)
+            return s;
+        *out = r;
+        return COPROC_OK;
+    }
+    case COPROC__QE_AND:
+    case COPROC__QE_OR: {
+        /* AND: true when both are, false when either is; OR the other way round */
+        int and = e->kind == COPROC__QE_AND;
+        coproc_filter ft, ff, x, y;
+        if ((s = eval_pred3(c, e->a, &a)) != COPROC_OK || (s = eval_pred3(c, e->b, &b)) != COPROC_OK)
+            return s;
+        x = tv_is(a, COPROC_CMP_EQ, 2), y = tv_is(b, COPROC_CMP_EQ, 2);
+        if ((s = pred_combine(c, &x, &y, and ? COPROC_LOGIC_AND : COPROC_LOGIC_OR, &ft)) != COPROC_OK)
+            return s;
+        x = tv_is(a, COPROC_CMP_EQ, 0), y = tv_is(b, COPROC_CMP_EQ, 0);
+        if ((s = pred_combine(c, &x, &y, and ? COPROC_LOGIC_OR : COPROC_LOGIC_AND, &ff)) != COPROC_OK ||
+            (s = pred_bool(c, &ft, &t)) != COPROC_OK || (s = pred_bool(c, &ff, &f)) != COPROC_OK)
+            return s;
+        return three_valued(c, t, f, out);
+    }
+    default: {
+        /* a comparison: true where the select holds (it drops rows reading a
+         * null), unknown where an operand is null, false elsewhere */
+        coproc_filter ft;
+        const coproc_column **nc, *unknown;
+        coproc_column *t2, *d;
+        coproc_value two = {.i64 = 2};
+        int nn;
+        if ((s = eval_pred(c, e, &ft)) != COPROC_OK || (s = pred_bool(c, &ft, &t)) != COPROC_OK ||
+            (s = nullable_refs(c, e, &nc, &nn)) != COPROC_OK)
+            return s;
+        s = valid_col(c, nc, nn, 1, &unknown);
+        free(nc);
+        /* 2t + unknown: 2 true, 1 unknown, 0 false (t is 0 where unknown) */
+        if (s != COPROC_OK || (s = do_map_const(c, COPROC_ARITH_MUL, t, two, &t2)) != COPROC_OK ||
+            (s = do_map(c, COPROC_ARITH_ADD, t2, unknown, &d)) != COPROC_OK)
+            return s;
+        *out = d;
+        return COPROC_OK;
+    }
+    }
+}
+
 /* Any expression as a column of its out type (coproc__expr_out_type). */
 static coproc_status eval_col(ctx *c, const coproc_expr *e, const coproc_column **out)
 {
     coproc_status s;
     if (is_bool_expr(e)) {
-        coproc_filter f;
-        if ((s = eval_pred(c, e, &f)) != COPROC_OK)
+        const coproc_column **nc;
+        int nn;
+        if ((s = nullable_refs(c, e, &nc, &nn)) != COPROC_OK)
             return s;
-        return pred_bool(c, &f, out);
+        free(nc);
+        coproc_filter f;
+        if (!nn) {
+            if ((s = eval_pred(c, e, &f)) != COPROC_OK)
+                return s;
+            return pred_bool(c, &f, out);
+        }
+        /* 1 where true, 0 where false, null where unknown */
+        const coproc_column *tv, *t;
+        coproc_column *bits;
+        if ((s = eval_pred3(c, e, &tv)) != COPROC_OK)
+            return s;
+        f = tv_is(tv, COPROC_CMP_EQ, 2);
+        if ((s = pred_bool(c, &f, &t)) != COPROC_OK ||
+            (s = and_bitmap(c, c->in->rows, NULL, 0, coproc_column_host_data(tv), &bits)) != COPROC_OK)
+            return s;
+        if ((s = coproc_column_set_validity((coproc_column *)t, bits)) != COPROC_OK) {
+            coproc_column_free(bits);
+            return coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
+        }
+        *out = t;
+        return COPROC_OK;
     }
     val v;
     if ((s = eval_num(c, e, &v)) != COPROC_OK)
@@ -1037,13 +1338,16 @@ static coproc_status rank_col(ctx *c, const coproc_column *col, const coproc_col
     coproc_status s;
     if ((s = do_group_by(c, col, NULL, COPROC_GROUP_COUNT, &g)) != COPROC_OK)
         return s;
+    /* null keys never join: their rows keep the fill, one rank past the keys' */
+    int nulls = coproc_column_validity(col) != NULL;
     coproc_op_init(&o, COPROC_OP_HASH_JOIN);
     o.a = g.keys, o.b = col; /* left: the key's rank, right: the row */
     if ((s = op_run(c, &o, &j, "hash join")) != COPROC_OK ||
-        (s = fill_col(c, COPROC_UINT32, coproc_column_length(col), 0, 0, &zeros)) != COPROC_OK ||
+        (s = fill_col(c, COPROC_UINT32, coproc_column_length(col), nulls ? (int64_t)g.groups : 0, 0,
+                      &zeros)) != COPROC_OK ||
         (s = do_scatter(c, j.join.left, j.join.right, zeros, &ranks)) != COPROC_OK)
         return s;
-    *distinct = g.groups;
+    *distinct = g.groups + nulls;
     return do_cast(c, ranks, COPROC_UINT64, out);
 }
 
@@ -1065,7 +1369,10 @@ static coproc_status combined_key(ctx *c, const coproc_column *const *keys, int 
         coproc_type t = coproc_column_type(keys[k]);
         int sgn = t == COPROC_INT32 || t == COPROC_INT64;
         uint64_t lo = sgn ? (uint64_t)mn.v.i64 : mn.v.u64, hi = sgn ? (uint64_t)mx.v.i64 : mx.v.u64;
+        if (mn.count == 0) /* every key null (or no rows) */
+            lo = hi = 0;
         uint64_t range = hi - lo; /* radix - 1 */
+        int nulls = coproc_column_validity(keys[k]) != NULL; /* null: one digit past the values */
         const coproc_column *digit;
         uint64_t radix;
         if (range < ((uint64_t)1 << 32)) {
@@ -1075,8 +1382,10 @@ static coproc_status combined_key(ctx *c, const coproc_column *const *keys, int 
             if ((s = do_cast(c, keys[k], COPROC_UINT64, &u)) != COPROC_OK ||
                 (s = do_map_const(c, COPROC_ARITH_SUB, u, v, &d)) != COPROC_OK)
                 return s;
+            if (nulls)
+                fill_nulls(d, range + 1);
             digit = d;
-            radix = range + 1;
+            radix = range + 1 + nulls;
         } else if ((s = rank_col(c, keys[k], &digit, &radix)) != COPROC_OK) {
             return s;
         }
@@ -1120,8 +1429,22 @@ static coproc_status group_all(ctx *c, const coproc_node *n, rel *in, rel *out)
         coproc_type t = n->schema.types[a];
         int64_t iv = 0;
         double fv = 0;
-        if (ag->fn == COPROC_AGG_COUNT) {
+        int null_result = 0; /* SQL's NULL: an argument with nulls and no valid value */
+        const coproc_column **nc;
+        int nn = 0;
+        if (ag->arg && (s = nullable_refs(c, ag->arg, &nc, &nn)) != COPROC_OK)
+            return s;
+        if (ag->arg)
+            free(nc);
+        if (ag->fn == COPROC_AGG_COUNT && !nn) {
             iv = (int64_t)rows;
+        } else if (ag->fn == COPROC_AGG_COUNT) { /* count(arg): its valid rows */
+            const coproc_column *v;
+            coproc_scalar sc;
+            if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK ||
+                (s = do_reduce(c, COPROC_REDUCE_COUNT, v, &sc)) != COPROC_OK)
+                return s;
+            iv = (int64_t)sc.count;
         } else {
             const coproc_column *v;
             coproc_scalar sc;
@@ -1129,6 +1452,11 @@ static coproc_status group_all(ctx *c, const coproc_node *n, rel *in, rel *out)
                                   : ag->fn == COPROC_AGG_MAX ? COPROC_REDUCE_MAX : COPROC_REDUCE_SUM;
             if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK || (s = do_reduce(c, op, v, &sc)) != COPROC_OK)
                 return s;
+            size_t valid = rows;
+            if (coproc_column_validity(v)) {
+                valid = (size_t)sc.count;
+                null_result = valid == 0;
+            }
             if (sc.type == COPROC_FLOAT32 || sc.type == COPROC_FLOAT64) {
                 fv = sc.v.f64;
             } else {
@@ -1138,10 +1466,17 @@ static coproc_status group_all(ctx *c, const coproc_node *n, rel *in, rel *out)
             if ((ag->fn == COPROC_AGG_MIN || ag->fn == COPROC_AGG_MAX) && rows == 0)
                 iv = 0, fv = 0; /* MIN/MAX of no rows: 0 */
             if (ag->fn == COPROC_AGG_AVG)
-                fv = rows ? fv / (double)rows : NAN;
+                fv = valid ? fv / (double)valid : NAN;
         }
-        coproc_column *col;
-        if ((s = fill_col(c, t, 1, iv, fv, &col)) == COPROC_OK)
+        coproc_column *col, *bits;
+        if ((s = fill_col(c, t, 1, iv, fv, &col)) == COPROC_OK && null_result) {
+            if ((s = fill_col(c, COPROC_UINT32, 1, 0, 0, &bits)) == COPROC_OK && tmp_detach(c, bits) &&
+                (s = coproc_column_set_validity(col, bits)) != COPROC_OK) {
+                coproc_column_free(bits);
+                s = coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
+            }
+        }
+        if (s == COPROC_OK)
             s = rel_set(c, out, a, col);
     }
     return s;
@@ -1192,8 +1527,19 @@ static coproc_status run_group_by(ctx *c, const coproc_node *n, rel *in, rel *ou
         coproc_type t = n->schema.types[n->n + a];
         const coproc_column *v, *r;
         coproc_group_result g;
-        if (ag->fn == COPROC_AGG_COUNT) {
+        const coproc_column **nc;
+        int nn = 0;
+        if (ag->arg && (s = nullable_refs(c, ag->arg, &nc, &nn)) != COPROC_OK)
+            return s;
+        if (ag->arg)
+            free(nc);
+        if (ag->fn == COPROC_AGG_COUNT && !nn) {
             if ((s = do_cast(c, base.count, COPROC_INT64, &r)) != COPROC_OK)
+                return s;
+        } else if (ag->fn == COPROC_AGG_COUNT) { /* count(arg): the group's valid values */
+            if ((s = agg_arg(c, ag->arg, &v)) != COPROC_OK ||
+                (s = do_group_by(c, key, v, COPROC_GROUP_COUNT, &g)) != COPROC_OK ||
+                (s = do_cast(c, g.count, COPROC_INT64, &r)) != COPROC_OK)
                 return s;
         } else {
             unsigned want = ag->fn == COPROC_AGG_MIN   ? COPROC_GROUP_MIN
@@ -1310,6 +1656,15 @@ static coproc_status run_order_by(ctx *c, const coproc_node *n, rel *in, rel *ou
                                 n->names[k]);
         if ((s = sort_key(c, in->cols[i], n->desc[k], &perm)) != COPROC_OK)
             return s;
+        if (coproc_column_validity(in->cols[i])) {
+            /* then by "is null" (more significant than the values, stable):
+             * nulls last, or first (the values' passes put them in input order) */
+            const coproc_column *isnull;
+            if ((s = valid_col(c, (const coproc_column *const *)&in->cols[i], 1,
+                               !n->nulls_first[k], &isnull)) != COPROC_OK ||
+                (s = sort_pass(c, isnull, &perm)) != COPROC_OK)
+                return s;
+        }
     }
     size_t rows = in->rows;
     if (n->limit && n->limit < rows) {

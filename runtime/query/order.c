@@ -12,11 +12,21 @@ typedef struct sort_key {
     const void *data;
     coproc_type type;
     int desc;
+    const uint32_t *valid; /* the key's validity, NULL: no nulls */
+    int nulls_first;
 } sort_key;
+
+static int is_valid(const uint32_t *w, size_t r)
+{
+    return !w || ((w[r / 32] >> (r % 32)) & 1u);
+}
 
 static int cmp_one(const sort_key *k, size_t a, size_t b)
 {
     int r = 0;
+    int va = is_valid(k->valid, a), vb = is_valid(k->valid, b);
+    if (!va || !vb) /* nulls together, first or last whatever the direction */
+        return va == vb ? 0 : (!va == !!k->nulls_first) ? -1 : 1;
     switch (k->type) {
 #define CMP(T)                                                                                     \
     {                                                                                              \
@@ -74,6 +84,27 @@ static void merge_sort(size_t *idx, size_t *tmp, size_t n, const sort_key *keys,
     }
 }
 
+/* col (keep rows) gets the validity of src's rows idx[0..keep). */
+static coproc_status permute_validity(coproc_runtime *rt, const coproc_column *src, const size_t *idx,
+                                      size_t keep, coproc_column *col)
+{
+    coproc_column *bits;
+    if (src->validity->dev)
+        return coproc__fail(rt, COPROC_INTERNAL, "order-by: a device validity");
+    coproc_status s = coproc__host_column_new(rt, COPROC_UINT32, (keep + 31) / 32, &bits);
+    if (s != COPROC_OK)
+        return s;
+    uint32_t *d = bits->host;
+    const uint32_t *v = src->validity->host;
+    memset(d, 0, (keep + 31) / 32 * sizeof *d);
+    for (size_t r = 0; r < keep; r++)
+        if (is_valid(v, idx[r]))
+            d[r / 32] |= 1u << (r % 32);
+    if ((s = coproc_column_set_validity(col, bits)) != COPROC_OK)
+        coproc_column_free(bits);
+    return s;
+}
+
 coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, const coproc_node *n,
                                     coproc_table **out)
 {
@@ -84,7 +115,10 @@ coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, 
         const coproc_column *c = coproc_table_column(in, n->names[i]);
         if (!c || c->dev)
             return coproc__fail(rt, COPROC_INTERNAL, "%s: key \"%s\" is not a host column", n->label, n->names[i]);
-        keys[i] = (sort_key){c->host, c->type, n->desc[i]};
+        const uint32_t *valid = c->validity ? c->validity->host : NULL;
+        if (c->validity && c->validity->dev)
+            return coproc__fail(rt, COPROC_INTERNAL, "%s: key \"%s\" has a device validity", n->label, n->names[i]);
+        keys[i] = (sort_key){c->host, c->type, n->desc[i], valid, n->nulls_first[i]};
     }
     size_t *idx = malloc((rows ? rows : 1) * sizeof *idx), *tmp = malloc((rows ? rows : 1) * sizeof *tmp);
     if (!idx || !tmp) {
@@ -108,7 +142,12 @@ coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, 
         size_t w = coproc_type_size(src->type);
         for (size_t r = 0; r < keep; r++)
             memcpy((char *)col->host + r * w, (const char *)src->host + idx[r] * w, w);
-        s = coproc__table_add_owned(t, in->names[c], col);
+        if (src->validity) /* the nulls move with their rows */
+            s = permute_validity(rt, src, idx, keep, col);
+        if (s == COPROC_OK)
+            s = coproc__table_add_owned(t, in->names[c], col);
+        else
+            coproc_column_free(col);
     }
     free(idx);
     if (s != COPROC_OK) {

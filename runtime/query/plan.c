@@ -65,6 +65,7 @@ void coproc_plan_free(coproc_plan *p)
         free_names(n->names, n->n);
         free(n->exprs);
         free(n->desc);
+        free(n->nulls_first);
         free(n->probe_key);
         free(n->build_key);
         free_names(n->probe_keys, n->njoin_keys);
@@ -749,7 +750,8 @@ coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
         return NULL;
     if (nkeys < 1 || nkeys > MAX_KEYS || !keys)
         return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (1 to %d)", n->label, nkeys, MAX_KEYS);
-    if (!(n->names = calloc(nkeys, sizeof *n->names)) || !(n->desc = calloc(nkeys, sizeof *n->desc)))
+    if (!(n->names = calloc(nkeys, sizeof *n->names)) || !(n->desc = calloc(nkeys, sizeof *n->desc)) ||
+        !(n->nulls_first = calloc(nkeys, sizeof *n->nulls_first)))
         return oom(p, n);
     for (int i = 0; i < nkeys; i++) {
         if (!keys[i].column)
@@ -760,6 +762,7 @@ coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
         if (!(n->names[i] = strdup(keys[i].column)))
             return oom(p, n);
         n->desc[i] = keys[i].descending != 0;
+        n->nulls_first[i] = keys[i].nulls_first != 0;
         n->n = i + 1;
     }
     n->limit = limit;

@@ -94,6 +94,7 @@ struct coproc_node {
     char **names;                /* PROJECT: output names; GROUP_BY keys; ORDER_BY keys */
     coproc_expr **exprs;         /* PROJECT */
     int *desc;                   /* ORDER_BY */
+    int *nulls_first;            /* ORDER_BY: null keys first (else last) */
     uint64_t limit;              /* ORDER_BY */
     coproc_join_kind join;       /* JOIN */
     char *probe_key, *build_key; /* JOIN: its (first) key columns */

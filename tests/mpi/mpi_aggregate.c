@@ -190,7 +190,7 @@ static void run_case_ex(coproc_mpi *m, const data *mine, const data *whole, cons
         for (int i = 0; i < tc->norder; i++)
             order[no++] = tc->order[i];
         for (int k = 0; k < tc->nkeys; k++)
-            order[no++] = (coproc_order_key){keys[k], 0};
+            order[no++] = (coproc_order_key){keys[k], 0, 0};
         if (no)
             n = coproc_plan_order_by(w, n, no, order, tc->limit);
         coproc_query_result r;
@@ -302,7 +302,7 @@ static void partitions(coproc_mpi *m, const data *mine, const data *whole, int s
         for (int v = 0; v < 7; v++)
             CHECK(ranks[v] == 1, "hash: g1 = %d on %d ranks", v, ranks[v]);
         data hashed = {.t = h.table};
-        tcase c = {"keys, over the hashed table", 2, 2, {{"g1", 0}, {"g2", 1}}, 0, N};
+        tcase c = {"keys, over the hashed table", 2, 2, {{"g1", 0, 0}, {"g2", 1, 0}}, 0, N};
         run_case(m, &hashed, whole, &c);
     }
     coproc_mpi_table_free(&h);
@@ -356,14 +356,14 @@ int main(int argc, char **argv)
         CHECK(make_data(rt, 0, N, &whole) == 0, "whole data: %s", coproc_errmsg(rt));
     int64_t only_rank0 = (int64_t)(N / size / 2); /* rows on rank 0 only: the others have none */
     tcase cases[] = {
-        {"keys, ordered", 2, 2, {{"g1", 0}, {"g2", 1}}, 0, N},
+        {"keys, ordered", 2, 2, {{"g1", 0, 0}, {"g2", 1, 0}}, 0, N},
         {"no keys", 0, 0, {{0}}, 0, N},
-        {"keys, by sum desc, limit 5", 2, 1, {{"s", 1}}, 5, N},
-        {"keys, rows on rank 0 only", 2, 1, {{"mn", 0}}, 0, only_rank0},
+        {"keys, by sum desc, limit 5", 2, 1, {{"s", 1, 0}}, 5, N},
+        {"keys, rows on rank 0 only", 2, 1, {{"mn", 0, 0}}, 0, only_rank0},
         {"no keys, rows on rank 0 only", 0, 0, {{0}}, 0, only_rank0},
         {"keys, no rows", 2, 0, {{0}}, 0, -1},
         {"no keys, no rows", 0, 0, {{0}}, 0, -1},
-        {"one key, by avg", 1, 1, {{"av", 0}}, 0, N},
+        {"one key, by avg", 1, 1, {{"av", 0, 0}}, 0, N},
     };
     int ok_data = failures == 0, all_ok;
     MPI_Allreduce(&ok_data, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -151,7 +151,7 @@ static void run_all(coproc_mpi *m, const data *d, outcome *o)
         coproc_aggregate aggs[3] = {{COPROC_AGG_SUM, coproc_expr_column(p, "v"), "s"},
                                     {COPROC_AGG_COUNT, NULL, "c"},
                                     {COPROC_AGG_MAX, coproc_expr_column(p, "f"), "mx"}};
-        coproc_order_key order[1] = {{"k", 0}};
+        coproc_order_key order[1] = {{"k", 0, 0}};
         coproc_mpi_query q = {.plan = p,
                               .input = in,
                               .nkeys = 1,

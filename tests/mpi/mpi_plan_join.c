@@ -147,7 +147,7 @@ static coproc_status run_plan(coproc_mpi *m, const coproc_mpi_colocated *c, copr
                                       {COPROC_AGG_MIN, coproc_expr_column(p, "pv"), "lo"},
                                       {COPROC_AGG_MAX, coproc_expr_column(p, "pv"), "hi"}};
     const char *keys[1] = {gkey};
-    coproc_order_key order[1] = {{gkey, 0}};
+    coproc_order_key order[1] = {{gkey, 0, 0}};
     coproc_mpi_query q = {.plan = p,
                           .input = j,
                           .nkeys = 1,
