@@ -493,9 +493,8 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   Operators over host inputs larger than the device budget (streamed or
  *   partitioned runs, and inputs over 2^32 rows) refuse inputs with nulls
  *   (UNSUPPORTED) for now.
- * - Query plans (coproc/query.h) refuse columns with nulls (UNSUPPORTED):
- *   coproc_table_add, and coproc_query_run for a column given a validity
- *   after it was added.
+ * - Query plans (coproc/query.h) take columns with nulls, with SQL's
+ *   semantics there too (coproc/query.h, "Nulls").
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
  * more), and so does group_by on a CPU device when its keys are dense (a
  * small range) and its values integers or none; map, cast and gather add a

@@ -19,6 +19,25 @@
  * last read as int64 bits) compute in 64-bit signed integers (wrapping; x/0 is
  * 0), float columns and any mix with a float in double precision (in float on a
  * device without fp64). Comparisons, BETWEEN, IN, AND/OR/NOT give a boolean.
+ *
+ * Nulls: columns may carry a validity bitmap (coproc.h, "nulls"), given before
+ * or after coproc_table_add; a run reads them with SQL's semantics:
+ * - arithmetic with a null operand gives null; a comparison (the six, BETWEEN,
+ *   IN, string predicates) with a null operand is unknown; AND, OR and NOT are
+ *   three-valued (false AND unknown is false, true OR unknown is true, NOT
+ *   unknown is unknown); a filter keeps the rows whose predicate is true;
+ * - a projected expression is null where it is null or unknown (a boolean is
+ *   INT32 0/1 with a validity); columns passed through keep their nulls;
+ * - joins never match a null key (either side);
+ * - group-by: null keys form one group (per combination of keys); SUM, MIN,
+ *   MAX and AVG skip null arguments and are null where a group has no valid
+ *   one (also without keys, and over no rows when the argument's column has a
+ *   validity); COUNT(arg) counts the valid arguments, COUNT with arg NULL rows;
+ * - order-by puts null keys last, or first with coproc_order_key.nulls_first,
+ *   in either direction;
+ * - result columns that can hold nulls carry a validity (host bitmaps).
+ * A plan over columns with nulls runs one operator at a time for now (the
+ * result's note says so): the fused kernels do not read validity bitmaps yet.
  */
 #ifndef COPROC_QUERY_H
 #define COPROC_QUERY_H
