@@ -1,7 +1,11 @@
-/* query_arrow.c - a query over Arrow arrays (as pyarrow, DuckDB or Polars hand
- * them over): import each array as a column, name them in a table, run
- *   SELECT k, SUM(v), MAX(v) FROM t WHERE v > 0 GROUP BY k ORDER BY k
- * and hand a result column back as an Arrow array. */
+/* query_arrow.c - a query over Arrow arrays with nulls (as pyarrow, DuckDB or
+ * Polars hand them over): import each array as a column, name them in a
+ * table, run
+ *   SELECT k, COUNT(*), COUNT(v), SUM(v), MAX(v) FROM t
+ *   WHERE v > 0 OR k = 0 GROUP BY k ORDER BY k NULLS LAST
+ * with SQL's nulls (a row whose v is null passes only where k = 0; the rows
+ * whose k is null make one group) and hand a result column back as an Arrow
+ * array, its nulls with it. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +18,7 @@
 /* The producer side: each array owns one malloc'd block. */
 typedef struct block {
     const void *buffers[2];
+    uint32_t valid[(ROWS + 31) / 32]; /* Arrow's validity: bit i set = row i not null */
     int32_t data[ROWS];
 } block;
 
@@ -24,22 +29,45 @@ static void release_block(struct ArrowArray *a)
 }
 static void release_schema(struct ArrowSchema *s) { s->release = NULL; }
 
-/* An int32 Arrow array of ROWS values f(i). */
-static struct ArrowArray make_array(int32_t (*f)(int))
+/* An int32 Arrow array of ROWS values f(i), row i null where is_null(i). */
+static struct ArrowArray make_array(int32_t (*f)(int), int (*is_null)(int))
 {
-    block *b = malloc(sizeof *b);
+    block *b = calloc(1, sizeof *b);
     if (!b)
         exit(71);
-    for (int i = 0; i < ROWS; i++)
+    int64_t nulls = 0;
+    for (int i = 0; i < ROWS; i++) {
         b->data[i] = f(i);
-    b->buffers[0] = NULL; /* no nulls */
+        if (is_null(i))
+            nulls++;
+        else
+            b->valid[i / 32] |= 1u << (i % 32);
+    }
+    b->buffers[0] = b->valid;
     b->buffers[1] = b->data;
-    return (struct ArrowArray){.length = ROWS, .n_buffers = 2, .buffers = b->buffers,
-                               .release = release_block, .private_data = b};
+    return (struct ArrowArray){.length = ROWS, .null_count = nulls, .n_buffers = 2,
+                               .buffers = b->buffers, .release = release_block, .private_data = b};
 }
 
 static int32_t key_of(int i) { return i % 4; }
 static int32_t value_of(int i) { return (i * 7) % 11 - 3; }
+static int key_null(int i) { return i == 7 || i == 14; }
+static int value_null(int i) { return i % 5 == 4; }
+
+/* Row i of a result column: its value, or NULL. */
+static void print_cell(const coproc_column *col, size_t i)
+{
+    const coproc_column *valid = coproc_column_validity(col);
+    const uint32_t *bits = valid ? coproc_column_host_data(valid) : NULL;
+    if (bits && !((bits[i / 32] >> (i % 32)) & 1u)) {
+        printf(" %6s", "NULL");
+        return;
+    }
+    if (coproc_column_type(col) == COPROC_INT64)
+        printf(" %6lld", (long long)((const int64_t *)coproc_column_host_data(col))[i]);
+    else
+        printf(" %6d", ((const int32_t *)coproc_column_host_data(col))[i]);
+}
 
 int main(void)
 {
@@ -51,7 +79,7 @@ int main(void)
         return 69;
     }
     struct ArrowSchema schema = {.format = "i", .release = release_schema};
-    struct ArrowArray ka = make_array(key_of), va = make_array(value_of);
+    struct ArrowArray ka = make_array(key_of, key_null), va = make_array(value_of, value_null);
     coproc_column *k = NULL, *v = NULL;
     coproc_table *t = NULL;
     coproc_plan *p = NULL;
@@ -69,30 +97,37 @@ int main(void)
     if (s == COPROC_OK)
         s = coproc_plan_create(rt, &p);
     if (s == COPROC_OK) {
-        coproc_node *f = coproc_plan_filter(p, coproc_plan_scan(p, t, "t"),
-                                            coproc_expr_compare(p, COPROC_CMP_GT, coproc_expr_column(p, "v"),
-                                                                coproc_expr_int(p, 0)));
+        coproc_expr *v_pos = coproc_expr_compare(p, COPROC_CMP_GT, coproc_expr_column(p, "v"),
+                                                 coproc_expr_int(p, 0));
+        coproc_expr *k_zero = coproc_expr_compare(p, COPROC_CMP_EQ, coproc_expr_column(p, "k"),
+                                                  coproc_expr_int(p, 0));
+        coproc_node *f =
+            coproc_plan_filter(p, coproc_plan_scan(p, t, "t"), coproc_expr_or(p, v_pos, k_zero));
         const char *keys[] = {"k"};
-        coproc_aggregate aggs[] = {{COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sum_v"},
+        coproc_aggregate aggs[] = {{COPROC_AGG_COUNT, NULL, "rows"},
+                                   {COPROC_AGG_COUNT, coproc_expr_column(p, "v"), "count_v"},
+                                   {COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sum_v"},
                                    {COPROC_AGG_MAX, coproc_expr_column(p, "v"), "max_v"}};
-        coproc_order_key order[] = {{"k", 0, 0}};
-        coproc_node *root = coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 2, aggs), 1, order, 0);
+        coproc_order_key order[] = {{"k", 0, 0}}; /* ascending, nulls last */
+        coproc_node *root = coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 4, aggs), 1, order, 0);
         s = coproc_query_run(p, root, NULL, &r);
     }
     if (s == COPROC_OK) {
-        const int32_t *kk = coproc_column_host_data(coproc_table_column(r.table, "k"));
-        const int64_t *sum = coproc_column_host_data(coproc_table_column(r.table, "sum_v"));
-        const int32_t *mx = coproc_column_host_data(coproc_table_column(r.table, "max_v"));
-        printf(" k  sum_v  max_v\n");
-        for (size_t i = 0; i < coproc_table_rows(r.table); i++)
-            printf("%2d %6lld %6d\n", kk[i], (long long)sum[i], mx[i]);
-        printf("ran on device %d\n", r.pipeline[r.pipelines - 1].device);
+        printf("      k   rows count_v  sum_v  max_v\n");
+        for (size_t i = 0; i < coproc_table_rows(r.table); i++) {
+            for (int c = 0; c < coproc_table_column_count(r.table); c++)
+                print_cell(coproc_table_column_at(r.table, c), i);
+            printf("\n");
+        }
+        printf("ran on device %d%s%s\n", r.pipeline[r.pipelines - 1].device, r.note[0] ? ": " : "",
+               r.note);
         /* Hand sum_v back as Arrow. */
         struct ArrowSchema out_schema;
         struct ArrowArray out;
         s = coproc_column_export_arrow(coproc_table_column(r.table, "sum_v"), &out_schema, &out);
         if (s == COPROC_OK) {
-            printf("exported sum_v as Arrow: format \"%s\", %lld rows\n", out_schema.format, (long long)out.length);
+            printf("exported sum_v as Arrow: format \"%s\", %lld rows, %lld null\n", out_schema.format,
+                   (long long)out.length, (long long)out.null_count);
             out.release(&out);
             out_schema.release(&out_schema);
         }
