@@ -45,14 +45,24 @@ static struct ArrowArray make_array(int32_t (*f)(int), int (*is_null)(int))
     }
     b->buffers[0] = b->valid;
     b->buffers[1] = b->data;
-    return (struct ArrowArray){.length = ROWS, .null_count = nulls, .n_buffers = 2,
-                               .buffers = b->buffers, .release = release_block, .private_data = b};
+    return (struct ArrowArray){.length = ROWS,
+                               .null_count = nulls,
+                               .n_buffers = 2,
+                               .buffers = b->buffers,
+                               .release = release_block,
+                               .private_data = b};
 }
 
 static int32_t key_of(int i) { return i % 4; }
 static int32_t value_of(int i) { return (i * 7) % 11 - 3; }
-static int key_null(int i) { return i == 7 || i == 14; }
-static int value_null(int i) { return i % 5 == 4; }
+static int key_null(int i)
+{
+    return i == 7 || i == 14;
+}
+static int value_null(int i)
+{
+    return i % 5 == 4;
+}
 
 /* Row i of a result column: its value, or NULL. */
 static void print_cell(const coproc_column *col, size_t i)
@@ -109,7 +119,8 @@ int main(void)
                                    {COPROC_AGG_SUM, coproc_expr_column(p, "v"), "sum_v"},
                                    {COPROC_AGG_MAX, coproc_expr_column(p, "v"), "max_v"}};
         coproc_order_key order[] = {{"k", 0, 0}}; /* ascending, nulls last */
-        coproc_node *root = coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 4, aggs), 1, order, 0);
+        coproc_node *root =
+            coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 4, aggs), 1, order, 0);
         s = coproc_query_run(p, root, NULL, &r);
     }
     if (s == COPROC_OK) {
@@ -126,8 +137,8 @@ int main(void)
         struct ArrowArray out;
         s = coproc_column_export_arrow(coproc_table_column(r.table, "sum_v"), &out_schema, &out);
         if (s == COPROC_OK) {
-            printf("exported sum_v as Arrow: format \"%s\", %lld rows, %lld null\n", out_schema.format,
-                   (long long)out.length, (long long)out.null_count);
+            printf("exported sum_v as Arrow: format \"%s\", %lld rows, %lld null\n",
+                   out_schema.format, (long long)out.length, (long long)out.null_count);
             out.release(&out);
             out_schema.release(&out_schema);
         }

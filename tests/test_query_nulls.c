@@ -29,8 +29,9 @@ typedef struct column_def {
 } column_def;
 
 static const column_def fact_cols[NF] = {
-    {"id", COPROC_INT32, 0}, {"a", COPROC_INT32, 1},   {"b", COPROC_INT64, 1}, {"u", COPROC_UINT32, 1},
-    {"g", COPROC_INT32, 1},  {"k", COPROC_INT32, 1},   {"x", COPROC_FLOAT64, 1},
+    {"id", COPROC_INT32, 0},  {"a", COPROC_INT32, 1}, {"b", COPROC_INT64, 1},
+    {"u", COPROC_UINT32, 1},  {"g", COPROC_INT32, 1}, {"k", COPROC_INT32, 1},
+    {"x", COPROC_FLOAT64, 1},
 };
 static const column_def dim_cols[ND] = {{"dk", COPROC_INT32, 1}, {"dv", COPROC_INT64, 1}};
 
@@ -81,10 +82,18 @@ static void make_table(table_data *t, const column_def *defs, int ncols, size_t 
             else
                 v = (int64_t)test_rand_below(rng, 2001) - 1000; /* x, in thousandths */
             switch (defs[c].type) {
-            case COPROC_INT32: ((int32_t *)t->values[c])[r] = (int32_t)v; break;
-            case COPROC_INT64: ((int64_t *)t->values[c])[r] = v; break;
-            case COPROC_UINT32: ((uint32_t *)t->values[c])[r] = (uint32_t)v; break;
-            default: ((double *)t->values[c])[r] = (double)v / 1000.0; break;
+            case COPROC_INT32:
+                ((int32_t *)t->values[c])[r] = (int32_t)v;
+                break;
+            case COPROC_INT64:
+                ((int64_t *)t->values[c])[r] = v;
+                break;
+            case COPROC_UINT32:
+                ((uint32_t *)t->values[c])[r] = (uint32_t)v;
+                break;
+            default:
+                ((double *)t->values[c])[r] = (double)v / 1000.0;
+                break;
             }
             int null = rate >= 1.0 || (double)test_rand_below(rng, 1000000) < rate * 1e6;
             if (t->valid[c] && !null)
@@ -106,7 +115,8 @@ static void free_table(table_data *t)
 
 /* The coproc table of t's columns (skipping float64 columns when !fp64);
  * cols receives the columns for freeing. */
-static coproc_table *to_coproc(coproc_runtime *rt, const table_data *t, int fp64, coproc_column **cols)
+static coproc_table *to_coproc(coproc_runtime *rt, const table_data *t, int fp64,
+                               coproc_column **cols)
 {
     coproc_table *ct;
     assert_int_equal(coproc_table_create(rt, &ct), COPROC_OK);
@@ -118,8 +128,9 @@ static coproc_table *to_coproc(coproc_runtime *rt, const table_data *t, int fp64
                          COPROC_OK);
         if (t->valid[c]) {
             coproc_column *bits;
-            assert_int_equal(coproc_column_wrap(rt, COPROC_UINT32, t->valid[c], (t->rows + 31) / 32, &bits),
-                             COPROC_OK);
+            assert_int_equal(
+                coproc_column_wrap(rt, COPROC_UINT32, t->valid[c], (t->rows + 31) / 32, &bits),
+                COPROC_OK);
             assert_int_equal(coproc_column_set_validity(cols[c], bits), COPROC_OK);
         }
         assert_int_equal(coproc_table_add(ct, t->defs[c].name, cols[c]), COPROC_OK);
@@ -220,9 +231,15 @@ static rowset from_sqlite(sqlite3 *db, const char *sql)
             cell *x = &r.c[r.n * r.ncols + c];
             memset(x, 0, sizeof *x);
             switch (sqlite3_column_type(st, c)) {
-            case SQLITE_NULL: x->null = 1; break;
-            case SQLITE_FLOAT: x->is_float = 1, x->f = sqlite3_column_double(st, c); break;
-            default: x->i = sqlite3_column_int64(st, c); break;
+            case SQLITE_NULL:
+                x->null = 1;
+                break;
+            case SQLITE_FLOAT:
+                x->is_float = 1, x->f = sqlite3_column_double(st, c);
+                break;
+            default:
+                x->i = sqlite3_column_int64(st, c);
+                break;
             }
         }
         r.n++;
@@ -335,26 +352,29 @@ static coproc_node *q_not(coproc_plan *p, coproc_node *f, coproc_node *d)
     (void)d;
     const char *names[] = {"id", "a"};
     coproc_expr *e[] = {COL("id"), COL("a")};
-    return coproc_plan_project(p, coproc_plan_filter(p, f, NOT(CMP(GT, COL("a"), I(10)))), 2, names, e);
+    return coproc_plan_project(p, coproc_plan_filter(p, f, NOT(CMP(GT, COL("a"), I(10)))), 2, names,
+                               e);
 }
 
 static coproc_node *q_not_and(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     (void)d;
-    return ids(p, coproc_plan_filter(p, f, NOT(AND(CMP(GT, COL("a"), I(10)), CMP(LT, COL("b"), I(50))))));
+    return ids(
+        p, coproc_plan_filter(p, f, NOT(AND(CMP(GT, COL("a"), I(10)), CMP(LT, COL("b"), I(50))))));
 }
 
 static coproc_node *q_not_or(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     (void)d;
-    return ids(p, coproc_plan_filter(p, f, NOT(OR(CMP(GT, COL("a"), I(10)), CMP(EQ, COL("u"), I(3))))));
+    return ids(
+        p, coproc_plan_filter(p, f, NOT(OR(CMP(GT, COL("a"), I(10)), CMP(EQ, COL("u"), I(3))))));
 }
 
 static coproc_node *q_cols(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     (void)d; /* two nullable columns of different types, and NOT of that */
-    return ids(p, coproc_plan_filter(p, f, OR(CMP(LT, COL("a"), COL("b")),
-                                              NOT(CMP(GE, COL("u"), COL("g"))))));
+    return ids(p, coproc_plan_filter(
+                      p, f, OR(CMP(LT, COL("a"), COL("b")), NOT(CMP(GE, COL("u"), COL("g"))))));
 }
 
 static coproc_node *q_between_in(coproc_plan *p, coproc_node *f, coproc_node *d)
@@ -370,8 +390,9 @@ static coproc_node *q_not_in_arith(coproc_plan *p, coproc_node *f, coproc_node *
     (void)d;
     coproc_expr *list[] = {I(2), I(4)};
     coproc_expr *sum = ARITH(ADD, ARITH(MUL, COL("b"), I(2)), COL("a"));
-    return ids(p, coproc_plan_filter(p, f, AND(NOT(coproc_expr_in(p, COL("u"), 2, list)),
-                                               NOT(NOT(CMP(GT, sum, I(30)))))));
+    return ids(p, coproc_plan_filter(p, f,
+                                     AND(NOT(coproc_expr_in(p, COL("u"), 2, list)),
+                                         NOT(NOT(CMP(GT, sum, I(30)))))));
 }
 
 static coproc_node *q_project(coproc_plan *p, coproc_node *f, coproc_node *d)
@@ -395,8 +416,10 @@ static coproc_node *q_project_float(coproc_plan *p, coproc_node *f, coproc_node 
 
 static coproc_node *group_g(coproc_plan *p, coproc_node *in, int nkeys, const char *const *keys)
 {
-    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"},        {COPROC_AGG_COUNT, COL("a"), "na"},
-                             {COPROC_AGG_SUM, COL("b"), "sb"},     {COPROC_AGG_MIN, COL("a"), "mina"},
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"},
+                             {COPROC_AGG_COUNT, COL("a"), "na"},
+                             {COPROC_AGG_SUM, COL("b"), "sb"},
+                             {COPROC_AGG_MIN, COL("a"), "mina"},
                              {COPROC_AGG_MAX, COL("u"), "maxu"}};
     return coproc_plan_group_by(p, in, nkeys, keys, 5, ag);
 }
@@ -432,14 +455,16 @@ static coproc_node *q_group_avg(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     (void)d; /* AVG is float64 */
     const char *keys[] = {"k"};
-    coproc_aggregate ag[] = {{COPROC_AGG_AVG, COL("a"), "avga"}, {COPROC_AGG_AVG, COL("b"), "avgb"}};
+    coproc_aggregate ag[] = {{COPROC_AGG_AVG, COL("a"), "avga"},
+                             {COPROC_AGG_AVG, COL("b"), "avgb"}};
     return coproc_plan_group_by(p, f, 1, keys, 2, ag);
 }
 
 static coproc_node *q_all_avg(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     (void)d;
-    coproc_aggregate ag[] = {{COPROC_AGG_AVG, COL("a"), "avga"}, {COPROC_AGG_COUNT, COL("b"), "nb"}};
+    coproc_aggregate ag[] = {{COPROC_AGG_AVG, COL("a"), "avga"},
+                             {COPROC_AGG_COUNT, COL("b"), "nb"}};
     return coproc_plan_group_by(p, f, 0, NULL, 2, ag);
 }
 
@@ -447,8 +472,10 @@ static coproc_node *q_group_float(coproc_plan *p, coproc_node *f, coproc_node *d
 {
     (void)d;
     const char *keys[] = {"g"};
-    coproc_aggregate ag[] = {{COPROC_AGG_SUM, COL("x"), "sx"}, {COPROC_AGG_MIN, COL("x"), "minx"},
-                             {COPROC_AGG_MAX, COL("x"), "maxx"}, {COPROC_AGG_AVG, COL("x"), "avgx"},
+    coproc_aggregate ag[] = {{COPROC_AGG_SUM, COL("x"), "sx"},
+                             {COPROC_AGG_MIN, COL("x"), "minx"},
+                             {COPROC_AGG_MAX, COL("x"), "maxx"},
+                             {COPROC_AGG_AVG, COL("x"), "avgx"},
                              {COPROC_AGG_COUNT, COL("x"), "nx"}};
     return coproc_plan_group_by(p, f, 1, keys, 5, ag);
 }
@@ -466,7 +493,8 @@ static coproc_node *q_join_rows(coproc_plan *p, coproc_node *f, coproc_node *d)
     const char *names[] = {"id", "a", "dv"};
     coproc_expr *e[] = {COL("id"), COL("a"), COL("dv")};
     coproc_node *j = coproc_plan_join(p, COPROC_JOIN_INNER, f, "k", d, "dk");
-    return coproc_plan_project(p, coproc_plan_filter(p, j, NOT(CMP(GT, COL("dv"), I(50)))), 3, names, e);
+    return coproc_plan_project(p, coproc_plan_filter(p, j, NOT(CMP(GT, COL("dv"), I(50)))), 3,
+                               names, e);
 }
 
 static coproc_node *q_semi(coproc_plan *p, coproc_node *f, coproc_node *d)
@@ -505,9 +533,9 @@ typedef struct query {
     const char *name;
     const char *sql;
     build_fn build;
-    int ordered;   /* compare in order (else as multisets) */
-    int fp64;      /* reads or computes float64 */
-    int all_rows;  /* an aggregate without keys: SQLite's NULL over no rows needs the validity */
+    int ordered;  /* compare in order (else as multisets) */
+    int fp64;     /* reads or computes float64 */
+    int all_rows; /* an aggregate without keys: SQLite's NULL over no rows needs the validity */
 } query;
 
 #define GROUP_SQL "count(*), count(a), sum(b), min(a), max(u)"
@@ -518,8 +546,9 @@ static const query queries[] = {
     {"columns", "SELECT id FROM f WHERE a < b OR NOT (u >= g)", q_cols, 0, 0, 0},
     {"between, in", "SELECT id FROM f WHERE NOT (a BETWEEN 5 AND 20) OR u IN (1, 3, 5)",
      q_between_in, 0, 0, 0},
-    {"not in, arithmetic", "SELECT id FROM f WHERE NOT (u IN (2, 4)) AND NOT (NOT (b * 2 + a > 30))",
-     q_not_in_arith, 0, 0, 0},
+    {"not in, arithmetic",
+     "SELECT id FROM f WHERE NOT (u IN (2, 4)) AND NOT (NOT (b * 2 + a > 30))", q_not_in_arith, 0,
+     0, 0},
     {"project", "SELECT id, a + b, a > b, NOT (u IN (2, 4)), 7 - k FROM f", q_project, 0, 0, 0},
     {"project float", "SELECT id, x * 2, x >= a * 0.01 FROM f", q_project_float, 0, 1, 0},
     {"group", "SELECT g, " GROUP_SQL " FROM f GROUP BY g", q_group, 0, 0, 0},
@@ -629,7 +658,8 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             one_table(rt, device, path, sizes[si], rates[ri], info.has_fp64, rc);
         }
     if (!info.has_fp64)
-        printf("device %d: the queries over float64 (x, AVG) skipped (device has no fp64)\n", device);
+        printf("device %d: the queries over float64 (x, AVG) skipped (device has no fp64)\n",
+               device);
 }
 
 static void test_against_sqlite(void **state)
@@ -637,7 +667,8 @@ static void test_against_sqlite(void **state)
     (void)state;
     run_ctx rc = {0, 0};
     test_each_device_path(each, &rc);
-    printf("%d runs equal to SQLite; %d fused runs without a fallback note\n", rc.runs, rc.fused_runs);
+    printf("%d runs equal to SQLite; %d fused runs without a fallback note\n", rc.runs,
+           rc.fused_runs);
     assert_true(rc.runs > 0);
 }
 
@@ -660,14 +691,16 @@ static void test_validity_added_later(void **state)
     for (int mode = 0; mode < 2; mode++) {
         coproc_plan *p;
         assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
-        coproc_aggregate ag[] = {{COPROC_AGG_COUNT, COL("v"), "n"}, {COPROC_AGG_SUM, COL("v"), "s"}};
+        coproc_aggregate ag[] = {{COPROC_AGG_COUNT, COL("v"), "n"},
+                                 {COPROC_AGG_SUM, COL("v"), "s"}};
         coproc_node *g = coproc_plan_group_by(p, coproc_plan_scan(p, t, "t"), 0, NULL, 2, ag);
         coproc_query_options o;
         coproc_query_options_init(&o);
         o.mode = mode ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED;
         coproc_query_result r;
         assert_int_equal(coproc_query_run(p, g, &o, &r), COPROC_OK);
-        const coproc_column *n = coproc_table_column(r.table, "n"), *s = coproc_table_column(r.table, "s");
+        const coproc_column *n = coproc_table_column(r.table, "n"),
+                            *s = coproc_table_column(r.table, "s");
         assert_int_equal(((const int64_t *)coproc_column_host_data(n))[0], 16);
         assert_int_equal(((const int64_t *)coproc_column_host_data(s))[0], 120); /* 0 + ... + 15 */
         coproc_query_result_free(&r);

@@ -362,7 +362,8 @@ static coproc_status copy_col(ctx *c, const coproc_column *src, coproc_column **
         coproc_column *bits;
         size_t w = coproc_column_length(v);
         s = coproc_column_host_alloc(c->rt, COPROC_UINT32, w, &bits);
-        if (s == COPROC_OK && w && (s = coproc_column_download(v, coproc_column_host_data(bits), w)) != COPROC_OK)
+        if (s == COPROC_OK && w &&
+            (s = coproc_column_download(v, coproc_column_host_data(bits), w)) != COPROC_OK)
             coproc_column_free(bits);
         if (s == COPROC_OK && (s = coproc_column_set_validity(col, bits)) != COPROC_OK)
             coproc_column_free(bits);
@@ -452,10 +453,12 @@ static coproc_status strip_nulls(ctx *c, const coproc_column *col, const coproc_
     if (!coproc_column_validity(col))
         return COPROC_OK;
     coproc_column *v;
-    coproc_status s = coproc_column_wrap(c->rt, coproc_column_type(col),
-                                         coproc_column_host_data(col), coproc_column_length(col), &v);
+    coproc_status s =
+        coproc_column_wrap(c->rt, coproc_column_type(col), coproc_column_host_data(col),
+                           coproc_column_length(col), &v);
     if (s != COPROC_OK)
-        return coproc__fail(c->rt, s, "%s: a view of a column: %s", LABEL(c), coproc_status_message(s));
+        return coproc__fail(c->rt, s, "%s: a view of a column: %s", LABEL(c),
+                            coproc_status_message(s));
     *out = v;
     return tmp_push(c, v);
 }
@@ -517,7 +520,8 @@ static void mark_nullable(ctx *c, const coproc_expr *e, unsigned char *seen)
 
 /* The input's columns with nulls that e reads, into *cols (malloc'd, may be
  * NULL when there are none) and *n. */
-static coproc_status nullable_refs(ctx *c, const coproc_expr *e, const coproc_column ***cols, int *n)
+static coproc_status nullable_refs(ctx *c, const coproc_expr *e, const coproc_column ***cols,
+                                   int *n)
 {
     *cols = NULL, *n = 0;
     unsigned char *seen = calloc(c->in->n ? c->in->n : 1, 1);
@@ -1032,13 +1036,16 @@ static coproc_status eval_pred3(ctx *c, const coproc_expr *e, const coproc_colum
         /* AND: true when both are, false when either is; OR the other way round */
         int and = e->kind == COPROC__QE_AND;
         coproc_filter ft, ff, x, y;
-        if ((s = eval_pred3(c, e->a, &a)) != COPROC_OK || (s = eval_pred3(c, e->b, &b)) != COPROC_OK)
+        if ((s = eval_pred3(c, e->a, &a)) != COPROC_OK ||
+            (s = eval_pred3(c, e->b, &b)) != COPROC_OK)
             return s;
         x = tv_is(a, COPROC_CMP_EQ, 2), y = tv_is(b, COPROC_CMP_EQ, 2);
-        if ((s = pred_combine(c, &x, &y, and ? COPROC_LOGIC_AND : COPROC_LOGIC_OR, &ft)) != COPROC_OK)
+        if ((s = pred_combine(c, &x, &y, and? COPROC_LOGIC_AND : COPROC_LOGIC_OR, &ft)) !=
+            COPROC_OK)
             return s;
         x = tv_is(a, COPROC_CMP_EQ, 0), y = tv_is(b, COPROC_CMP_EQ, 0);
-        if ((s = pred_combine(c, &x, &y, and ? COPROC_LOGIC_OR : COPROC_LOGIC_AND, &ff)) != COPROC_OK ||
+        if ((s = pred_combine(c, &x, &y, and? COPROC_LOGIC_OR : COPROC_LOGIC_AND, &ff)) !=
+                COPROC_OK ||
             (s = pred_bool(c, &ft, &t)) != COPROC_OK || (s = pred_bool(c, &ff, &f)) != COPROC_OK)
             return s;
         return three_valued(c, t, f, out);
@@ -1089,7 +1096,8 @@ static coproc_status eval_col(ctx *c, const coproc_expr *e, const coproc_column 
             return s;
         f = tv_is(tv, COPROC_CMP_EQ, 2);
         if ((s = pred_bool(c, &f, &t)) != COPROC_OK ||
-            (s = and_bitmap(c, c->in->rows, NULL, 0, coproc_column_host_data(tv), &bits)) != COPROC_OK)
+            (s = and_bitmap(c, c->in->rows, NULL, 0, coproc_column_host_data(tv), &bits)) !=
+                COPROC_OK)
             return s;
         if ((s = coproc_column_set_validity((coproc_column *)t, bits)) != COPROC_OK) {
             coproc_column_free(bits);
@@ -1470,10 +1478,11 @@ static coproc_status group_all(ctx *c, const coproc_node *n, rel *in, rel *out)
         }
         coproc_column *col, *bits;
         if ((s = fill_col(c, t, 1, iv, fv, &col)) == COPROC_OK && null_result) {
-            if ((s = fill_col(c, COPROC_UINT32, 1, 0, 0, &bits)) == COPROC_OK && tmp_detach(c, bits) &&
-                (s = coproc_column_set_validity(col, bits)) != COPROC_OK) {
+            if ((s = fill_col(c, COPROC_UINT32, 1, 0, 0, &bits)) == COPROC_OK &&
+                tmp_detach(c, bits) && (s = coproc_column_set_validity(col, bits)) != COPROC_OK) {
                 coproc_column_free(bits);
-                s = coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
+                s = coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c),
+                                 coproc_status_message(s));
             }
         }
         if (s == COPROC_OK)
@@ -1660,8 +1669,8 @@ static coproc_status run_order_by(ctx *c, const coproc_node *n, rel *in, rel *ou
             /* then by "is null" (more significant than the values, stable):
              * nulls last, or first (the values' passes put them in input order) */
             const coproc_column *isnull;
-            if ((s = valid_col(c, (const coproc_column *const *)&in->cols[i], 1,
-                               !n->nulls_first[k], &isnull)) != COPROC_OK ||
+            if ((s = valid_col(c, (const coproc_column *const *)&in->cols[i], 1, !n->nulls_first[k],
+                               &isnull)) != COPROC_OK ||
                 (s = sort_pass(c, isnull, &perm)) != COPROC_OK)
                 return s;
         }

@@ -85,8 +85,8 @@ static void merge_sort(size_t *idx, size_t *tmp, size_t n, const sort_key *keys,
 }
 
 /* col (keep rows) gets the validity of src's rows idx[0..keep). */
-static coproc_status permute_validity(coproc_runtime *rt, const coproc_column *src, const size_t *idx,
-                                      size_t keep, coproc_column *col)
+static coproc_status permute_validity(coproc_runtime *rt, const coproc_column *src,
+                                      const size_t *idx, size_t keep, coproc_column *col)
 {
     coproc_column *bits;
     if (src->validity->dev)
@@ -117,7 +117,8 @@ coproc_status coproc__order_by_host(coproc_runtime *rt, const coproc_table *in, 
             return coproc__fail(rt, COPROC_INTERNAL, "%s: key \"%s\" is not a host column", n->label, n->names[i]);
         const uint32_t *valid = c->validity ? c->validity->host : NULL;
         if (c->validity && c->validity->dev)
-            return coproc__fail(rt, COPROC_INTERNAL, "%s: key \"%s\" has a device validity", n->label, n->names[i]);
+            return coproc__fail(rt, COPROC_INTERNAL, "%s: key \"%s\" has a device validity",
+                                n->label, n->names[i]);
         keys[i] = (sort_key){c->host, c->type, n->desc[i], valid, n->nulls_first[i]};
     }
     size_t *idx = malloc((rows ? rows : 1) * sizeof *idx), *tmp = malloc((rows ? rows : 1) * sizeof *tmp);

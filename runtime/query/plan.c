@@ -750,7 +750,8 @@ coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
         return NULL;
     if (nkeys < 1 || nkeys > MAX_KEYS || !keys)
         return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %d keys (1 to %d)", n->label, nkeys, MAX_KEYS);
-    if (!(n->names = calloc(nkeys, sizeof *n->names)) || !(n->desc = calloc(nkeys, sizeof *n->desc)) ||
+    if (!(n->names = calloc(nkeys, sizeof *n->names)) ||
+        !(n->desc = calloc(nkeys, sizeof *n->desc)) ||
         !(n->nulls_first = calloc(nkeys, sizeof *n->nulls_first)))
         return oom(p, n);
     for (int i = 0; i < nkeys; i++) {
