@@ -20,20 +20,29 @@
 
 /* ---------------------------------------------------------------- data */
 
-enum { NF = 7, ND = 2 }; /* fact columns, dimension columns */
+enum { NF = 8, ND = 3 }; /* fact columns, dimension columns */
 
 typedef struct column_def {
     const char *name;
     coproc_type type;
     int nullable;
+    const char *const *dict; /* a string column: its codes' strings, else NULL */
+    int ndict;
 } column_def;
 
+/* Two dictionaries of different strings: a join of s and ds maps codes. */
+static const char *const fruit[] = {"apple", "banana", "cherry", "date"};
+static const char *const dim_fruit[] = {"banana", "cherry", "elder"};
+
 static const column_def fact_cols[NF] = {
-    {"id", COPROC_INT32, 0},  {"a", COPROC_INT32, 1}, {"b", COPROC_INT64, 1},
-    {"u", COPROC_UINT32, 1},  {"g", COPROC_INT32, 1}, {"k", COPROC_INT32, 1},
-    {"x", COPROC_FLOAT64, 1},
+    {"id", COPROC_INT32, 0, NULL, 0},  {"a", COPROC_INT32, 1, NULL, 0},
+    {"b", COPROC_INT64, 1, NULL, 0},   {"u", COPROC_UINT32, 1, NULL, 0},
+    {"g", COPROC_INT32, 1, NULL, 0},   {"k", COPROC_INT32, 1, NULL, 0},
+    {"x", COPROC_FLOAT64, 1, NULL, 0}, {"s", COPROC_INT32, 1, fruit, 4},
 };
-static const column_def dim_cols[ND] = {{"dk", COPROC_INT32, 1}, {"dv", COPROC_INT64, 1}};
+static const column_def dim_cols[ND] = {{"dk", COPROC_INT32, 1, NULL, 0},
+                                        {"dv", COPROC_INT64, 1, NULL, 0},
+                                        {"ds", COPROC_INT32, 1, dim_fruit, 3}};
 
 typedef struct table_data {
     size_t rows;
@@ -65,7 +74,9 @@ static void make_table(table_data *t, const column_def *defs, int ncols, size_t 
         for (size_t r = 0; r < rows; r++) {
             int64_t v;
             const char *n = defs[c].name;
-            if (!strcmp(n, "id"))
+            if (defs[c].dict)
+                v = (int64_t)test_rand_below(rng, (uint64_t)defs[c].ndict);
+            else if (!strcmp(n, "id"))
                 v = (int64_t)r;
             else if (!strcmp(n, "a"))
                 v = (int64_t)test_rand_below(rng, 80) - 20;
@@ -133,6 +144,9 @@ static coproc_table *to_coproc(coproc_runtime *rt, const table_data *t, int fp64
                 COPROC_OK);
             assert_int_equal(coproc_column_set_validity(cols[c], bits), COPROC_OK);
         }
+        if (t->defs[c].dict) /* after the validity: null rows' codes are garbage */
+            assert_int_equal(
+                coproc_column_set_dictionary(cols[c], t->defs[c].ndict, t->defs[c].dict), COPROC_OK);
         assert_int_equal(coproc_table_add(ct, t->defs[c].name, cols[c]), COPROC_OK);
     }
     return ct;
@@ -144,7 +158,9 @@ static void to_sqlite(sqlite3 *db, const char *name, const table_data *t)
     int off = snprintf(sql, sizeof sql, "CREATE TABLE %s(", name);
     for (int c = 0; c < t->ncols; c++)
         off += snprintf(sql + off, sizeof sql - off, "%s%s %s", c ? ", " : "", t->defs[c].name,
-                        t->defs[c].type == COPROC_FLOAT64 ? "REAL" : "INTEGER");
+                        t->defs[c].dict                       ? "TEXT"
+                        : t->defs[c].type == COPROC_FLOAT64 ? "REAL"
+                                                            : "INTEGER");
     snprintf(sql + off, sizeof sql - off, ")");
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     off = snprintf(sql, sizeof sql, "INSERT INTO %s VALUES(", name);
@@ -158,6 +174,9 @@ static void to_sqlite(sqlite3 *db, const char *name, const table_data *t)
             const void *v = t->values[c];
             if (!is_valid(t->valid[c], r))
                 sqlite3_bind_null(st, c + 1);
+            else if (t->defs[c].dict)
+                sqlite3_bind_text(st, c + 1, t->defs[c].dict[((const int32_t *)v)[r]], -1,
+                                  SQLITE_STATIC);
             else if (t->defs[c].type == COPROC_FLOAT64)
                 sqlite3_bind_double(st, c + 1, ((const double *)v)[r]);
             else if (t->defs[c].type == COPROC_UINT32)
@@ -174,9 +193,10 @@ static void to_sqlite(sqlite3 *db, const char *name, const table_data *t)
 /* ---------------------------------------------------------------- results */
 
 typedef struct cell {
-    int null, is_float;
+    int null, is_float, is_str;
     int64_t i;
     double f;
+    char str[16]; /* is_str */
 } cell;
 
 typedef struct rows {
@@ -189,6 +209,8 @@ static int cell_cmp(const cell *x, const cell *y)
 {
     if (x->null || y->null)
         return y->null - x->null; /* nulls first */
+    if (x->is_str || y->is_str)
+        return x->is_str != y->is_str ? x->is_str - y->is_str : strcmp(x->str, y->str);
     double a = x->is_float ? x->f : (double)x->i, b = y->is_float ? y->f : (double)y->i;
     if (!x->is_float && !y->is_float)
         return (x->i > y->i) - (x->i < y->i);
@@ -237,6 +259,10 @@ static rowset from_sqlite(sqlite3 *db, const char *sql)
             case SQLITE_FLOAT:
                 x->is_float = 1, x->f = sqlite3_column_double(st, c);
                 break;
+            case SQLITE_TEXT:
+                x->is_str = 1;
+                snprintf(x->str, sizeof x->str, "%s", (const char *)sqlite3_column_text(st, c));
+                break;
             default:
                 x->i = sqlite3_column_int64(st, c);
                 break;
@@ -264,7 +290,12 @@ static rowset from_coproc(const coproc_table *t)
             x->null = !is_valid(w, i);
             if (x->null)
                 continue;
-            if (test_is_float(ty))
+            if (coproc_column_dictionary_size(col) >= 0) { /* a string column: the code's string */
+                const char *v = coproc_column_dictionary_value(col, ((const int32_t *)d)[i]);
+                assert_non_null(v);
+                x->is_str = 1;
+                snprintf(x->str, sizeof x->str, "%s", v);
+            } else if (test_is_float(ty))
                 x->is_float = 1, x->f = test_get_f(ty, d, i);
             else if (ty == COPROC_UINT32 || ty == COPROC_UINT64)
                 x->i = (int64_t)test_get_u(ty, d, i);
@@ -279,6 +310,8 @@ static void print_cell(const cell *x)
 {
     if (x->null)
         printf(" NULL");
+    else if (x->is_str)
+        printf(" '%s'", x->str);
     else if (x->is_float)
         printf(" %.17g", x->f);
     else
@@ -300,6 +333,8 @@ static void check_equal(const char *what, rowset *got, rowset *want, int ordered
             const cell *x = &got->c[i * got->ncols + c], *y = &want->c[i * want->ncols + c];
             if (x->null || y->null)
                 ok = x->null == y->null;
+            else if (x->is_str || y->is_str)
+                ok = x->is_str == y->is_str && !strcmp(x->str, y->str);
             else if (x->is_float || y->is_float) {
                 double a = x->is_float ? x->f : (double)x->i, b = y->is_float ? y->f : (double)y->i;
                 ok = x->is_float == y->is_float &&
@@ -529,6 +564,31 @@ static coproc_node *q_group_order(coproc_plan *p, coproc_node *f, coproc_node *d
     return coproc_plan_order_by(p, coproc_plan_group_by(p, f, 1, keys, 1, ag), 2, ok, 0);
 }
 
+static coproc_node *q_strings(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    (void)d;
+    coproc_expr *list[] = {coproc_expr_string(p, "date"), coproc_expr_string(p, "fig")};
+    coproc_expr *ne = NOT(CMP(EQ, COL("s"), coproc_expr_string(p, "banana")));
+    coproc_expr *pre = NOT(coproc_expr_prefix(p, COL("s"), "ch"));
+    return ids(p, coproc_plan_filter(p, f, OR(AND(ne, pre), coproc_expr_in(p, COL("s"), 2, list))));
+}
+
+static coproc_node *q_string_group(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    (void)d;
+    const char *keys[] = {"s"};
+    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}, {COPROC_AGG_COUNT, COL("a"), "na"}};
+    return coproc_plan_group_by(p, f, 1, keys, 2, ag);
+}
+
+static coproc_node *q_string_join(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    const char *names[] = {"id", "s", "dv"};
+    coproc_expr *e[] = {COL("id"), COL("s"), COL("dv")};
+    return coproc_plan_project(p, coproc_plan_join(p, COPROC_JOIN_INNER, f, "s", d, "ds"), 3, names,
+                               e);
+}
+
 typedef struct query {
     const char *name;
     const char *sql;
@@ -566,6 +626,11 @@ static const query queries[] = {
      0, 0, 0},
     {"semi join", "SELECT id FROM f WHERE EXISTS (SELECT 1 FROM d WHERE d.dk = f.k)", q_semi, 0, 0,
      0},
+    {"strings",
+     "SELECT id FROM f WHERE (NOT (s = 'banana') AND NOT (s LIKE 'ch%')) OR s IN ('date', 'fig')",
+     q_strings, 0, 0, 0},
+    {"string group", "SELECT s, count(*), count(a) FROM f GROUP BY s", q_string_group, 0, 0, 0},
+    {"string join", "SELECT id, s, dv FROM f JOIN d ON f.s = d.ds", q_string_join, 0, 0, 0},
     {"order", "SELECT id, g, a FROM f ORDER BY g NULLS FIRST, a DESC NULLS LAST, id", q_order, 1, 0,
      0},
     {"order limit", "SELECT id, b FROM f ORDER BY b NULLS LAST, id DESC LIMIT 7", q_order_limit, 1,

@@ -482,11 +482,11 @@ static coproc_status valid_col(ctx *c, const coproc_column *const *cols, int n, 
     return s;
 }
 
-/* An integer column (a fresh temporary) with its null rows set to v and its
- * validity dropped. */
-static void fill_nulls(coproc_column *col, uint64_t v)
+/* An integer column (a fresh temporary) with v in the rows where `of` (a
+ * column of as many rows) is null. */
+static void fill_nulls_where(coproc_column *col, const coproc_column *of, uint64_t v)
 {
-    const uint32_t *w = valid_words(col);
+    const uint32_t *w = valid_words(of);
     size_t n = coproc_column_length(col);
     void *d = coproc_column_host_data(col);
     size_t size = coproc_type_size(coproc_column_type(col));
@@ -497,6 +497,13 @@ static void fill_nulls(coproc_column *col, uint64_t v)
             else
                 ((uint32_t *)d)[r] = (uint32_t)v;
         }
+}
+
+/* An integer column (a fresh temporary) with its null rows set to v and its
+ * validity dropped. */
+static void fill_nulls(coproc_column *col, uint64_t v)
+{
+    fill_nulls_where(col, col, v);
     coproc_column_set_validity(col, NULL);
 }
 
@@ -1232,9 +1239,14 @@ static coproc_status remap_key(ctx *c, const coproc_node *n, int k, const coproc
         return op_failed(c, s, "string key map");
     if (d->n)
         memcpy(coproc_column_host_data(m), map, (size_t)d->n * sizeof *map);
-    if ((s = tmp_push(c, m)) != COPROC_OK ||
-        (s = do_cast(c, *key, COPROC_UINT32, &pos)) != COPROC_OK || /* codes are >= 0 */
-        (s = do_gather(c, m, pos, &mapped)) != COPROC_OK)
+    const coproc_column *codes;
+    if ((s = tmp_push(c, m)) != COPROC_OK || (s = strip_nulls(c, *key, &codes)) != COPROC_OK ||
+        (s = do_cast(c, codes, COPROC_UINT32, &pos)) != COPROC_OK) /* codes are >= 0 */
+        return s;
+    if (coproc_column_validity(*key)) /* a null row's code may be anything: look up 0 there */
+        fill_nulls_where((coproc_column *)pos, *key, 0);
+    if ((s = do_gather(c, m, pos, &mapped)) != COPROC_OK ||
+        (s = give_validity(c, mapped, key, 1)) != COPROC_OK) /* and keep the row null */
         return s;
     *key = mapped;
     return COPROC_OK;
