@@ -146,7 +146,8 @@ static coproc_table *to_coproc(coproc_runtime *rt, const table_data *t, int fp64
         }
         if (t->defs[c].dict) /* after the validity: null rows' codes are garbage */
             assert_int_equal(
-                coproc_column_set_dictionary(cols[c], t->defs[c].ndict, t->defs[c].dict), COPROC_OK);
+                coproc_column_set_dictionary(cols[c], t->defs[c].ndict, t->defs[c].dict),
+                COPROC_OK);
         assert_int_equal(coproc_table_add(ct, t->defs[c].name, cols[c]), COPROC_OK);
     }
     return ct;
@@ -158,7 +159,7 @@ static void to_sqlite(sqlite3 *db, const char *name, const table_data *t)
     int off = snprintf(sql, sizeof sql, "CREATE TABLE %s(", name);
     for (int c = 0; c < t->ncols; c++)
         off += snprintf(sql + off, sizeof sql - off, "%s%s %s", c ? ", " : "", t->defs[c].name,
-                        t->defs[c].dict                       ? "TEXT"
+                        t->defs[c].dict                     ? "TEXT"
                         : t->defs[c].type == COPROC_FLOAT64 ? "REAL"
                                                             : "INTEGER");
     snprintf(sql + off, sizeof sql - off, ")");
