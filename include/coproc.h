@@ -469,9 +469,18 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   has one.
  * - scan: a null adds 0 to the running sum and its own output row is null
  *   (the output has the input's validity).
- * - gather: out row i is null when src row positions[i] is (the output
- *   carries a validity when src does). compact: the selected rows keep their
- *   nulls (likewise).
+ * - gather: out row i is null when src row positions[i] is, or positions[i]
+ *   itself (a null position is never read: any value may sit under it); the
+ *   output carries a validity when src or positions do. compact: the
+ *   selected rows keep their nulls (the output carries a validity when src
+ *   does).
+ * - scatter: dst row positions[i] takes src row i's value and validity (a
+ *   null src row makes it null); a null position writes nothing (its value
+ *   is never read); the other rows of dst keep theirs. dst gets a validity
+ *   when src has one and dst none. Of rows i with the same position, the
+ *   last (the highest i) wins, value and validity together - without nulls
+ *   the winner is any of them (coproc_scatter). Costs an extra pass over dst
+ *   and 4 bytes a dst row of device memory.
  * - A bitmap argument (reduce_where, compact) with a validity of its own
  *   reads its null words as 0: they select no row (SQL's WHERE on an unknown
  *   condition).
@@ -488,11 +497,9 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  * - sort, argsort: rows with a null key go last, in input order (SQL's ASC
  *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
  *   request. A sort permutes the values' validity with their rows.
- * - Not handled yet, refused with UNSUPPORTED (never ignored): scatter (src,
- *   positions or dst with a validity) and gather's positions with a validity.
- *   Operators over host inputs larger than the device budget (streamed or
- *   partitioned runs, and inputs over 2^32 rows) refuse inputs with nulls
- *   (UNSUPPORTED) for now.
+ * - Not handled yet, refused with UNSUPPORTED (never ignored): operators
+ *   over host inputs larger than the device budget (streamed or partitioned
+ *   runs, and inputs over 2^32 rows) refuse inputs with nulls for now.
  * - Query plans (coproc/query.h) refuse columns with nulls (UNSUPPORTED):
  *   coproc_table_add, and coproc_query_run for a column given a validity
  *   after it was added.
@@ -668,7 +675,8 @@ COPROC_API coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *
 
 /* dst[positions[i]] = src[i]; src and positions of equal length, dst of src's
  * type. OUT_OF_RANGE (dst untouched) if a position >= length(dst). With
- * duplicate positions one of the writers wins. */
+ * duplicate positions one of the writers wins (with nulls: the last one;
+ * "nulls" above). */
 COPROC_API coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
                                         const coproc_column *positions, coproc_column *dst);
 
