@@ -1399,26 +1399,68 @@ static void test_nulls_validity_api(void **state)
     coproc_close(rt);
 }
 
-/* Over the device budget, inputs with nulls refuse to stream (UNSUPPORTED),
- * never run without their nulls. */
+/* Over the device budget, reduce, select and map stream the validity beside
+ * the rows (tests/test_budget_stream.c checks them at every edge): here the
+ * public calls at the smallest budget, against the scalar reference, and
+ * that the run really streamed. What does not stream nulls yet (group-by,
+ * sort) refuses with UNSUPPORTED, never runs without its nulls. */
 static void test_nulls_over_budget(void **state)
 {
     coproc_options o;
     coproc_options_init(&o);
     o.device_budget_bytes = COPROC_MIN_DEVICE_BUDGET;
     coproc_runtime *rt = test_open_with(&o);
-    size_t n = 1 << 17; /* 512 KiB of int32: over the budget */
-    int32_t *d = calloc(n, 4);
-    uint32_t *v = malloc(n / 8);
-    memset(v, 0xff, n / 8);
-    v[3] = 0;
-    coproc_column *c = make_col(rt, -1, COPROC_INT32, d, n, v);
-    coproc_scalar s;
-    assert_status(COPROC_UNSUPPORTED, coproc_reduce(rt, COPROC_REDUCE_SUM, c, &s));
-    assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
-    coproc_column_free(c);
-    free(d);
-    free(v);
+    test_rng r = {16};
+    size_t n = (1 << 17) + 33; /* 512 KiB of int32: over the budget */
+    for (size_t ri = 0; ri < NRATES; ri++) {
+        uint32_t *v = make_validity(n, rates[ri], &r);
+        int32_t *d = make_values(COPROC_INT32, n, 2000, v, &r);
+        coproc_column *c = make_col(rt, -1, COPROC_INT32, d, n, v);
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "over budget rate=%g", rates[ri]);
+        for (int op = 0; op <= COPROC_REDUCE_COUNT; op++) {
+            coproc_op rop;
+            coproc_op_init(&rop, COPROC_OP_REDUCE);
+            rop.a = c;
+            rop.reduce = (coproc_reduce_op)op;
+            coproc_task *t = NULL;
+            coproc_result res;
+            assert_ok(rt, coproc_submit(rt, &rop, &t));
+            assert_ok(rt, coproc_wait(t, &res));
+            if (!res.streamed)
+                fail_msg("op %d device %d not streamed", op, res.device);
+            coproc_scalar want;
+            ref_reduce(COPROC_INT32, (coproc_reduce_op)op, d, n, v, NULL, &want);
+            check_scalar(COPROC_INT32, (coproc_reduce_op)op, &res.scalar, &want, ctx);
+        }
+        coproc_filter f = {.first = {.col = c, .cmp = COPROC_CMP_GE, .a.i64 = 0}};
+        coproc_column *pos = NULL;
+        uint64_t count = 0, want_count = 0;
+        assert_ok(rt, coproc_select(rt, &f, &pos, &count));
+        const uint32_t *got = coproc_column_host_data(pos);
+        for (size_t i = 0; i < n; i++)
+            if (valid_at(v, i) && d[i] >= 0) {
+                if (want_count >= count || got[want_count] != i)
+                    fail_msg("%s: select misses row %zu", ctx, i);
+                want_count++;
+            }
+        assert_int_equal(count, want_count);
+        coproc_column_free(pos);
+        coproc_column *out = NULL;
+        assert_ok(rt, coproc_map(rt, COPROC_ARITH_ADD, c, c, &out));
+        int32_t *want = malloc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            want[i] = (int32_t)((uint32_t)d[i] * 2u);
+        check_column(rt, out, COPROC_INT32, want, v, n, ctx);
+        coproc_column_free(out);
+        free(want);
+        coproc_group_result g;
+        assert_status(COPROC_UNSUPPORTED, coproc_group_by(rt, c, NULL, 0, &g));
+        assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
+        coproc_column_free(c);
+        free(d);
+        free(v);
+    }
     coproc_close(rt);
 }
 
