@@ -497,9 +497,11 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  * - sort, argsort: rows with a null key go last, in input order (SQL's ASC
  *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
  *   request. A sort permutes the values' validity with their rows.
- * - Not handled yet, refused with UNSUPPORTED (never ignored): operators
- *   over host inputs larger than the device budget (streamed or partitioned
- *   runs, and inputs over 2^32 rows) refuse inputs with nulls for now.
+ * - Host inputs larger than the device budget, or over 2^32 rows: reduce,
+ *   select and map (map_const) stream the validities beside the rows, in
+ *   chunks of a multiple of 32 rows, with the results above. Not handled
+ *   yet, refused with UNSUPPORTED (never ignored): the other operators'
+ *   streamed or partitioned runs over inputs with nulls.
  * - Query plans (coproc/query.h) refuse columns with nulls (UNSUPPORTED):
  *   coproc_table_add, and coproc_query_run for a column given a validity
  *   after it was added.

@@ -1,6 +1,7 @@
 /* test_rows64.c - a host column of more than 2^32 rows, streamed: reduce
  * (sum, count, min, max), select to a count and to UINT64 positions, and
- * group-by with 64-bit counts, against a scalar reference. The column is
+ * group-by with 64-bit counts, and reduce over nulls (a validity streamed
+ * beside the rows), against a scalar reference. The column is
  * 2^32 + 5003 INT32 rows of an anonymous MAP_NORESERVE mapping: untouched
  * pages read as zeros (the kernel's zero page) and cost no memory, and a
  * handful of rows hold chosen non-zero values (before, at and after row
@@ -186,6 +187,41 @@ static void check_reduce(coproc_runtime *rt, const coproc_column *col, const mar
     fprintf(stderr, "reduce max: %.1f s\n", test_now() - t);
 }
 
+/* Nulls past 2^32 rows: a validity of zero pages (every row null) with every
+ * other marked row made valid, so the streamed count and sum (the validity
+ * streamed beside the rows) see those rows alone. */
+static void check_reduce_nulls(coproc_runtime *rt, const int32_t *data, const marked *m)
+{
+    size_t words = (HUGE_ROWS + 31) / 32;
+    uint32_t *v = mmap(NULL, words * 4, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (v == MAP_FAILED)
+        fail_msg("mmap of a %zu-word validity: %s", words, strerror(errno));
+    int64_t sum = 0;
+    uint64_t valid = 0;
+    for (size_t i = 0; i < m->n; i += 2) {
+        v[m->row[i] >> 5] |= 1u << (m->row[i] & 31);
+        sum += m->value[i];
+        valid++;
+    }
+    coproc_column *col = NULL, *bits = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, data, HUGE_ROWS, &col));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT32, v, words, &bits));
+    assert_ok(rt, coproc_column_set_validity(col, bits));
+    coproc_scalar r;
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, col, &r));
+    assert_int_equal(r.v.u64, valid);
+    assert_int_equal(r.count, valid);
+    double t = test_now();
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, col, &r));
+    fprintf(stderr, "reduce sum with nulls over %zu rows: %.1f s\n", (size_t)HUGE_ROWS,
+            test_now() - t);
+    assert_int_equal(r.v.i64, sum);
+    assert_int_equal(r.count, valid);
+    coproc_column_free(col);
+    munmap(v, words * 4);
+}
+
 static void check_select(coproc_runtime *rt, const coproc_column *col, const marked *m)
 {
     /* To positions: every marked row, as UINT64 (rows past 2^32 among them). */
@@ -316,6 +352,7 @@ static void huge_column(void **state)
     coproc_column *col = NULL;
     assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, h.data, HUGE_ROWS, &col));
     check_reduce(rt, col, &m);
+    check_reduce_nulls(rt, h.data, &m);
     check_select(rt, col, &m);
     check_select_boundary(rt, h.data, &m);
     check_group_by(rt, col, &m);
