@@ -15,15 +15,16 @@ __kernel void gather_check(__global const uint *positions, ulong m, ulong limit,
         atomic_or(bad, 1u);
 }
 
-/* out[i] = src[positions[i]]; a bad position writes 0 there and sets *bad
- * (the host then drops the output). */
-#define GATHER_KERNEL(NAME, T)                                                           \
-    __kernel void NAME(__global const T *src, ulong limit, __global const uint *positions, \
+/* out[i] = src[positions[i]] (positions of type P: uint, or ulong past 2^32
+ * rows); a bad position writes 0 there and sets *bad (the host then drops
+ * the output). */
+#define GATHER_KERNEL(NAME, T, P)                                                        \
+    __kernel void NAME(__global const T *src, ulong limit, __global const P *positions,  \
                        ulong m, __global T *out, __global uint *bad)                     \
     {                                                                                    \
         uint b = 0;                                                                      \
         COPROC_FOR_EACH_ROW(i, m) {                                                      \
-            uint p = positions[i];                                                       \
+            P p = positions[i];                                                          \
             int ok = p < limit;                                                          \
             b |= !ok;                                                                    \
             out[i] = ok ? src[p] : (T)0;                                                 \
@@ -129,8 +130,10 @@ __kernel void scatter_nulls_bits(__global const uint *owner, ulong n, __global c
     }
 }
 
-GATHER_KERNEL(gather_b32, uint)
-GATHER_KERNEL(gather_b64, ulong)
+GATHER_KERNEL(gather_b32, uint, uint)
+GATHER_KERNEL(gather_b64, ulong, uint)
+GATHER_KERNEL(gather_p64_b32, uint, ulong)
+GATHER_KERNEL(gather_p64_b64, ulong, ulong)
 SCATTER_KERNEL(scatter_b32, uint)
 SCATTER_KERNEL(scatter_b64, ulong)
 SCATTER_WINDOW_KERNEL(scatter_window_b32, uint)

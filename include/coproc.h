@@ -584,8 +584,11 @@ COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, 
  *   coproc_select (its positions are then COPROC_UINT64, each chunk's 32-bit
  *   positions plus the chunk's first row), coproc_map and coproc_group_by run
  *   there, and every count (select, reduce COUNT, group-by counts) is 64-bit.
- *   Gather and scatter take UINT32 positions only (UNSUPPORTED_TYPE for
- *   UINT64); scatter streams its src and positions in such chunks too.
+ *   Gather takes UINT32 or UINT64 positions (the latter as a select over
+ *   more than 2^32 rows gives them; its source must still fit the device:
+ *   streamed, positions pass in chunks and the source stays whole in half
+ *   the budget); scatter takes UINT32 positions only (UNSUPPORTED_TYPE for
+ *   UINT64) and streams its src and positions in such chunks too.
  *   Argsort and the joins return UNSUPPORTED over more than UINT32_MAX rows.
  * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
  *   other key types give UNSUPPORTED_TYPE.
@@ -671,7 +674,8 @@ COPROC_API coproc_status coproc_cast(coproc_runtime *rt, const coproc_column *a,
 
 /* ---------------------------------------------------------------- gather / scatter / compaction */
 
-/* out[i] = src[positions[i]]; OUT_OF_RANGE (no output) if a position >= length(src). */
+/* out[i] = src[positions[i]]; positions UINT32 or UINT64; OUT_OF_RANGE (no
+ * output) if a position >= length(src). */
 COPROC_API coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
                                        const coproc_column *positions, coproc_column **out);
 

@@ -595,6 +595,17 @@ static void gather_case(coproc_runtime *rt, int device, const char *path, void *
                     check_column(rt, out, (coproc_type)t, want, wv, m, ctx);
                     coproc_column_free(out);
                     coproc_column_free(cpn);
+                    /* the same as UINT64 positions (garbage past 2^32 under nulls) */
+                    strcat(ctx, " uint64");
+                    uint64_t *p64 = malloc((m + 1) * 8);
+                    for (size_t i = 0; i < m; i++)
+                        p64[i] = valid_at(pv, i) ? p[i] : UINT64_MAX - i;
+                    cpn = make_col(rt, host ? -1 : device, COPROC_UINT64, p64, m, pv);
+                    assert_ok(rt, coproc_gather(rt, c, cpn, &out));
+                    check_column(rt, out, (coproc_type)t, want, wv, m, ctx);
+                    coproc_column_free(out);
+                    coproc_column_free(cpn);
+                    free(p64);
                     free(pv);
                     /* compact by sel: the selected rows keep their nulls */
                     strcat(ctx, " compact");

@@ -8,7 +8,8 @@
  * 2^32, at chunk boundaries, the last row), so the reference needs only
  * those. Each pass reads 17 GB of zero pages, so the checks share passes.
  * Also: the 32-bit path is unchanged (UINT32 positions up to UINT32_MAX
- * rows, streamed or not), and bad input (positions of a wrong type).
+ * rows, streamed or not), gather with UINT64 positions, and bad input
+ * (positions of a wrong type).
  * Takes about 50 s on PoCL (2 loaded cores); COPROC_TEST_QUICK skips the
  * 2^32-row column (rusticl). */
 #include <errno.h>
@@ -441,38 +442,93 @@ static void small_columns_keep_uint32_positions(void **state)
     coproc_close(rt);
 }
 
-/* Gather takes UINT32 positions only: UINT64 (as a select over more than 2^32
- * rows gives) and other types are UNSUPPORTED_TYPE, host or device, *out NULL. */
-static void gather_refuses_other_positions(void **state)
+/* Gather takes UINT32 or UINT64 positions (as a select over more than 2^32
+ * rows gives), host or device: UINT64 ones against the reference, one of
+ * 2^32 + 1 out of range (not wrapped to row 1); other types are
+ * UNSUPPORTED_TYPE, *out NULL; scatter takes UINT32 ones only. */
+static void gather_uint64_positions(void **state)
 {
     (void)state;
     chunk_log log = {0};
     coproc_runtime *rt = open_rt(&log, 0);
-    int32_t src[4] = {1, 2, 3, 4};
-    uint64_t p64[2] = {0, 3};
+    int32_t src[4] = {1, 2, 3, 4}, got[3];
+    uint64_t p64[3] = {0, 3, 3}, far[2] = {2, ((uint64_t)1 << 32) + 1};
     int32_t p32[2] = {0, 3};
-    coproc_column *s = NULL, *pos64 = NULL, *posi = NULL, *out = NULL;
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, 4, &s));
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, p64, 2, &pos64));
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, p32, 2, &posi));
-    out = (coproc_column *)1;
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, pos64, &out));
-    assert_null(out);
-    assert_non_null(strstr(coproc_errmsg(rt), "uint64"));
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, posi, &out));
-    assert_null(out);
+    for (int dev = -1; dev < 1; dev++) {
+        coproc_column *s = NULL, *pos = NULL, *bad = NULL, *posi = NULL, *out = NULL;
+        if (dev < 0) {
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, 4, &s));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, p64, 3, &pos));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, far, 2, &bad));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, p32, 2, &posi));
+        } else {
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, src, 4, &s));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, p64, 3, &pos));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, far, 2, &bad));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, p32, 2, &posi));
+        }
+        assert_ok(rt, coproc_gather(rt, s, pos, &out));
+        assert_int_equal(coproc_column_length(out), 3);
+        assert_ok(rt, coproc_column_download(out, got, 3));
+        assert_int_equal(got[0], 1);
+        assert_int_equal(got[1], 4);
+        assert_int_equal(got[2], 4);
+        coproc_column_free(out);
+        out = (coproc_column *)1;
+        assert_status(COPROC_OUT_OF_RANGE, coproc_gather(rt, s, bad, &out));
+        assert_null(out);
+        out = (coproc_column *)1;
+        assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, posi, &out));
+        assert_null(out);
+        assert_non_null(strstr(coproc_errmsg(rt), "uint64"));
+        if (dev >= 0) /* a device column scatters in place; host ones need writable memory */
+            assert_status(COPROC_UNSUPPORTED_TYPE, coproc_scatter(rt, s, pos, s));
+        coproc_column_free(s);
+        coproc_column_free(pos);
+        coproc_column_free(bad);
+        coproc_column_free(posi);
+    }
+    coproc_close(rt);
+}
 
-    coproc_column *ds = NULL, *dpos = NULL;
-    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, src, 4, &ds));
-    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_UINT64, p64, 2, &dpos));
-    out = (coproc_column *)1;
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, ds, dpos, &out));
-    assert_null(out);
-    coproc_column_free(ds);
-    coproc_column_free(dpos);
+/* Past the budget, UINT64 positions stream in chunks while the source stays
+ * whole on the device: 200,003 positions into 1,000 rows at the smallest
+ * budget, against the reference, and the run did stream. */
+static void gather_uint64_positions_streamed(void **state)
+{
+    (void)state;
+    chunk_log log = {0};
+    coproc_runtime *rt = open_rt(&log, COPROC_MIN_DEVICE_BUDGET);
+    size_t n = 1000, m = 200003;
+    int32_t *src = malloc(n * 4);
+    uint64_t *pos = malloc(m * 8);
+    test_rng r = {64};
+    for (size_t i = 0; i < n; i++)
+        src[i] = (int32_t)test_rand(&r);
+    for (size_t i = 0; i < m; i++)
+        pos[i] = test_rand_below(&r, n);
+    coproc_column *s = NULL, *p = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, n, &s));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, pos, m, &p));
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_GATHER);
+    op.a = s;
+    op.b = p;
+    coproc_task *t = NULL;
+    coproc_result res;
+    assert_ok(rt, coproc_submit(rt, &op, &t));
+    assert_ok(rt, coproc_wait(t, &res));
+    assert_true(res.streamed);
+    assert_int_equal(coproc_column_length(res.column), m);
+    const int32_t *got = coproc_column_host_data(res.column);
+    for (size_t i = 0; i < m; i++)
+        if (got[i] != src[pos[i]])
+            fail_msg("row %zu: %d, expected %d", i, got[i], src[pos[i]]);
+    coproc_result_free(&res);
     coproc_column_free(s);
-    coproc_column_free(pos64);
-    coproc_column_free(posi);
+    coproc_column_free(p);
+    free(src);
+    free(pos);
     coproc_close(rt);
 }
 
@@ -480,7 +536,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_columns_keep_uint32_positions),
-        cmocka_unit_test(gather_refuses_other_positions),
+        cmocka_unit_test(gather_uint64_positions),
+        cmocka_unit_test(gather_uint64_positions_streamed),
         cmocka_unit_test(huge_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

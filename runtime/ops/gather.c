@@ -34,6 +34,16 @@ static coproc_status check_type(coproc_runtime *rt, const coproc_column *c, cons
     return COPROC_OK;
 }
 
+/* Gather's positions: UINT32, or UINT64 (a select over more than 2^32 rows
+ * gives them). */
+static coproc_status check_positions(coproc_runtime *rt, const coproc_column *c, const char *what)
+{
+    if (c->type != COPROC_UINT32 && c->type != COPROC_UINT64)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s is %s; it must be uint32 or uint64",
+                            what, coproc_type_name(c->type));
+    return COPROC_OK;
+}
+
 static coproc_status check_uint32(coproc_runtime *rt, const coproc_column *c, const char *what)
 {
     if (c->type != COPROC_UINT32)
@@ -108,7 +118,7 @@ static coproc_status gather_null_positions(coproc_runtime *rt, const coproc_colu
             coproc__attach_validity(*out, bits);
         return s;
     }
-    cl_uint zero = 0;
+    cl_ulong zero = 0; /* as many zero bytes as a position has */
     s = coproc__nulls_fill(rt, positions, &zero, &filled);
     if (s == COPROC_OK)
         s = coproc__gather_run(rt, src, filled, out);
@@ -136,7 +146,7 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
     if (s == COPROC_OK)
         s = check_type(rt, src, "coproc_gather: src");
     if (s == COPROC_OK)
-        s = check_uint32(rt, positions, "coproc_gather: positions");
+        s = check_positions(rt, positions, "coproc_gather: positions");
     if (s != COPROC_OK)
         return s;
     if (positions->validity)
@@ -146,8 +156,8 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
         s = coproc__gather_run(rt, &raw, positions, out);
         coproc_column *bits = NULL;
         if (s == COPROC_OK)
-            s = coproc__nulls_gather(rt, src->dev, src->validity, positions->mem, positions->length,
-                                     &bits);
+            s = coproc__nulls_gather(rt, src->dev, src->validity, positions->mem, positions->type,
+                                     positions->length, &bits);
         if (s != COPROC_OK) {
             coproc_column_free(*out);
             *out = NULL;
@@ -162,7 +172,8 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
     coproc__kernel_lease *k = NULL;
     cl_mem flag = NULL;
     char kname[32];
-    snprintf(kname, sizeof kname, "gather_%s", move_suffix(src->type));
+    snprintf(kname, sizeof kname, "gather_%s%s", positions->type == COPROC_UINT64 ? "p64_" : "",
+             move_suffix(src->type));
     s = coproc__column_new(rt, dev, src->type, m, &col);
     if (s != COPROC_OK || m == 0)
         goto done;
@@ -196,7 +207,7 @@ done:
     return COPROC_OK;
 }
 
-/* Launch the kernel of a over `rows` rows (> 0). */
+/* Launch the kernel whose arguments a holds over `rows` rows (> 0). */
 static coproc_status launch_rows(coproc_runtime *rt, coproc__device *dev, coproc__args *a,
                                  size_t rows, const char *what)
 {
@@ -436,7 +447,8 @@ static coproc_status compact_nulls(coproc_runtime *rt, const coproc_column *src,
     if (s == COPROC_OK && src->validity)
         s = coproc__nulls_positions(rt, dev, rb.mem, n, &positions);
     if (s == COPROC_OK && src->validity)
-        s = coproc__nulls_gather(rt, dev, src->validity, positions->mem, positions->length, &bits);
+        s = coproc__nulls_gather(rt, dev, src->validity, positions->mem, positions->type,
+                                 positions->length, &bits);
     coproc_column_free(positions);
     coproc_column_free(sel);
     if (s != COPROC_OK) {
@@ -653,11 +665,14 @@ done:
 static coproc_status gather_check(coproc_runtime *rt, const coproc_op *op,
                                   const coproc_column *const *in, int n)
 {
-    if (op->b->type != COPROC_UINT32)
-        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_submit: %s positions are %s; "
-                            "they must be uint32", op->variant == COPROC_VARIANT_SCATTER
-                            ? "scatter" : "gather", coproc_type_name(op->b->type));
-    return COPROC_OK;
+    int scatter = op->variant == COPROC_VARIANT_SCATTER;
+    if (op->b->type == COPROC_UINT32 || (!scatter && op->b->type == COPROC_UINT64))
+        return COPROC_OK;
+    return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
+                        "coproc_submit: %s positions are %s; they "
+                        "must be %s",
+                        scatter ? "scatter" : "gather", coproc_type_name(op->b->type),
+                        scatter ? "uint32" : "uint32 or uint64");
 }
 
 static void gather_features(const coproc_op *op, const coproc_result *r,
@@ -708,9 +723,12 @@ static coproc_status gather_stream(coproc_runtime *rt, coproc__device *dev, cons
                             "column (%.0f bytes) must fit half the device's budget (%zu bytes): "
                             "positions stream, the source is read at random", dev->index, src,
                             budget);
-    coproc__chunking c = {.rows = op->b->length, .align = 1,
-                          .row_bytes = 4 + 2.0 * (double)coproc_type_size(op->a->type),
-                          .whole_bytes = src + 16, .slice = gather_slice,
+    coproc__chunking c = {.rows = op->b->length,
+                          .align = 1,
+                          .row_bytes = (double)coproc_type_size(op->b->type) +
+                                       2.0 * (double)coproc_type_size(op->a->type),
+                          .whole_bytes = src + 16,
+                          .slice = gather_slice,
                           .combine = gather_combine};
     return coproc__stream_chunked(rt, dev, op, &coproc__op_gather, budget, &c, out);
 }
