@@ -24,8 +24,9 @@
 #define BENCH_SCHEMA_VERSION 1
 
 typedef struct options {
-    int json, quiet, reps, min_log2, max_log2, overhead, nulls;
+    int json, quiet, reps, min_log2, max_log2, overhead, nulls, no_zero_copy;
     const char *devices, *only;
+    unsigned long long budget; /* device_budget_bytes; 0: the default */
 } options;
 
 static void usage(FILE *f)
@@ -42,6 +43,10 @@ static void usage(FILE *f)
                "                  bitmap (1 %% nulls) and without, interleaved; the ratio\n"
                "                  is the median of the rounds' (--reps, default 3) with\n"
                "                  their range (otherwise it follows the operators' table)\n"
+               "  --budget BYTES  each device's budget (coproc_options.device_budget_bytes):\n"
+               "                  host columns past it stream (--nulls: the host-column sum)\n"
+               "  --no-zero-copy  copy host columns to CPU devices too (so that they stream\n"
+               "                  past the budget there as on a GPU)\n"
                "  --overhead[=N]  only the per-call overhead of a 1,000-row sum: a bare\n"
                "                  OpenCL kernel vs coproc_reduce vs submit+wait, N calls\n"
                "                  each (default 10000), interleaved in rounds\n");
@@ -69,16 +74,17 @@ static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (vo
 
 int main(int argc, char **argv)
 {
-    options o = {0, 0, 3, 20, 28, 0, 0, NULL, NULL};
+    options o = {0, 0, 3, 20, 28, 0, 0, 0, NULL, NULL, 0};
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},           {"device", required_argument, NULL, 'd'},
         {"max-log2", required_argument, NULL, 'm'}, {"min-log2", required_argument, NULL, 'n'},
         {"reps", required_argument, NULL, 'r'},     {"only", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
         {"overhead", optional_argument, NULL, 'O'}, {"nulls", no_argument, NULL, 'N'},
-        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
+        {"version", no_argument, NULL, 'V'},        {"budget", required_argument, NULL, 'b'},
+        {"no-zero-copy", no_argument, NULL, 'Z'},   {NULL, 0, NULL, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhVb:Z", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': o.json = 1; break;
         case 'd': o.devices = optarg; break;
@@ -86,6 +92,12 @@ int main(int argc, char **argv)
         case 'n': o.min_log2 = atoi(optarg); break;
         case 'r': o.reps = atoi(optarg); break;
         case 'o': o.only = optarg; break;
+        case 'b':
+            o.budget = strtoull(optarg, NULL, 10);
+            break;
+        case 'Z':
+            o.no_zero_copy = 1;
+            break;
         case 'q': o.quiet = 1; break;
         case 'O': o.overhead = optarg ? atoi(optarg) : 10000; break;
         case 'N':
@@ -105,6 +117,8 @@ int main(int argc, char **argv)
     coproc_options opts;
     coproc_options_init(&opts);
     opts.devices = o.devices;
+    opts.device_budget_bytes = o.budget;
+    opts.disable_zero_copy = o.no_zero_copy;
     if (o.quiet)
         opts.log = quiet_log;
     coproc_runtime *rt = NULL;

@@ -18,6 +18,10 @@ typedef struct nulls_data {
     coproc_column *ca;             /* a, no validity */
     coproc_column *can;            /* a with `valid` */
     coproc_column *ckeys, *ckeysn; /* gkeys without and with `valid` */
+    uint32_t *pos;                 /* scatter positions: random rows, so duplicates */
+    coproc_column *cpos;
+    coproc_column *dst, *dstn;     /* scatter targets: dstn takes a's nulls */
+    coproc_column *ha, *han;       /* a as host columns, without and with `valid` */
     uint64_t result;               /* of the last run, to check */
 } nulls_data;
 
@@ -38,6 +42,15 @@ static coproc_status run_sum(nulls_data *d, int nulls)
 {
     coproc_scalar r;
     coproc_status s = coproc_reduce(d->rt, COPROC_REDUCE_SUM, nulls ? d->can : d->ca, &r);
+    d->result = (uint64_t)r.v.i64;
+    return s;
+}
+/* The sum over host columns: streamed through the device when they exceed
+ * its budget (coproc-bench --budget). */
+static coproc_status run_sum_host(nulls_data *d, int nulls)
+{
+    coproc_scalar r;
+    coproc_status s = coproc_reduce(d->rt, COPROC_REDUCE_SUM, nulls ? d->han : d->ha, &r);
     d->result = (uint64_t)r.v.i64;
     return s;
 }
@@ -95,6 +108,12 @@ static coproc_status run_map(nulls_data *d, int nulls)
     d->result = 0;
     return s;
 }
+/* a scattered at random positions (duplicates: the last row wins with nulls) */
+static coproc_status run_scatter(nulls_data *d, int nulls)
+{
+    d->result = 0;
+    return coproc_scatter(d->rt, nulls ? d->can : d->ca, d->cpos, nulls ? d->dstn : d->dst);
+}
 static uint64_t expect_zero(const nulls_data *d, int nulls)
 {
     (void)d;
@@ -142,6 +161,8 @@ static const nulls_case cases[] = {
     {"map int32 + const", run_map, expect_zero},
     {"group-by sum+count, null values", run_group_values, expect_groups},
     {"group-by sum+count, null keys", run_group_keys, expect_groups_null_key},
+    {"scatter int32, null src rows", run_scatter, expect_zero},
+    {"sum int32, host columns", run_sum_host, expect_sum},
 };
 
 static double now_s(void)
@@ -184,6 +205,12 @@ static void data_free(nulls_data *d)
     coproc_column_free(d->can);
     coproc_column_free(d->ckeys);
     coproc_column_free(d->ckeysn);
+    coproc_column_free(d->cpos);
+    coproc_column_free(d->dst);
+    coproc_column_free(d->dstn);
+    coproc_column_free(d->ha);
+    coproc_column_free(d->han);
+    free(d->pos);
     free(d->a);
     free(d->valid);
     free(d->gkeys);
@@ -196,7 +223,8 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
     d.a = malloc(n * 4);
     d.gkeys = malloc(n * 4);
     d.valid = calloc((n + 31) / 32, 4);
-    if (!d.a || !d.gkeys || !d.valid) {
+    d.pos = malloc(n * 4);
+    if (!d.a || !d.gkeys || !d.valid || !d.pos) {
         data_free(&d);
         fprintf(out, "nulls: out of host memory\n");
         return -1;
@@ -208,12 +236,23 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
         d.gkeys[i] = (uint32_t)(r >> 40) % 1024;
         if ((double)((r >> 32) & 0xFF) >= 256 * BENCH_NULL_RATE)
             d.valid[i >> 5] |= 1u << (i & 31);
+        d.pos[i] = (uint32_t)(mix(&seed) % n);
     }
     coproc_status s;
+    coproc_column *hv = NULL;
     if ((s = upload(rt, dev, COPROC_INT32, d.a, n, NULL, &d.ca)) ||
         (s = upload(rt, dev, COPROC_INT32, d.a, n, d.valid, &d.can)) ||
         (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, NULL, &d.ckeys)) ||
-        (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, d.valid, &d.ckeysn))) {
+        (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, d.valid, &d.ckeysn)) ||
+        (s = upload(rt, dev, COPROC_UINT32, d.pos, n, NULL, &d.cpos)) ||
+        (s = upload(rt, dev, COPROC_INT32, d.a, n, NULL, &d.dst)) ||
+        (s = upload(rt, dev, COPROC_INT32, d.a, n, NULL, &d.dstn)) ||
+        (s = coproc_column_wrap(rt, COPROC_INT32, d.a, n, &d.ha)) ||
+        (s = coproc_column_wrap(rt, COPROC_INT32, d.a, n, &d.han)) ||
+        (s = coproc_column_wrap(rt, COPROC_UINT32, d.valid, (n + 31) / 32, &hv)) ||
+        (s = coproc_column_set_validity(d.han, hv))) {
+        if (!d.han || coproc_column_validity(d.han) != hv)
+            coproc_column_free(hv);
         fprintf(out, "nulls: setup of %zu rows failed: %s\n", n, coproc_errmsg(rt));
         data_free(&d);
         return -1;

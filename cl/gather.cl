@@ -15,15 +15,16 @@ __kernel void gather_check(__global const uint *positions, ulong m, ulong limit,
         atomic_or(bad, 1u);
 }
 
-/* out[i] = src[positions[i]]; a bad position writes 0 there and sets *bad
- * (the host then drops the output). */
-#define GATHER_KERNEL(NAME, T)                                                           \
-    __kernel void NAME(__global const T *src, ulong limit, __global const uint *positions, \
+/* out[i] = src[positions[i]] (positions of type P: uint, or ulong past 2^32
+ * rows); a bad position writes 0 there and sets *bad (the host then drops
+ * the output). */
+#define GATHER_KERNEL(NAME, T, P)                                                        \
+    __kernel void NAME(__global const T *src, ulong limit, __global const P *positions,  \
                        ulong m, __global T *out, __global uint *bad)                     \
     {                                                                                    \
         uint b = 0;                                                                      \
         COPROC_FOR_EACH_ROW(i, m) {                                                      \
-            uint p = positions[i];                                                       \
+            P p = positions[i];                                                          \
             int ok = p < limit;                                                          \
             b |= !ok;                                                                    \
             out[i] = ok ? src[p] : (T)0;                                                 \
@@ -62,12 +63,83 @@ __kernel void gather_check(__global const uint *positions, ulong m, ulong limit,
             atomic_or(bad, 1u);                                                          \
     }
 
-GATHER_KERNEL(gather_b32, uint)
-GATHER_KERNEL(gather_b64, ulong)
+/* ---- scatter with nulls (runtime/ops/gather.c): of the rows i writing one
+ * dst row p, the last (the highest i) wins, its value and its validity
+ * together; a null position writes nothing. owner[p] = that i + 1, 0 where
+ * no row writes (a zeroed buffer before scatter_owner). */
+#define GA_BIT(bits, i) (((bits)[(i) >> 5] >> (uint)((i) & 31)) & 1u)
+
+/* owner[p] = max(i + 1) over the valid positions p; one >= limit sets *bad
+ * (its row then writes nothing, and the kernels after skip all writes). */
+__kernel void scatter_owner(__global const uint *positions, __global const uint *pvalid,
+                            uint has_pvalid, ulong m, ulong limit, __global uint *owner,
+                            __global uint *bad)
+{
+    uint b = 0;
+    COPROC_FOR_EACH_ROW(i, m) {
+        if (has_pvalid && !GA_BIT(pvalid, i))
+            continue;
+        uint p = positions[i];
+        if (p >= limit)
+            b = 1;
+        else
+            atomic_max(owner + p, (uint)i + 1u);
+    }
+    if (b)
+        atomic_or(bad, 1u);
+}
+
+/* dst[positions[i]] = src[i] for the winning rows only (so no two write one
+ * element), unless scatter_owner found a bad position. */
+#define SCATTER_NULLS_KERNEL(NAME, T)                                                    \
+    __kernel void NAME(__global const T *src, __global const uint *positions,            \
+                       __global const uint *pvalid, uint has_pvalid, ulong m,            \
+                       __global const uint *owner, __global T *dst, __global const uint *bad) \
+    {                                                                                    \
+        if (*bad)                                                                        \
+            return;                                                                      \
+        COPROC_FOR_EACH_ROW(i, m) {                                                      \
+            if (has_pvalid && !GA_BIT(pvalid, i))                                        \
+                continue;                                                                \
+            uint p = positions[i];                                                       \
+            if (owner[p] == (uint)i + 1u)                                                \
+                dst[p] = src[i];                                                         \
+        }                                                                                \
+    }
+
+/* dst's validity `valid` (n rows) updated in place, a work-item a whole word:
+ * a written row takes its winner's bit of svalid (1 without: has_svalid 0),
+ * the others keep theirs; nothing when *bad. */
+__kernel void scatter_nulls_bits(__global const uint *owner, ulong n, __global const uint *svalid,
+                                 uint has_svalid, __global uint *valid, __global const uint *bad)
+{
+    if (*bad)
+        return;
+    ulong W = (n + 31) / 32;
+    COPROC_FOR_EACH_ROW(w, W) {
+        uint word = valid[w];
+        uint cnt = (uint)min((ulong)32, n - w * 32);
+        for (uint j = 0; j < cnt; j++) {
+            uint o = owner[w * 32 + j];
+            if (o) {
+                uint bit = has_svalid ? GA_BIT(svalid, o - 1u) : 1u;
+                word = (word & ~(1u << j)) | (bit << j);
+            }
+        }
+        valid[w] = word;
+    }
+}
+
+GATHER_KERNEL(gather_b32, uint, uint)
+GATHER_KERNEL(gather_b64, ulong, uint)
+GATHER_KERNEL(gather_p64_b32, uint, ulong)
+GATHER_KERNEL(gather_p64_b64, ulong, ulong)
 SCATTER_KERNEL(scatter_b32, uint)
 SCATTER_KERNEL(scatter_b64, ulong)
 SCATTER_WINDOW_KERNEL(scatter_window_b32, uint)
 SCATTER_WINDOW_KERNEL(scatter_window_b64, ulong)
+SCATTER_NULLS_KERNEL(scatter_nulls_b32, uint)
+SCATTER_NULLS_KERNEL(scatter_nulls_b64, ulong)
 
 /* ---- bitmaps. Group g owns words [g * wchunk, (g + 1) * wchunk). */
 

@@ -51,23 +51,27 @@ __kernel void nulls_range(ulong n, ulong lo, ulong hi, __global uint *out)
     }
 }
 
-/* Out bit i = bit positions[i] of bits, i < m: a work-item writes whole
- * words, so no two write one. Positions are in range (checked before). */
-__kernel void nulls_gather(__global const uint *bits, __global const uint *positions, ulong m,
-                           __global uint *out)
-{
-    ulong W = (m + 31) / 32;
-    COPROC_FOR_EACH_ROW(w, W) {
-        ulong base = w * 32;
-        uint cnt = (uint)min((ulong)32, m - base);
-        uint word = 0;
-        for (uint j = 0; j < cnt; j++) {
-            uint p = positions[base + j];
-            word |= NL_BIT(bits, p) << j;
-        }
-        out[w] = word;
+/* Out bit i = bit positions[i] of bits, i < m (positions of type P): a
+ * work-item writes whole words, so no two write one. Positions are in range
+ * (checked before). */
+#define NL_GATHER_KERNEL(NAME, P)                                                        \
+    __kernel void NAME(__global const uint *bits, __global const P *positions, ulong m,  \
+                       __global uint *out)                                               \
+    {                                                                                    \
+        ulong W = (m + 31) / 32;                                                         \
+        COPROC_FOR_EACH_ROW(w, W) {                                                      \
+            ulong base = w * 32;                                                         \
+            uint cnt = (uint)min((ulong)32, m - base);                                   \
+            uint word = 0;                                                               \
+            for (uint j = 0; j < cnt; j++) {                                             \
+                P p = positions[base + j];                                               \
+                word |= NL_BIT(bits, p) << j;                                            \
+            }                                                                            \
+            out[w] = word;                                                               \
+        }                                                                                \
     }
-}
+NL_GATHER_KERNEL(nulls_gather, uint)
+NL_GATHER_KERNEL(nulls_gather_p64, ulong)
 
 /* The set bits of each group's words (rows >= n not counted) into counts[group]. */
 __kernel void nulls_count(__global const uint *bitmap, ulong n, ulong wchunk,

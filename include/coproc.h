@@ -469,9 +469,18 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   has one.
  * - scan: a null adds 0 to the running sum and its own output row is null
  *   (the output has the input's validity).
- * - gather: out row i is null when src row positions[i] is (the output
- *   carries a validity when src does). compact: the selected rows keep their
- *   nulls (likewise).
+ * - gather: out row i is null when src row positions[i] is, or positions[i]
+ *   itself (a null position is never read: any value may sit under it); the
+ *   output carries a validity when src or positions do. compact: the
+ *   selected rows keep their nulls (the output carries a validity when src
+ *   does).
+ * - scatter: dst row positions[i] takes src row i's value and validity (a
+ *   null src row makes it null); a null position writes nothing (its value
+ *   is never read); the other rows of dst keep theirs. dst gets a validity
+ *   when src has one and dst none. Of rows i with the same position, the
+ *   last (the highest i) wins, value and validity together - without nulls
+ *   the winner is any of them (coproc_scatter). Costs an extra pass over dst
+ *   and 4 bytes a dst row of device memory.
  * - A bitmap argument (reduce_where, compact) with a validity of its own
  *   reads its null words as 0: they select no row (SQL's WHERE on an unknown
  *   condition).
@@ -488,11 +497,11 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  * - sort, argsort: rows with a null key go last, in input order (SQL's ASC
  *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
  *   request. A sort permutes the values' validity with their rows.
- * - Not handled yet, refused with UNSUPPORTED (never ignored): scatter (src,
- *   positions or dst with a validity) and gather's positions with a validity.
- *   Operators over host inputs larger than the device budget (streamed or
- *   partitioned runs, and inputs over 2^32 rows) refuse inputs with nulls
- *   (UNSUPPORTED) for now.
+ * - Host inputs larger than the device budget, or over 2^32 rows: reduce,
+ *   select and map (map_const) stream the validities beside the rows, in
+ *   chunks of a multiple of 32 rows, with the results above. Not handled
+ *   yet, refused with UNSUPPORTED (never ignored): the other operators'
+ *   streamed or partitioned runs over inputs with nulls.
  * - Query plans (coproc/query.h) take columns with nulls, with SQL's
  *   semantics there too (coproc/query.h, "Nulls").
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
@@ -574,8 +583,11 @@ COPROC_API coproc_status coproc_reduce(coproc_runtime *rt, coproc_reduce_op op, 
  *   coproc_select (its positions are then COPROC_UINT64, each chunk's 32-bit
  *   positions plus the chunk's first row), coproc_map and coproc_group_by run
  *   there, and every count (select, reduce COUNT, group-by counts) is 64-bit.
- *   Gather and scatter take UINT32 positions only (UNSUPPORTED_TYPE for
- *   UINT64); scatter streams its src and positions in such chunks too.
+ *   Gather takes UINT32 or UINT64 positions (the latter as a select over
+ *   more than 2^32 rows gives them; its source must still fit the device:
+ *   streamed, positions pass in chunks and the source stays whole in half
+ *   the budget); scatter takes UINT32 positions only (UNSUPPORTED_TYPE for
+ *   UINT64) and streams its src and positions in such chunks too.
  *   Argsort and the joins return UNSUPPORTED over more than UINT32_MAX rows.
  * - Keys of group-by and joins are integer columns (int32/int64/uint32/uint64);
  *   other key types give UNSUPPORTED_TYPE.
@@ -661,13 +673,15 @@ COPROC_API coproc_status coproc_cast(coproc_runtime *rt, const coproc_column *a,
 
 /* ---------------------------------------------------------------- gather / scatter / compaction */
 
-/* out[i] = src[positions[i]]; OUT_OF_RANGE (no output) if a position >= length(src). */
+/* out[i] = src[positions[i]]; positions UINT32 or UINT64; OUT_OF_RANGE (no
+ * output) if a position >= length(src). */
 COPROC_API coproc_status coproc_gather(coproc_runtime *rt, const coproc_column *src,
                                        const coproc_column *positions, coproc_column **out);
 
 /* dst[positions[i]] = src[i]; src and positions of equal length, dst of src's
  * type. OUT_OF_RANGE (dst untouched) if a position >= length(dst). With
- * duplicate positions one of the writers wins. */
+ * duplicate positions one of the writers wins (with nulls: the last one;
+ * "nulls" above). */
 COPROC_API coproc_status coproc_scatter(coproc_runtime *rt, const coproc_column *src,
                                         const coproc_column *positions, coproc_column *dst);
 

@@ -760,6 +760,238 @@ static void test_stream_bad_input(void **state)
     coproc_close(rt);
 }
 
+/* ---------------------------------------------------------------- nulls */
+
+/* Validity bit i (v NULL: every row valid). */
+static int valid_at(const uint32_t *v, size_t i)
+{
+    return v ? (v[i >> 5] >> (i & 31)) & 1 : 1;
+}
+
+/* A validity of n rows, a null with probability rate; the bits past row n
+ * random (they must be ignored). */
+static uint32_t *make_validity(env *e, size_t n, double rate)
+{
+    size_t words = (n + 31) / 32;
+    uint32_t *v = malloc((words ? words : 1) * 4);
+    for (size_t w = 0; w < words; w++)
+        v[w] = (uint32_t)test_rand(&e->rng);
+    for (size_t i = 0; i < n; i++) {
+        int null =
+            rate >= 1 || (rate > 0 && (double)test_rand_below(&e->rng, 1000000) < rate * 1e6);
+        v[i >> 5] = null ? v[i >> 5] & ~(1u << (i & 31)) : v[i >> 5] | 1u << (i & 31);
+    }
+    return v;
+}
+
+/* Quarters in [-250, 250] at valid rows (sums exact in double), garbage (NaN,
+ * extremes) under nulls: a streamed run that read them would show it. */
+static void fill_nullable(env *e, coproc_type t, void *d, size_t n, const uint32_t *v)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = test_rand(&e->rng);
+        double f = (double)((int)(x % 2001) - 1000) / 4.0;
+        if (!valid_at(v, i))
+            put(t, d, i, x | 0x8000000000000000ull, x & 1 ? NAN : INFINITY);
+        else
+            put(t, d, i, (uint64_t)(int64_t)((int)(x % 2001) - 1000), f);
+    }
+}
+
+/* A host column over d with the validity v (NULL: none); both borrowed. */
+static coproc_column *wrap_nullable(env *e, coproc_type t, const void *d, size_t n,
+                                    const uint32_t *v)
+{
+    coproc_column *c = wrap(e, t, d, n), *b = NULL;
+    if (v) {
+        assert_ok(e->rt, coproc_column_wrap(e->rt, COPROC_UINT32, v, (n + 31) / 32, &b));
+        assert_ok(e->rt, coproc_column_set_validity(c, b));
+    }
+    return c;
+}
+
+/* The streamed reduce of a nullable column against a loop over its valid rows. */
+static void reduce_nulls_case(env *e, coproc_type t, const void *d, const uint32_t *v, size_t n,
+                              const char *what)
+{
+    coproc_column *col = wrap_nullable(e, t, d, n, v);
+    for (int op = COPROC_REDUCE_SUM; op <= COPROC_REDUCE_COUNT; op++) {
+        uint64_t count = 0;
+        double fsum = 0, fmn = INFINITY, fmx = -INFINITY;
+        int64_t isum = 0, imn = INT64_MAX, imx = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            if (!valid_at(v, i))
+                continue;
+            count++;
+            if (test_is_float(t)) {
+                double x = test_get_f(t, d, i);
+                fsum += x, fmn = fmin(fmn, x), fmx = fmax(fmx, x);
+            } else {
+                int64_t x = test_get_i(t, d, i);
+                isum += x, imn = x < imn ? x : imn, imx = x > imx ? x : imx;
+            }
+        }
+        coproc_scalar got;
+        char where[160];
+        snprintf(where, sizeof where, "nulls reduce %s op=%d n=%zu %s", coproc_type_name(t), op, n,
+                 what);
+        coproc_status s =
+            coproc__stream_reduce(e->rt, e->dev, (coproc_reduce_op)op, col, BUDGET, &got);
+        if (s != COPROC_OK)
+            fail_msg("%s: %s: %s", where, coproc_status_name(s), coproc_errmsg(e->rt));
+        if (got.count != count)
+            fail_msg("%s: count %llu, want %llu", where, (unsigned long long)got.count,
+                     (unsigned long long)count);
+        if (op == COPROC_REDUCE_COUNT) {
+            if (got.v.u64 != count)
+                fail_msg("%s: COUNT %llu, want %llu", where, (unsigned long long)got.v.u64,
+                         (unsigned long long)count);
+            continue;
+        }
+        if (count == 0 && op != COPROC_REDUCE_SUM)
+            continue; /* SQL's NULL: the value is the identity */
+        int ok = test_is_float(t) ? got.v.f64 == (op == COPROC_REDUCE_SUM   ? fsum
+                                                  : op == COPROC_REDUCE_MIN ? fmn
+                                                                            : fmx)
+                                  : got.v.i64 == (op == COPROC_REDUCE_SUM   ? isum
+                                                  : op == COPROC_REDUCE_MIN ? imn
+                                                                            : imx);
+        if (!ok)
+            fail_msg("%s: got %g / %lld", where, got.v.f64, (long long)got.v.i64);
+    }
+    coproc_column_free(col);
+}
+
+/* The streamed select (a >= 0, and OR b < 0) of nullable columns: a null is
+ * never true. */
+static void select_nulls_case(env *e, coproc_type t, const void *a, const uint32_t *va,
+                              const void *b, const uint32_t *vb, size_t n, const char *what)
+{
+    coproc_column *ca = wrap_nullable(e, t, a, n, va), *cb = wrap_nullable(e, t, b, n, vb);
+    for (int two = 0; two < 2; two++) {
+        coproc_filter f = {.first = {.col = ca, .cmp = COPROC_CMP_GE},
+                           .logic = two ? COPROC_LOGIC_OR : COPROC_LOGIC_NONE,
+                           .second = {.col = cb, .cmp = COPROC_CMP_LT}};
+        uint32_t *want = malloc((n ? n : 1) * 4);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            int x = valid_at(va, i) &&
+                    (test_is_float(t) ? test_get_f(t, a, i) >= 0 : test_get_i(t, a, i) >= 0);
+            int y = two && valid_at(vb, i) &&
+                    (test_is_float(t) ? test_get_f(t, b, i) < 0 : test_get_i(t, b, i) < 0);
+            if (x || y)
+                want[m++] = (uint32_t)i;
+        }
+        char where[160];
+        snprintf(where, sizeof where, "nulls select %s two=%d n=%zu %s", coproc_type_name(t), two,
+                 n, what);
+        coproc_column *pos = NULL;
+        uint64_t count = 0;
+        coproc_status s = coproc__stream_select(e->rt, e->dev, &f, BUDGET, &pos, &count);
+        if (s != COPROC_OK)
+            fail_msg("%s: %s: %s", where, coproc_status_name(s), coproc_errmsg(e->rt));
+        if (count != m || coproc_column_length(pos) != m)
+            fail_msg("%s: %llu positions, want %zu", where, (unsigned long long)count, m);
+        const uint32_t *got = coproc_column_host_data(pos);
+        for (size_t i = 0; i < m; i++)
+            if (got[i] != want[i])
+                fail_msg("%s: position %zu is %u, want %u", where, i, got[i], want[i]);
+        coproc_column_free(pos);
+        free(want);
+    }
+    coproc_column_free(ca);
+    coproc_column_free(cb);
+}
+
+/* The streamed map a + b and map_const a * 2: null in, null out. */
+static void map_nulls_case(env *e, coproc_type t, const void *a, const uint32_t *va, const void *b,
+                           const uint32_t *vb, size_t n, const char *what)
+{
+    coproc_column *ca = wrap_nullable(e, t, a, n, va), *cb = wrap_nullable(e, t, b, n, vb);
+    for (int with_b = 0; with_b < 2; with_b++) {
+        char where[160];
+        snprintf(where, sizeof where, "nulls map %s b=%d n=%zu %s", coproc_type_name(t), with_b, n,
+                 what);
+        coproc_value c = {.i64 = 2};
+        if (test_is_float(t))
+            c.f64 = 2;
+        coproc_column *out = NULL;
+        coproc_status s =
+            coproc__stream_map(e->rt, e->dev, with_b ? COPROC_ARITH_ADD : COPROC_ARITH_MUL, ca,
+                               with_b ? cb : NULL, c, BUDGET, &out);
+        if (s != COPROC_OK)
+            fail_msg("%s: %s: %s", where, coproc_status_name(s), coproc_errmsg(e->rt));
+        const coproc_column *ov = coproc_column_validity(out);
+        const uint32_t *gv = ov ? coproc_column_host_data(ov) : NULL;
+        if ((va || (with_b && vb)) != (ov != NULL))
+            fail_msg("%s: a validity %s", where, ov ? "where none is due" : "missing");
+        assert_int_equal(coproc_column_length(out), n);
+        for (size_t i = 0; i < n; i++) {
+            int w = valid_at(va, i) && (!with_b || valid_at(vb, i));
+            if (valid_at(gv, i) != w)
+                fail_msg("%s: row %zu is %s", where, i, w ? "null" : "valid");
+            if (!w)
+                continue;
+            int ok;
+            if (test_is_float(t)) {
+                double x = test_get_f(t, a, i), y = with_b ? test_get_f(t, b, i) : 0;
+                ok = test_get_f(t, coproc_column_host_data(out), i) == (with_b ? x + y : x * 2);
+            } else {
+                int64_t x = test_get_i(t, a, i), y = with_b ? test_get_i(t, b, i) : 0;
+                ok = test_get_i(t, coproc_column_host_data(out), i) == (with_b ? x + y : x * 2);
+            }
+            if (!ok)
+                fail_msg("%s: row %zu wrong", where, i);
+        }
+        coproc_column_free(out);
+    }
+    coproc_column_free(ca);
+    coproc_column_free(cb);
+}
+
+/* Reduce, select and map over nullable columns past the budget: the
+ * validities stream beside the rows in chunks of whole words. Null rates 0,
+ * 1 %, 50 % and 100 %; sizes at the edges of a word and of a chunk (r rows,
+ * a multiple of 32); b's validity absent at rate 0, so one input alone may
+ * have one. */
+static void test_stream_nulls(void **state)
+{
+    env e = open_env(state);
+    static const double rates[] = {0, 0.01, 0.5, 1};
+    void *a = malloc(BIG * 8), *b = malloc(BIG * 8);
+    const coproc_type types[] = {COPROC_INT32, COPROC_INT64, COPROC_FLOAT32, COPROC_FLOAT64};
+    for (size_t ti = 0; ti < 4; ti++) {
+        coproc_type t = types[ti];
+        if (t == COPROC_FLOAT64 && !e.fp64)
+            continue;
+        uint32_t *va = make_validity(&e, BIG, 0.5);
+        fill_nullable(&e, t, a, BIG, va);
+        reduce_nulls_case(&e, t, a, va, BIG, "big");
+        size_t r = last_rows;
+        assert_true(r > 1000 && r < BIG / 4 && r % 32 == 0); /* many chunks, whole words */
+        free(va);
+        const size_t sizes[] = {0, 1, 31, 32, 33, r - 1, r, r + 1, r + 33, 3 * r + 17};
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (size_t ri = 0; ri < 4; ri++) {
+                size_t n = sizes[si];
+                char what[40];
+                snprintf(what, sizeof what, "rate %g", rates[ri]);
+                va = make_validity(&e, n, rates[ri]);
+                uint32_t *vb = ri ? make_validity(&e, n, rates[4 - ri]) : NULL;
+                fill_nullable(&e, t, a, n, va);
+                fill_nullable(&e, t, b, n, vb);
+                reduce_nulls_case(&e, t, a, va, n, what);
+                select_nulls_case(&e, t, a, va, b, vb, n, what);
+                map_nulls_case(&e, t, a, va, b, vb, n, what);
+                free(va);
+                free(vb);
+            }
+    }
+    free(a);
+    free(b);
+    coproc_close(e.rt);
+}
+
 #define GPU_PATH(f) {#f " (gpu path)", f, NULL, NULL, &gpu_path}
 
 int main(void)
@@ -770,10 +1002,12 @@ int main(void)
         cmocka_unit_test(test_stream_map),
         cmocka_unit_test(test_stream_group_by),
         cmocka_unit_test(test_stream_bad_input),
+        cmocka_unit_test(test_stream_nulls),
         GPU_PATH(test_stream_reduce),
         GPU_PATH(test_stream_select),
         GPU_PATH(test_stream_map),
         GPU_PATH(test_stream_group_by),
+        GPU_PATH(test_stream_nulls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,6 +99,36 @@ static void run_moves(coproc_runtime *rt, int dev, const char *path, void *user)
             assert_null(out);
             assert_true(strstr(coproc_errmsg(rt), "position") != NULL);
             coproc_column_free(cpos);
+            gpos[m / 2] = n ? (uint32_t)(n - 1) : 0;
+
+            /* the same gather with UINT64 positions; one at 2^32 + n - 1 (its low
+             * 32 bits a row of src) is out of range, not wrapped */
+            uint64_t *gpos64 = malloc(m * 8);
+            for (size_t i = 0; i < m; i++)
+                gpos64[i] = gpos[i];
+            memcpy((char *)gwant + m / 2 * es, (char *)src + (size_t)gpos[m / 2] * es, es);
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, gpos64, m, &cpos));
+            snprintf(ctx, sizeof ctx, "%s gather uint64 positions %s n=%zu", path,
+                     coproc_type_name((coproc_type)t), n);
+            out = (coproc_column *)1;
+            if (n) {
+                assert_ok(rt, coproc_gather(rt, csrc, cpos, &out));
+                assert_int_equal(coproc_column_length(out), m);
+                assert_ok(rt, coproc_column_download(out, ggot, m));
+                check_bits(ggot, gwant, m, es, ctx);
+                coproc_column_free(out);
+            } else {
+                assert_status(COPROC_OUT_OF_RANGE, coproc_gather(rt, csrc, cpos, &out));
+                assert_null(out);
+            }
+            coproc_column_free(cpos);
+            gpos64[m / 2] = ((uint64_t)1 << 32) + (n ? n - 1 : 0);
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, gpos64, m, &cpos));
+            out = (coproc_column *)1;
+            assert_status(COPROC_OUT_OF_RANGE, coproc_gather(rt, csrc, cpos, &out));
+            assert_null(out);
+            coproc_column_free(cpos);
+            free(gpos64);
             free(gpos);
             free(gwant);
             free(ggot);

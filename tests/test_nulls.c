@@ -581,6 +581,32 @@ static void gather_case(coproc_runtime *rt, int device, const char *path, void *
                     assert_ok(rt, coproc_gather(rt, c, cp, &out));
                     check_column(rt, out, (coproc_type)t, want, wv, m, ctx);
                     coproc_column_free(out);
+                    /* positions with nulls (rate rates[3 - ri]) that hold garbage, out of
+                     * range: those rows of out are null */
+                    strcat(ctx, " null positions");
+                    uint32_t *pv = make_validity(m, rates[NRATES - 1 - ri], &r);
+                    for (size_t i = 0; i < m; i++)
+                        if (!valid_at(pv, i)) {
+                            p[i] = UINT32_MAX - (uint32_t)i;
+                            wv[i >> 5] &= ~(1u << (i & 31));
+                        }
+                    coproc_column *cpn = make_col(rt, host ? -1 : device, COPROC_UINT32, p, m, pv);
+                    assert_ok(rt, coproc_gather(rt, c, cpn, &out));
+                    check_column(rt, out, (coproc_type)t, want, wv, m, ctx);
+                    coproc_column_free(out);
+                    coproc_column_free(cpn);
+                    /* the same as UINT64 positions (garbage past 2^32 under nulls) */
+                    strcat(ctx, " uint64");
+                    uint64_t *p64 = malloc((m + 1) * 8);
+                    for (size_t i = 0; i < m; i++)
+                        p64[i] = valid_at(pv, i) ? p[i] : UINT64_MAX - i;
+                    cpn = make_col(rt, host ? -1 : device, COPROC_UINT64, p64, m, pv);
+                    assert_ok(rt, coproc_gather(rt, c, cpn, &out));
+                    check_column(rt, out, (coproc_type)t, want, wv, m, ctx);
+                    coproc_column_free(out);
+                    coproc_column_free(cpn);
+                    free(p64);
+                    free(pv);
                     /* compact by sel: the selected rows keep their nulls */
                     strcat(ctx, " compact");
                     coproc_column *bm = make_col(rt, host ? -1 : device, COPROC_UINT32, sel,
@@ -611,6 +637,150 @@ static void gather_case(coproc_runtime *rt, int device, const char *path, void *
 }
 
 static void test_nulls_gather_compact(void **state) { test_each_device_path(gather_case, NULL); }
+
+/* ---- scatter */
+
+/* A host column a scatter may write (coproc_column_host_alloc) holding the n
+ * values at data, with the validity valid (NULL: none), or a device column. */
+static coproc_column *make_dst(coproc_runtime *rt, int dev, coproc_type t, const void *data,
+                               size_t n, const uint32_t *valid)
+{
+    if (dev >= 0)
+        return make_col(rt, dev, t, data, n, valid);
+    coproc_column *c = NULL, *b = NULL;
+    assert_ok(rt, coproc_column_host_alloc(rt, t, n, &c));
+    if (n)
+        memcpy(coproc_column_host_data(c), data, n * coproc_type_size(t));
+    if (valid) {
+        assert_ok(rt, coproc_column_host_alloc(rt, COPROC_UINT32, (n + 31) / 32, &b));
+        if (n)
+            memcpy(coproc_column_host_data(b), valid, (n + 31) / 32 * 4);
+        assert_ok(rt, coproc_column_set_validity(c, b));
+    }
+    return c;
+}
+
+/* dst row positions[i] takes src row i's value and validity; a null position
+ * writes nothing; of duplicate positions the last row (the highest i) wins.
+ * Every combination of src, positions and dst with or without a validity
+ * (mask bits 1, 2, 4), m = n + n / 2 + 1 rows into n (so duplicates), garbage
+ * (out of range) under the null positions. */
+static void scatter_case(coproc_runtime *rt, int device, const char *path, void *user)
+{
+    (void)user;
+    test_rng r = {15};
+    for (int host = 0; host < 2; host++)
+        for (int t = 0; t < COPROC__TYPE_COUNT; t++) {
+            if (!type_ok(rt, device, (coproc_type)t))
+                continue;
+            size_t es = coproc_type_size((coproc_type)t);
+            for (size_t si = 0; si < NSIZES; si++)
+                for (size_t ri = 0; ri < NRATES; ri++)
+                    for (int mask = 1; mask < 8; mask++) {
+                        size_t n = sizes[si], m = n ? n + n / 2 + 1 : 0;
+                        if (too_big(n) || skip_quick(host, t, ri))
+                            continue;
+                        if (host && n > 5003)
+                            continue;
+                        uint32_t *sv = mask & 1 ? make_validity(m, rates[ri], &r) : NULL;
+                        uint32_t *pv =
+                            mask & 2 ? make_validity(m, rates[NRATES - 1 - ri], &r) : NULL;
+                        uint32_t *dv = mask & 4 ? make_validity(n, 0.5, &r) : NULL;
+                        void *sd = make_values((coproc_type)t, m, 0, sv, &r);
+                        void *dd = make_values((coproc_type)t, n, 0, dv, &r);
+                        uint32_t *p = malloc((m + 1) * 4);
+                        unsigned char *want = malloc((n + 1) * es);
+                        uint32_t *wv = malloc(((n + 31) / 32 + 1) * 4);
+                        memcpy(want, dd, n * es);
+                        for (size_t w = 0; w < (n + 31) / 32; w++)
+                            wv[w] = dv ? dv[w] : ~0u;
+                        for (size_t i = 0; i < m; i++) {
+                            p[i] = (uint32_t)test_rand_below(&r, n);
+                            if (!valid_at(pv, i)) {
+                                p[i] = UINT32_MAX - (uint32_t)i; /* garbage, never read */
+                                continue;
+                            }
+                            memcpy(want + p[i] * es, (const char *)sd + i * es, es);
+                            wv[p[i] >> 5] &= ~(1u << (p[i] & 31));
+                            wv[p[i] >> 5] |= (uint32_t)valid_at(sv, i) << (p[i] & 31);
+                        }
+                        int dev = host ? -1 : device;
+                        coproc_column *cs = make_col(rt, dev, (coproc_type)t, sd, m, sv);
+                        coproc_column *cp = make_col(rt, dev, COPROC_UINT32, p, m, pv);
+                        coproc_column *cd = make_dst(rt, dev, (coproc_type)t, dd, n, dv);
+                        char ctx[160];
+                        snprintf(ctx, sizeof ctx, "%s %s scatter %s n=%zu rate=%g nulls in%s%s%s",
+                                 path, host ? "host" : "device", coproc_type_name((coproc_type)t),
+                                 n, rates[ri], sv ? " src" : "", pv ? " positions" : "",
+                                 dv ? " dst" : "");
+                        assert_ok(rt, coproc_scatter(rt, cs, cp, cd));
+                        check_column(rt, cd, (coproc_type)t, want, sv || dv ? wv : NULL, n, ctx);
+                        if (!sv && !dv && coproc_column_validity(cd))
+                            fail_msg("%s: dst got a validity", ctx);
+                        coproc_column_free(cs);
+                        coproc_column_free(cp);
+                        coproc_column_free(cd);
+                        free(sv);
+                        free(pv);
+                        free(dv);
+                        free(sd);
+                        free(dd);
+                        free(p);
+                        free(want);
+                        free(wv);
+                    }
+        }
+}
+
+static void test_nulls_scatter(void **state)
+{
+    test_each_device_path(scatter_case, NULL);
+}
+
+/* A valid position out of range: OUT_OF_RANGE and dst untouched, values and
+ * validity; a null one is never read. Gather from an empty column: null
+ * positions give null rows, a valid one OUT_OF_RANGE. */
+static void test_nulls_scatter_gather_range(void **state)
+{
+    coproc_runtime *rt = test_open(NULL);
+    uint32_t data[40], valid[2] = {0xF0F0F0F0u, 0xAB}, nulls[2] = {0, 0};
+    for (int i = 0; i < 40; i++)
+        data[i] = (uint32_t)i;
+    for (int host = 0; host < 2; host++) {
+        int dev = host ? -1 : 0;
+        uint32_t pos[40];
+        for (int i = 0; i < 40; i++)
+            pos[i] = (uint32_t)(39 - i);
+        pos[17] = 40; /* out of range, valid */
+        coproc_column *src = make_col(rt, dev, COPROC_UINT32, data, 40, nulls);
+        coproc_column *p = make_col(rt, dev, COPROC_UINT32, pos, 40, NULL);
+        coproc_column *dst = make_dst(rt, dev, COPROC_UINT32, data, 40, valid);
+        assert_status(COPROC_OUT_OF_RANGE, coproc_scatter(rt, src, p, dst));
+        check_column(rt, dst, COPROC_UINT32, data, valid, 40, "scatter out of range");
+        coproc_column_free(p);
+        uint32_t pvalid[2] = {~(1u << 17), 0xFF};
+        p = make_col(rt, dev, COPROC_UINT32, pos, 40, pvalid); /* row 17 null: fine */
+        assert_ok(rt, coproc_scatter(rt, src, p, dst));
+        uint32_t want_valid[2] = {valid[0] & (1u << 22), valid[1] & 0}; /* 39 - 17 kept */
+        check_column(rt, dst, COPROC_UINT32, data, want_valid, 40, "scatter null position");
+        coproc_column *empty = make_col(rt, dev, COPROC_UINT32, data, 0, NULL), *out = NULL;
+        coproc_column *np = make_col(rt, dev, COPROC_UINT32, pos, 3, nulls);
+        assert_ok(rt, coproc_gather(rt, empty, np, &out));
+        check_column(rt, out, COPROC_UINT32, data, nulls, 3, "gather from empty, null positions");
+        coproc_column_free(out);
+        coproc_column_free(np);
+        uint32_t one[1] = {2};
+        np = make_col(rt, dev, COPROC_UINT32, pos, 3, one);
+        assert_status(COPROC_OUT_OF_RANGE, coproc_gather(rt, empty, np, &out));
+        assert_null(out);
+        coproc_column_free(np);
+        coproc_column_free(empty);
+        coproc_column_free(src);
+        coproc_column_free(p);
+        coproc_column_free(dst);
+    }
+    coproc_close(rt);
+}
 
 /* ---- group-by */
 
@@ -1240,76 +1410,85 @@ static void test_nulls_validity_api(void **state)
     coproc_close(rt);
 }
 
-/* What is not handled yet refuses with UNSUPPORTED, naming nulls. */
-static void test_nulls_refused(void **state)
-{
-    coproc_runtime *rt = test_open(NULL);
-    uint32_t data[40], words[2] = {0xFFFFFFFEu, 0xFF};
-    for (int i = 0; i < 40; i++)
-        data[i] = (uint32_t)i;
-    for (int host = 0; host < 2; host++) {
-        coproc_column *c = make_col(rt, host ? -1 : 0, COPROC_UINT32, data, 40, words);
-        coproc_column *p = make_col(rt, host ? -1 : 0, COPROC_UINT32, data, 40, NULL);
-        coproc_column *pn = make_col(rt, host ? -1 : 0, COPROC_UINT32, data, 40, words);
-        coproc_column *dst = NULL, *dn = NULL, *out = NULL;
-        if (host) { /* columns a scatter may write */
-            coproc_column *b = NULL;
-            assert_ok(rt, coproc_column_host_alloc(rt, COPROC_UINT32, 40, &dst));
-            memset(coproc_column_host_data(dst), 0, 160);
-            assert_ok(rt, coproc_column_host_alloc(rt, COPROC_UINT32, 40, &dn));
-            memset(coproc_column_host_data(dn), 0, 160);
-            assert_ok(rt, coproc_column_host_alloc(rt, COPROC_UINT32, 2, &b));
-            memcpy(coproc_column_host_data(b), words, 8);
-            assert_ok(rt, coproc_column_set_validity(dn, b));
-        } else {
-            dst = make_col(rt, 0, COPROC_UINT32, data, 40, NULL);
-            dn = make_col(rt, 0, COPROC_UINT32, data, 40, words);
-        }
-        assert_status(COPROC_UNSUPPORTED, coproc_scatter(rt, c, p, dst));
-        assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
-        assert_status(COPROC_UNSUPPORTED, coproc_scatter(rt, p, p, dn));
-        coproc_column_free(dn);
-        assert_status(COPROC_UNSUPPORTED, coproc_gather(rt, p, pn, &out));
-        assert_null(out);
-        coproc_column_free(c);
-        coproc_column_free(p);
-        coproc_column_free(pn);
-        coproc_column_free(dst);
-    }
-    coproc_close(rt);
-}
-
-/* Over the device budget, inputs with nulls refuse to stream (UNSUPPORTED),
- * never run without their nulls. */
+/* Over the device budget, reduce, select and map stream the validity beside
+ * the rows (tests/test_budget_stream.c checks them at every edge): here the
+ * public calls at the smallest budget, against the scalar reference, and
+ * that the run really streamed. What does not stream nulls yet (group-by,
+ * sort) refuses with UNSUPPORTED, never runs without its nulls. */
 static void test_nulls_over_budget(void **state)
 {
     coproc_options o;
     coproc_options_init(&o);
     o.device_budget_bytes = COPROC_MIN_DEVICE_BUDGET;
     coproc_runtime *rt = test_open_with(&o);
-    size_t n = 1 << 17; /* 512 KiB of int32: over the budget */
-    int32_t *d = calloc(n, 4);
-    uint32_t *v = malloc(n / 8);
-    memset(v, 0xff, n / 8);
-    v[3] = 0;
-    coproc_column *c = make_col(rt, -1, COPROC_INT32, d, n, v);
-    coproc_scalar s;
-    assert_status(COPROC_UNSUPPORTED, coproc_reduce(rt, COPROC_REDUCE_SUM, c, &s));
-    assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
-    coproc_column_free(c);
-    free(d);
-    free(v);
+    test_rng r = {16};
+    size_t n = (1 << 17) + 33; /* 512 KiB of int32: over the budget */
+    for (size_t ri = 0; ri < NRATES; ri++) {
+        uint32_t *v = make_validity(n, rates[ri], &r);
+        int32_t *d = make_values(COPROC_INT32, n, 2000, v, &r);
+        coproc_column *c = make_col(rt, -1, COPROC_INT32, d, n, v);
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "over budget rate=%g", rates[ri]);
+        for (int op = 0; op <= COPROC_REDUCE_COUNT; op++) {
+            coproc_op rop;
+            coproc_op_init(&rop, COPROC_OP_REDUCE);
+            rop.a = c;
+            rop.reduce = (coproc_reduce_op)op;
+            coproc_task *t = NULL;
+            coproc_result res;
+            assert_ok(rt, coproc_submit(rt, &rop, &t));
+            assert_ok(rt, coproc_wait(t, &res));
+            if (!res.streamed)
+                fail_msg("op %d device %d not streamed", op, res.device);
+            coproc_scalar want;
+            ref_reduce(COPROC_INT32, (coproc_reduce_op)op, d, n, v, NULL, &want);
+            check_scalar(COPROC_INT32, (coproc_reduce_op)op, &res.scalar, &want, ctx);
+        }
+        coproc_filter f = {.first = {.col = c, .cmp = COPROC_CMP_GE, .a.i64 = 0}};
+        coproc_column *pos = NULL;
+        uint64_t count = 0, want_count = 0;
+        assert_ok(rt, coproc_select(rt, &f, &pos, &count));
+        const uint32_t *got = coproc_column_host_data(pos);
+        for (size_t i = 0; i < n; i++)
+            if (valid_at(v, i) && d[i] >= 0) {
+                if (want_count >= count || got[want_count] != i)
+                    fail_msg("%s: select misses row %zu", ctx, i);
+                want_count++;
+            }
+        assert_int_equal(count, want_count);
+        coproc_column_free(pos);
+        coproc_column *out = NULL;
+        assert_ok(rt, coproc_map(rt, COPROC_ARITH_ADD, c, c, &out));
+        int32_t *want = malloc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            want[i] = (int32_t)((uint32_t)d[i] * 2u);
+        check_column(rt, out, COPROC_INT32, want, v, n, ctx);
+        coproc_column_free(out);
+        free(want);
+        coproc_group_result g;
+        assert_status(COPROC_UNSUPPORTED, coproc_group_by(rt, c, NULL, 0, &g));
+        assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
+        coproc_column_free(c);
+        free(d);
+        free(v);
+    }
     coproc_close(rt);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nulls_validity_api),   cmocka_unit_test(test_nulls_refused),
-        cmocka_unit_test(test_nulls_over_budget),    cmocka_unit_test(test_nulls_reduce),
-        cmocka_unit_test(test_nulls_select),         cmocka_unit_test(test_nulls_map_cast_scan),
-        cmocka_unit_test(test_nulls_gather_compact), cmocka_unit_test(test_nulls_group_by),
-        cmocka_unit_test(test_nulls_group_by_dense), cmocka_unit_test(test_nulls_joins),
+        cmocka_unit_test(test_nulls_validity_api),
+        cmocka_unit_test(test_nulls_scatter),
+        cmocka_unit_test(test_nulls_scatter_gather_range),
+        cmocka_unit_test(test_nulls_over_budget),
+        cmocka_unit_test(test_nulls_reduce),
+        cmocka_unit_test(test_nulls_select),
+        cmocka_unit_test(test_nulls_map_cast_scan),
+        cmocka_unit_test(test_nulls_gather_compact),
+        cmocka_unit_test(test_nulls_group_by),
+        cmocka_unit_test(test_nulls_group_by_dense),
+        cmocka_unit_test(test_nulls_joins),
         cmocka_unit_test(test_nulls_sort),
     };
     const char *filter = getenv("COPROC_TEST_FILTER");

@@ -75,7 +75,10 @@ done
 # Nulls (test_nulls): every operator's null path once (COPROC_TEST_QUICK: device
 # columns, int32 and float64, half the rows null) at sizes up to 40, in groups
 # and chunks of 16: cl/nulls.cl, the validity reads of select, reduce and scan,
-# and the composed operators' moves (kernel copies, which Oclgrind follows).
+# and the composed operators' moves (kernel copies, which Oclgrind follows),
+# and scatter with nulls (cl/gather.cl scatter_owner, scatter_nulls_*,
+# scatter_nulls_bits: duplicate positions, yet no two work-items write one word),
+# and gather with UINT64 positions (gather_p64_*, nulls_gather_p64).
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
 done

@@ -1,13 +1,15 @@
 /* test_rows64.c - a host column of more than 2^32 rows, streamed: reduce
  * (sum, count, min, max), select to a count and to UINT64 positions, and
- * group-by with 64-bit counts, against a scalar reference. The column is
+ * group-by with 64-bit counts, and reduce over nulls (a validity streamed
+ * beside the rows), against a scalar reference. The column is
  * 2^32 + 5003 INT32 rows of an anonymous MAP_NORESERVE mapping: untouched
  * pages read as zeros (the kernel's zero page) and cost no memory, and a
  * handful of rows hold chosen non-zero values (before, at and after row
  * 2^32, at chunk boundaries, the last row), so the reference needs only
  * those. Each pass reads 17 GB of zero pages, so the checks share passes.
  * Also: the 32-bit path is unchanged (UINT32 positions up to UINT32_MAX
- * rows, streamed or not), and bad input (positions of a wrong type).
+ * rows, streamed or not), gather with UINT64 positions, and bad input
+ * (positions of a wrong type).
  * Takes about 50 s on PoCL (2 loaded cores); COPROC_TEST_QUICK skips the
  * 2^32-row column (rusticl). */
 #include <errno.h>
@@ -186,6 +188,41 @@ static void check_reduce(coproc_runtime *rt, const coproc_column *col, const mar
     fprintf(stderr, "reduce max: %.1f s\n", test_now() - t);
 }
 
+/* Nulls past 2^32 rows: a validity of zero pages (every row null) with every
+ * other marked row made valid, so the streamed count and sum (the validity
+ * streamed beside the rows) see those rows alone. */
+static void check_reduce_nulls(coproc_runtime *rt, const int32_t *data, const marked *m)
+{
+    size_t words = (HUGE_ROWS + 31) / 32;
+    uint32_t *v = mmap(NULL, words * 4, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (v == MAP_FAILED)
+        fail_msg("mmap of a %zu-word validity: %s", words, strerror(errno));
+    int64_t sum = 0;
+    uint64_t valid = 0;
+    for (size_t i = 0; i < m->n; i += 2) {
+        v[m->row[i] >> 5] |= 1u << (m->row[i] & 31);
+        sum += m->value[i];
+        valid++;
+    }
+    coproc_column *col = NULL, *bits = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, data, HUGE_ROWS, &col));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT32, v, words, &bits));
+    assert_ok(rt, coproc_column_set_validity(col, bits));
+    coproc_scalar r;
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_COUNT, col, &r));
+    assert_int_equal(r.v.u64, valid);
+    assert_int_equal(r.count, valid);
+    double t = test_now();
+    assert_ok(rt, coproc_reduce(rt, COPROC_REDUCE_SUM, col, &r));
+    fprintf(stderr, "reduce sum with nulls over %zu rows: %.1f s\n", (size_t)HUGE_ROWS,
+            test_now() - t);
+    assert_int_equal(r.v.i64, sum);
+    assert_int_equal(r.count, valid);
+    coproc_column_free(col);
+    munmap(v, words * 4);
+}
+
 static void check_select(coproc_runtime *rt, const coproc_column *col, const marked *m)
 {
     /* To positions: every marked row, as UINT64 (rows past 2^32 among them). */
@@ -316,6 +353,7 @@ static void huge_column(void **state)
     coproc_column *col = NULL;
     assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, h.data, HUGE_ROWS, &col));
     check_reduce(rt, col, &m);
+    check_reduce_nulls(rt, h.data, &m);
     check_select(rt, col, &m);
     check_select_boundary(rt, h.data, &m);
     check_group_by(rt, col, &m);
@@ -404,38 +442,93 @@ static void small_columns_keep_uint32_positions(void **state)
     coproc_close(rt);
 }
 
-/* Gather takes UINT32 positions only: UINT64 (as a select over more than 2^32
- * rows gives) and other types are UNSUPPORTED_TYPE, host or device, *out NULL. */
-static void gather_refuses_other_positions(void **state)
+/* Gather takes UINT32 or UINT64 positions (as a select over more than 2^32
+ * rows gives), host or device: UINT64 ones against the reference, one of
+ * 2^32 + 1 out of range (not wrapped to row 1); other types are
+ * UNSUPPORTED_TYPE, *out NULL; scatter takes UINT32 ones only. */
+static void gather_uint64_positions(void **state)
 {
     (void)state;
     chunk_log log = {0};
     coproc_runtime *rt = open_rt(&log, 0);
-    int32_t src[4] = {1, 2, 3, 4};
-    uint64_t p64[2] = {0, 3};
+    int32_t src[4] = {1, 2, 3, 4}, got[3];
+    uint64_t p64[3] = {0, 3, 3}, far[2] = {2, ((uint64_t)1 << 32) + 1};
     int32_t p32[2] = {0, 3};
-    coproc_column *s = NULL, *pos64 = NULL, *posi = NULL, *out = NULL;
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, 4, &s));
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, p64, 2, &pos64));
-    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, p32, 2, &posi));
-    out = (coproc_column *)1;
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, pos64, &out));
-    assert_null(out);
-    assert_non_null(strstr(coproc_errmsg(rt), "uint64"));
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, posi, &out));
-    assert_null(out);
+    for (int dev = -1; dev < 1; dev++) {
+        coproc_column *s = NULL, *pos = NULL, *bad = NULL, *posi = NULL, *out = NULL;
+        if (dev < 0) {
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, 4, &s));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, p64, 3, &pos));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, far, 2, &bad));
+            assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, p32, 2, &posi));
+        } else {
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, src, 4, &s));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, p64, 3, &pos));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_UINT64, far, 2, &bad));
+            assert_ok(rt, coproc_column_upload(rt, dev, COPROC_INT32, p32, 2, &posi));
+        }
+        assert_ok(rt, coproc_gather(rt, s, pos, &out));
+        assert_int_equal(coproc_column_length(out), 3);
+        assert_ok(rt, coproc_column_download(out, got, 3));
+        assert_int_equal(got[0], 1);
+        assert_int_equal(got[1], 4);
+        assert_int_equal(got[2], 4);
+        coproc_column_free(out);
+        out = (coproc_column *)1;
+        assert_status(COPROC_OUT_OF_RANGE, coproc_gather(rt, s, bad, &out));
+        assert_null(out);
+        out = (coproc_column *)1;
+        assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, s, posi, &out));
+        assert_null(out);
+        assert_non_null(strstr(coproc_errmsg(rt), "uint64"));
+        if (dev >= 0) /* a device column scatters in place; host ones need writable memory */
+            assert_status(COPROC_UNSUPPORTED_TYPE, coproc_scatter(rt, s, pos, s));
+        coproc_column_free(s);
+        coproc_column_free(pos);
+        coproc_column_free(bad);
+        coproc_column_free(posi);
+    }
+    coproc_close(rt);
+}
 
-    coproc_column *ds = NULL, *dpos = NULL;
-    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_INT32, src, 4, &ds));
-    assert_ok(rt, coproc_column_upload(rt, 0, COPROC_UINT64, p64, 2, &dpos));
-    out = (coproc_column *)1;
-    assert_status(COPROC_UNSUPPORTED_TYPE, coproc_gather(rt, ds, dpos, &out));
-    assert_null(out);
-    coproc_column_free(ds);
-    coproc_column_free(dpos);
+/* Past the budget, UINT64 positions stream in chunks while the source stays
+ * whole on the device: 200,003 positions into 1,000 rows at the smallest
+ * budget, against the reference, and the run did stream. */
+static void gather_uint64_positions_streamed(void **state)
+{
+    (void)state;
+    chunk_log log = {0};
+    coproc_runtime *rt = open_rt(&log, COPROC_MIN_DEVICE_BUDGET);
+    size_t n = 1000, m = 200003;
+    int32_t *src = malloc(n * 4);
+    uint64_t *pos = malloc(m * 8);
+    test_rng r = {64};
+    for (size_t i = 0; i < n; i++)
+        src[i] = (int32_t)test_rand(&r);
+    for (size_t i = 0; i < m; i++)
+        pos[i] = test_rand_below(&r, n);
+    coproc_column *s = NULL, *p = NULL;
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_INT32, src, n, &s));
+    assert_ok(rt, coproc_column_wrap(rt, COPROC_UINT64, pos, m, &p));
+    coproc_op op;
+    coproc_op_init(&op, COPROC_OP_GATHER);
+    op.a = s;
+    op.b = p;
+    coproc_task *t = NULL;
+    coproc_result res;
+    assert_ok(rt, coproc_submit(rt, &op, &t));
+    assert_ok(rt, coproc_wait(t, &res));
+    assert_true(res.streamed);
+    assert_int_equal(coproc_column_length(res.column), m);
+    const int32_t *got = coproc_column_host_data(res.column);
+    for (size_t i = 0; i < m; i++)
+        if (got[i] != src[pos[i]])
+            fail_msg("row %zu: %d, expected %d", i, got[i], src[pos[i]]);
+    coproc_result_free(&res);
     coproc_column_free(s);
-    coproc_column_free(pos64);
-    coproc_column_free(posi);
+    coproc_column_free(p);
+    free(src);
+    free(pos);
     coproc_close(rt);
 }
 
@@ -443,7 +536,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_columns_keep_uint32_positions),
-        cmocka_unit_test(gather_refuses_other_positions),
+        cmocka_unit_test(gather_uint64_positions),
+        cmocka_unit_test(gather_uint64_positions_streamed),
         cmocka_unit_test(huge_column),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -313,13 +313,13 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
                             dev->index, (unsigned long long)dev->budget_bytes, def->no_stream);
     const coproc_column *in[MAX_INPUTS];
     int n = def->inputs(op, in);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !def->stream_nulls; i++)
         if (coproc__has_nulls(in[i]))
             return coproc__fail(rt, COPROC_UNSUPPORTED,
                                 "%s on device %d: input %d has nulls "
                                 "(a validity bitmap) and the inputs exceed the device's budget "
-                                "(%llu bytes) or 2^32 rows; streamed and partitioned runs do "
-                                "not handle nulls yet",
+                                "(%llu bytes) or 2^32 rows; its streamed or partitioned run "
+                                "does not handle nulls yet (reduce, select and map do)",
                                 def->name, dev->index, i, (unsigned long long)dev->budget_bytes);
     uint64_t got = coproc__residency_reserve(dev, budget);
     coproc_status s;

@@ -3,7 +3,9 @@
  * operator computes chunk k on dev->queue, chunk k+1 is copied on
  * dev->copy_queue; once chunk k is done its buffer takes chunk k+2. Each chunk
  * runs the in-memory operator (runtime/ops/) on a view of its buffer, and the
- * host combines the chunks' results. */
+ * host combines the chunks' results. Reduce, select and map stream the
+ * inputs' validities beside them (chunks of a multiple of 32 rows, so each
+ * chunk's bits are whole words of the bitmap). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,19 +24,22 @@
 
 /* ---------------------------------------------------------------- the pipeline */
 
+/* Inputs: in[0] and in[1] (NULL: none) the columns, in[2] and in[3] their
+ * validities when streamed (NULL: none). */
+#define STREAM_INPUTS 4
+
 typedef struct stream {
     coproc_runtime *rt;
     coproc__device *dev;
-    const coproc_column *in[2];
-    int inputs;
+    const coproc_column *in[STREAM_INPUTS];
     size_t n, rows, chunks; /* rows per chunk; n == 0 still runs one empty chunk */
     int nbuf;
-    cl_mem buf[STREAM_BUFFERS][2];
+    cl_mem buf[STREAM_BUFFERS][STREAM_INPUTS];
     cl_event copied[STREAM_BUFFERS]; /* the last copy into that slot */
     /* Pinned host buffers a pageable input is staged through on a device with
      * its own memory (a DMA from pageable memory runs at a fraction of the bus). */
-    cl_mem stage[STREAM_BUFFERS][2];
-    void *stage_ptr[STREAM_BUFFERS][2];
+    cl_mem stage[STREAM_BUFFERS][STREAM_INPUTS];
+    void *stage_ptr[STREAM_BUFFERS][STREAM_INPUTS];
 } stream;
 
 static size_t chunk_start(const stream *st, size_t k) { return k * st->rows; }
@@ -45,13 +50,28 @@ static size_t chunk_rows(const stream *st, size_t k)
     return st->n - start < st->rows ? st->n - start : st->rows;
 }
 
+/* Elements of input i for `rows` rows from row `start`: the rows, or for a
+ * validity the words (a chunk starts at a multiple of 32 rows); *first the
+ * first one. */
+static size_t input_elements(int i, size_t start, size_t rows, size_t *first)
+{
+    if (i < 2) {
+        *first = start;
+        return rows;
+    }
+    *first = start / 32;
+    return (rows + 31) / 32;
+}
+
 /* Start copying chunk k into its slot (the slot must be free). */
 static coproc_status stream_copy(stream *st, size_t k)
 {
     int slot = (int)(k % st->nbuf);
-    size_t start = chunk_start(st, k), rows = chunk_rows(st, k);
-    for (int i = 0; i < st->inputs; i++) {
-        size_t es = coproc_type_size(st->in[i]->type);
+    for (int i = 0; i < STREAM_INPUTS; i++) {
+        if (!st->in[i])
+            continue;
+        size_t es = coproc_type_size(st->in[i]->type), start;
+        size_t rows = input_elements(i, chunk_start(st, k), chunk_rows(st, k), &start);
         const char *src = rows ? (const char *)st->in[i]->host + start * es : NULL;
         if (src && st->stage_ptr[slot][i]) {
             /* The slot's previous copy finished before its chunk ran: reuse. */
@@ -78,17 +98,20 @@ static coproc_status stream_copy(stream *st, size_t k)
     return COPROC_OK;
 }
 
-/* Allocate the buffers and start copying the first chunks. On failure the
- * caller still calls stream_close. */
+/* Allocate the buffers and start copying the first chunks; with_nulls: the
+ * validities of a and b too (rows a multiple of 32 then, or all of a). On
+ * failure the caller still calls stream_close. */
 static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device *dev,
-                                 const coproc_column *a, const coproc_column *b, size_t rows)
+                                 const coproc_column *a, const coproc_column *b, size_t rows,
+                                 int with_nulls)
 {
     memset(st, 0, sizeof *st);
     st->rt = rt;
     st->dev = dev;
     st->in[0] = a;
     st->in[1] = b;
-    st->inputs = b ? 2 : 1;
+    st->in[2] = with_nulls ? a->validity : NULL;
+    st->in[3] = with_nulls && b ? b->validity : NULL;
     st->n = a->length;
     st->rows = rows;
     st->chunks = st->n == 0 ? 1 : (st->n + rows - 1) / rows;
@@ -97,17 +120,24 @@ static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device 
     coproc__log(rt, COPROC_LOG_DEBUG, "streaming %zu rows in %zu chunks of %zu rows, %d buffers "
                 "on device %d", st->n, st->chunks, rows, st->nbuf, dev->index);
     for (int s = 0; s < st->nbuf; s++)
-        for (int i = 0; i < st->inputs; i++) {
-            coproc_status r = coproc__buffer_new(rt, dev,
-                                                 alloc_rows * coproc_type_size(st->in[i]->type),
-                                                 &st->buf[s][i]);
+        for (int i = 0; i < STREAM_INPUTS; i++) {
+            size_t first;
+            if (!st->in[i])
+                continue;
+            size_t bytes =
+                input_elements(i, 0, alloc_rows, &first) * coproc_type_size(st->in[i]->type);
+            coproc_status r = coproc__buffer_new(rt, dev, bytes, &st->buf[s][i]);
             if (r != COPROC_OK)
                 return r;
         }
     int in_place = dev->zero_copy && dev->info.host_unified_memory; /* copies are memcpys */
     for (int s = 0; s < st->nbuf && !in_place; s++)
-        for (int i = 0; i < st->inputs; i++) {
-            size_t bytes = alloc_rows * coproc_type_size(st->in[i]->type);
+        for (int i = 0; i < STREAM_INPUTS; i++) {
+            size_t first;
+            if (!st->in[i])
+                continue;
+            size_t bytes =
+                input_elements(i, 0, alloc_rows, &first) * coproc_type_size(st->in[i]->type);
             cl_int err;
             if (st->in[i]->pinned || bytes == 0)
                 continue;
@@ -127,8 +157,10 @@ static coproc_status stream_open(stream *st, coproc_runtime *rt, coproc__device 
     return COPROC_OK;
 }
 
-/* Wait until chunk k is on the device; views[i] then show it (views are not freed). */
-static coproc_status stream_wait(stream *st, size_t k, coproc_column views[2])
+/* Wait until chunk k is on the device; views[0] and views[1] then show it,
+ * with their validities (views[2], views[3]) when streamed (views are not
+ * freed). */
+static coproc_status stream_wait(stream *st, size_t k, coproc_column views[STREAM_INPUTS])
 {
     int slot = (int)(k % st->nbuf);
     if (st->copied[slot]) {
@@ -139,16 +171,36 @@ static coproc_status stream_wait(stream *st, size_t k, coproc_column views[2])
             return coproc__fail_cl(st->rt, err, "streaming chunk %zu to device %d", k,
                                    st->dev->index);
     }
-    for (int i = 0; i < st->inputs; i++)
-        views[i] = (coproc_column){.rt = st->rt, .dev = st->dev, .type = st->in[i]->type,
-                                   .length = chunk_rows(st, k), .mem = st->buf[slot][i]};
+    for (int i = 0; i < STREAM_INPUTS; i++) {
+        size_t first;
+        if (!st->in[i])
+            continue;
+        views[i] = (coproc_column){
+            .rt = st->rt,
+            .dev = st->dev,
+            .type = st->in[i]->type,
+            .length = input_elements(i, chunk_start(st, k), chunk_rows(st, k), &first),
+            .mem = st->buf[slot][i],
+            .is_validity = i >= 2};
+        if (i >= 2)
+            views[i - 2].validity = &views[i];
+    }
     return COPROC_OK;
 }
 
 /* The operator is done with chunk k: its slot takes chunk k + nbuf. */
 static coproc_status stream_done(stream *st, size_t k)
 {
-    return k + st->nbuf < st->chunks ? stream_copy(st, k + st->nbuf) : COPROC_OK;
+    if (k + st->nbuf >= st->chunks)
+        return COPROC_OK;
+    /* The operators' null steps (a validity AND after map's kernel) may still
+     * be queued when they return: done before the slot is overwritten. */
+    if (st->in[2] || st->in[3]) {
+        cl_int err = coproc__finish(st->dev, st->dev->queue);
+        if (err != CL_SUCCESS)
+            return coproc__fail_cl(st->rt, err, "streaming on device %d: clFinish", st->dev->index);
+    }
+    return stream_copy(st, k + st->nbuf);
 }
 
 static void stream_close(stream *st)
@@ -161,7 +213,7 @@ static void stream_close(stream *st)
             coproc__wait_event(st->dev, st->copied[s]); /* never free a buffer under a copy */
             clReleaseEvent(st->copied[s]);
         }
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < STREAM_INPUTS; i++) {
             if (st->buf[s][i])
                 coproc__pool_give(&st->dev->pool, st->buf[s][i]);
             if (st->stage_ptr[s][i]) {
@@ -224,6 +276,7 @@ typedef struct plan {
     int inputs;
     int positions;          /* select: positions are written */
     int has_values;         /* group-by */
+    int bitmaps;            /* validities streamed beside the inputs */
 } plan;
 
 enum { OP_REDUCE, OP_SELECT, OP_MAP, OP_GROUP_BY };
@@ -274,6 +327,10 @@ static size_t plan_bytes(const coproc__device *dev, const plan *p, size_t rows, 
     cost c = cost_init(dev);
     for (int i = 0; i < p->inputs; i++)
         cost_add(&c, (size_t)nbuf, rows * coproc_type_size(p->t[i]));
+    for (int i = 0; i < p->bitmaps; i++)
+        cost_add(&c, (size_t)nbuf, (rows + 31) / 32 * 4);
+    if (p->bitmaps && p->op == OP_MAP)
+        cost_add(&c, 1, (rows + 31) / 32 * 4); /* the result's validity */
     switch (p->op) {
     case OP_REDUCE:
         cost_add(&c, 1, chunk_groups(dev, rows) * 8); /* per-group partials */
@@ -309,7 +366,7 @@ static coproc_status plan_rows(coproc_runtime *rt, const coproc__device *dev, co
         hi = UINT32_MAX;
     /* One chunk needs one buffer per input; more need STREAM_BUFFERS. */
     if (plan_bytes(dev, p, hi, 1) <= budget) {
-        *rows = hi;
+        *rows = hi < n && p->bitmaps ? hi - hi % 32 : hi; /* each chunk's bits: whole words */
         return COPROC_OK;
     }
     if (plan_bytes(dev, p, 1, STREAM_BUFFERS) > budget)
@@ -323,6 +380,13 @@ static coproc_status plan_rows(coproc_runtime *rt, const coproc__device *dev, co
         else
             hi = mid;
     }
+    if (p->bitmaps) /* each chunk's validity: whole words */
+        lo -= lo % 32;
+    if (lo == 0)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                            "%s: a budget of %zu bytes holds no "
+                            "chunk of 32 rows with their validity on device %d",
+                            what, budget, dev->index);
     *rows = lo;
     return COPROC_OK;
 }
@@ -439,21 +503,25 @@ coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, cop
         return s;
     if ((unsigned)op > COPROC_REDUCE_COUNT)
         return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "%s: unknown op %d", what, (int)op);
-    plan p = {.op = OP_REDUCE, .t = {col->type}, .inputs = 1};
+    int nulls = col->validity != NULL;
+    plan p = {.op = OP_REDUCE, .t = {col->type}, .inputs = 1, .bitmaps = nulls};
     size_t rows = 0;
     if ((s = plan_rows(rt, dev, &p, col->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
         return s;
     coproc_scalar r;
     coproc__reduce_identity(op, col->type, &r);
-    if (op == COPROC_REDUCE_COUNT) { /* no row needs reading */
-        r.v.u64 = r.count = col->length;
+    if (op == COPROC_REDUCE_COUNT) { /* no row needs reading; nulls: the bitmap's, counted */
+        uint64_t null_rows = 0;
+        if (nulls && (s = coproc_column_null_count(col, &null_rows)) != COPROC_OK)
+            return s;
+        r.v.u64 = r.count = col->length - null_rows;
         *out = r;
         return COPROC_OK;
     }
 
     stream st;
-    coproc_column v[2];
-    if ((s = stream_open(&st, rt, dev, col, NULL, rows)) != COPROC_OK)
+    coproc_column v[STREAM_INPUTS];
+    if ((s = stream_open(&st, rt, dev, col, NULL, rows, nulls)) != COPROC_OK)
         goto fail;
     for (size_t k = 0; k < st.chunks; k++) {
         coproc_scalar part;
@@ -465,7 +533,8 @@ coproc_status coproc__stream_reduce(coproc_runtime *rt, coproc__device *dev, cop
             coproc__reduce_combine(op, &part, &r, k == 0);
     }
     stream_close(&st);
-    r.count = col->length;
+    if (!nulls) /* with nulls: the chunks' counts of valid rows, summed */
+        r.count = col->length;
     *out = r;
     return COPROC_OK;
 fail:
@@ -503,8 +572,12 @@ coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
                             "%s: the predicates' columns have %zu "
                             "and %zu rows",
                             what, a->length, b->length);
-    plan p = {.op = OP_SELECT, .t = {a->type, b ? b->type : a->type}, .inputs = b ? 2 : 1,
-              .positions = positions != NULL};
+    int nulls = a->validity || (b && b->validity);
+    plan p = {.op = OP_SELECT,
+              .t = {a->type, b ? b->type : a->type},
+              .inputs = b ? 2 : 1,
+              .positions = positions != NULL,
+              .bitmaps = (a->validity != NULL) + (b && b->validity)};
     size_t rows = 0;
     if ((s = plan_rows(rt, dev, &p, a->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
         return s;
@@ -512,14 +585,14 @@ coproc_status coproc__stream_select(coproc_runtime *rt, coproc__device *dev,
         return COPROC_OK;
 
     stream st;
-    coproc_column v[2], *pos = NULL, *part = NULL;
+    coproc_column v[STREAM_INPUTS], *pos = NULL, *part = NULL;
     size_t total = 0;
     /* Positions past UINT32_MAX need 64 bits; below, the 32-bit column as in memory. */
     int wide = a->length > UINT32_MAX;
     if (positions && (s = coproc__host_column_new(rt, wide ? COPROC_UINT64 : COPROC_UINT32, 0,
                                                   &pos)) != COPROC_OK)
         return s;
-    if ((s = stream_open(&st, rt, dev, a, b, rows)) != COPROC_OK)
+    if ((s = stream_open(&st, rt, dev, a, b, rows, nulls)) != COPROC_OK)
         goto fail;
     for (size_t k = 0; k < st.chunks; k++) {
         if ((s = stream_wait(&st, k, v)) != COPROC_OK)
@@ -589,17 +662,29 @@ coproc_status coproc__stream_map(coproc_runtime *rt, coproc__device *dev, coproc
     if (b && a->length != b->length)
         return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: a has %zu rows, b %zu", what,
                             a->length, b->length);
-    plan p = {.op = OP_MAP, .t = {a->type, a->type}, .inputs = b ? 2 : 1};
+    int nulls = a->validity || (b && b->validity);
+    plan p = {.op = OP_MAP,
+              .t = {a->type, a->type},
+              .inputs = b ? 2 : 1,
+              .bitmaps = (a->validity != NULL) + (b && b->validity)};
     size_t rows = 0;
     if ((s = plan_rows(rt, dev, &p, a->length, budget, SIZE_MAX, what, &rows)) != COPROC_OK)
         return s;
 
     stream st;
-    coproc_column v[2], *res = NULL, *part = NULL;
+    coproc_column v[STREAM_INPUTS], *res = NULL, *part = NULL, *bits = NULL;
     size_t es = coproc_type_size(a->type);
     if ((s = coproc__host_column_new(rt, a->type, a->length, &res)) != COPROC_OK)
         return s;
-    if ((s = stream_open(&st, rt, dev, a, b, rows)) != COPROC_OK)
+    if (nulls) { /* the result's validity, each chunk's words in place */
+        if ((s = coproc__host_column_new(rt, COPROC_UINT32, (a->length + 31) / 32, &bits)) !=
+            COPROC_OK) {
+            coproc_column_free(res);
+            return s;
+        }
+        coproc__attach_validity(res, bits);
+    }
+    if ((s = stream_open(&st, rt, dev, a, b, rows, nulls)) != COPROC_OK)
         goto fail;
     for (size_t k = 0; k < st.chunks; k++) {
         if ((s = stream_wait(&st, k, v)) != COPROC_OK)
@@ -613,6 +698,10 @@ coproc_status coproc__stream_map(coproc_runtime *rt, coproc__device *dev, coproc
         if (v[0].length > 0 &&
             (s = download(rt, dev, part, (char *)res->host + chunk_start(&st, k) * es)) !=
                 COPROC_OK)
+            goto fail;
+        if (v[0].length > 0 && nulls &&
+            (s = download(rt, dev, part->validity,
+                          (uint32_t *)bits->host + chunk_start(&st, k) / 32)) != COPROC_OK)
             goto fail;
         coproc_column_free(part);
         part = NULL;
@@ -865,14 +954,14 @@ coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
     (void)sorted; /* the merge gives ascending keys either way */
 
     stream st;
-    coproc_column v[2];
+    coproc_column v[STREAM_INPUTS];
     coproc_group_result part, r;
     memset(&part, 0, sizeof part);
     memset(&r, 0, sizeof r);
     partials pt;
     memset(&pt, 0, sizeof pt);
     coproc_type sum_t = COPROC_INT64;
-    if ((s = stream_open(&st, rt, dev, keys, values, rows)) != COPROC_OK)
+    if ((s = stream_open(&st, rt, dev, keys, values, rows, 0)) != COPROC_OK)
         goto fail;
     for (size_t k = 0; k < st.chunks; k++) {
         /* Sorted partials merge in one pass on the host. */

@@ -34,6 +34,16 @@ static coproc_status check_type(coproc_runtime *rt, const coproc_column *c, cons
     return COPROC_OK;
 }
 
+/* Gather's positions: UINT32, or UINT64 (a select over more than 2^32 rows
+ * gives them). */
+static coproc_status check_positions(coproc_runtime *rt, const coproc_column *c, const char *what)
+{
+    if (c->type != COPROC_UINT32 && c->type != COPROC_UINT64)
+        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "%s is %s; it must be uint32 or uint64",
+                            what, coproc_type_name(c->type));
+    return COPROC_OK;
+}
+
 static coproc_status check_uint32(coproc_runtime *rt, const coproc_column *c, const char *what)
 {
     if (c->type != COPROC_UINT32)
@@ -42,21 +52,27 @@ static coproc_status check_uint32(coproc_runtime *rt, const coproc_column *c, co
     return COPROC_OK;
 }
 
-/* A zeroed one-word flag buffer for the position checks. */
-static coproc_status new_flag(coproc_runtime *rt, coproc__device *dev, cl_mem *flag)
+/* A new buffer of `bytes` (a multiple of 4) zeroed on the device's queue. */
+static coproc_status new_zeroed(coproc_runtime *rt, coproc__device *dev, size_t bytes, cl_mem *buf)
 {
-    coproc_status s = coproc__buffer_new(rt, dev, sizeof(cl_uint), flag);
+    coproc_status s = coproc__buffer_new(rt, dev, bytes, buf);
     if (s != COPROC_OK)
         return s;
     cl_uint zero = 0;
-    cl_int err = coproc__enqueue_fill(dev, dev->queue, *flag, &zero, sizeof zero, 0, sizeof zero, 0,
-                                     NULL, NULL);
+    cl_int err =
+        coproc__enqueue_fill(dev, dev->queue, *buf, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
     if (err != CL_SUCCESS) {
-        clReleaseMemObject(*flag);
-        *flag = NULL;
+        clReleaseMemObject(*buf);
+        *buf = NULL;
         return coproc__fail_cl(rt, err, "clEnqueueFillBuffer on device %d", dev->index);
     }
     return COPROC_OK;
+}
+
+/* A zeroed one-word flag buffer for the position checks. */
+static coproc_status new_flag(coproc_runtime *rt, coproc__device *dev, cl_mem *flag)
+{
+    return new_zeroed(rt, dev, sizeof(cl_uint), flag);
 }
 
 /* Wait for the queue and read the flag: OUT_OF_RANGE when it is set. */
@@ -74,6 +90,48 @@ static coproc_status read_flag(coproc_runtime *rt, coproc__device *dev, cl_mem f
     return COPROC_OK;
 }
 
+/* gather with null positions (coproc.h): out row i is null where
+ * positions[i] is, whatever value it holds. The positions under nulls are
+ * made 0 and gathered as any (src empty: every position must be null), and
+ * out's validity is then ANDed with the positions'. */
+static coproc_status gather_null_positions(coproc_runtime *rt, const coproc_column *src,
+                                           const coproc_column *positions, coproc_column **out)
+{
+    coproc__device *dev = src->dev;
+    size_t m = positions->length;
+    coproc_column *filled = NULL, *bits = NULL;
+    coproc_status s;
+    if (src->length == 0) { /* no row to point at: every row of out is null */
+        uint64_t valid = 0;
+        s = coproc__nulls_count(rt, dev, positions->validity->mem, m, &valid);
+        if (s == COPROC_OK && valid)
+            s = coproc__fail(rt, COPROC_OUT_OF_RANGE,
+                             "coproc_gather: a position is >= 0, the "
+                             "length of the indexed column");
+        if (s == COPROC_OK)
+            s = coproc__column_new(rt, dev, src->type, m, out);
+        if (s == COPROC_OK && (s = coproc__nulls_range(rt, dev, m, 0, 0, &bits)) != COPROC_OK) {
+            coproc_column_free(*out);
+            *out = NULL;
+        }
+        if (s == COPROC_OK)
+            coproc__attach_validity(*out, bits);
+        return s;
+    }
+    cl_ulong zero = 0; /* as many zero bytes as a position has */
+    s = coproc__nulls_fill(rt, positions, &zero, &filled);
+    if (s == COPROC_OK)
+        s = coproc__gather_run(rt, src, filled, out);
+    coproc_column_free(filled);
+    if (s != COPROC_OK)
+        return s;
+    coproc_column *had = (*out)->validity;
+    (*out)->validity = NULL;
+    s = coproc__nulls_give_and(rt, out, had, positions->validity);
+    coproc_column_free(had);
+    return s;
+}
+
 coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
                                  const coproc_column *positions, coproc_column **out)
 {
@@ -88,18 +146,18 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
     if (s == COPROC_OK)
         s = check_type(rt, src, "coproc_gather: src");
     if (s == COPROC_OK)
-        s = check_uint32(rt, positions, "coproc_gather: positions");
+        s = check_positions(rt, positions, "coproc_gather: positions");
     if (s != COPROC_OK)
         return s;
     if (positions->validity)
-        return coproc__nulls_refuse(rt, "coproc_gather", "positions");
+        return gather_null_positions(rt, src, positions, out);
     if (src->validity) { /* the values, then out bit i = src's bit positions[i] */
         coproc_column raw = coproc__without_nulls(src);
         s = coproc__gather_run(rt, &raw, positions, out);
         coproc_column *bits = NULL;
         if (s == COPROC_OK)
-            s = coproc__nulls_gather(rt, src->dev, src->validity, positions->mem, positions->length,
-                                     &bits);
+            s = coproc__nulls_gather(rt, src->dev, src->validity, positions->mem, positions->type,
+                                     positions->length, &bits);
         if (s != COPROC_OK) {
             coproc_column_free(*out);
             *out = NULL;
@@ -114,7 +172,8 @@ coproc_status coproc__gather_run(coproc_runtime *rt, const coproc_column *src,
     coproc__kernel_lease *k = NULL;
     cl_mem flag = NULL;
     char kname[32];
-    snprintf(kname, sizeof kname, "gather_%s", move_suffix(src->type));
+    snprintf(kname, sizeof kname, "gather_%s%s", positions->type == COPROC_UINT64 ? "p64_" : "",
+             move_suffix(src->type));
     s = coproc__column_new(rt, dev, src->type, m, &col);
     if (s != COPROC_OK || m == 0)
         goto done;
@@ -148,6 +207,104 @@ done:
     return COPROC_OK;
 }
 
+/* Launch the kernel whose arguments a holds over `rows` rows (> 0). */
+static coproc_status launch_rows(coproc_runtime *rt, coproc__device *dev, coproc__args *a,
+                                 size_t rows, const char *what)
+{
+    coproc__geometry g = coproc__geometry_for(dev, rows, 0);
+    return coproc__launch(rt, dev, a, &g, what);
+}
+
+/* scatter with nulls (coproc.h), m > 0 rows: owner[p] = 1 + the last row i
+ * (the highest) whose valid position is p; that row alone writes p's value,
+ * and p's validity bit is its row's, so the two agree however the writers
+ * race. dst gets a validity (all rows valid, then updated) when src has one
+ * and dst none. Nothing is written when a valid position is out of range. */
+static coproc_status scatter_nulls(coproc_runtime *rt, const coproc_column *src,
+                                   const coproc_column *positions, coproc_column *dst)
+{
+    coproc__device *dev = src->dev;
+    size_t m = src->length, n = dst->length;
+    if (m >= UINT32_MAX) /* owner holds i + 1 in 32 bits */
+        return coproc__fail(rt, COPROC_UNSUPPORTED,
+                            "coproc_scatter: %zu rows with nulls on "
+                            "device %d; at most %u",
+                            m, dev->index, UINT32_MAX - 1);
+    const coproc_column *sv = src->validity, *pv = positions->validity;
+    coproc_column *made = NULL; /* dst's new validity */
+    coproc__kernel_lease *ko = NULL, *kv = NULL, *kb = NULL;
+    cl_mem owner = NULL, flag = NULL;
+    char kname[32];
+    snprintf(kname, sizeof kname, "scatter_nulls_%s", move_suffix(src->type));
+    coproc_status s = coproc__kernel_borrow(rt, dev, "gather", "scatter_owner", &ko);
+    if (s == COPROC_OK)
+        s = coproc__kernel_borrow(rt, dev, "gather", kname, &kv);
+    if (s == COPROC_OK)
+        s = coproc__kernel_borrow(rt, dev, "gather", "scatter_nulls_bits", &kb);
+    if (s == COPROC_OK)
+        s = new_zeroed(rt, dev, (n ? n : 1) * sizeof(cl_uint), &owner);
+    if (s == COPROC_OK)
+        s = new_flag(rt, dev, &flag);
+    if (s == COPROC_OK && sv && !dst->validity)
+        s = coproc__nulls_range(rt, dev, n, 0, n, &made);
+    if (s != COPROC_OK)
+        goto done;
+    const coproc_column *valid = made ? made : dst->validity;
+    cl_mem pbits = pv ? pv->mem : positions->mem, sbits = sv ? sv->mem : positions->mem;
+    cl_uint has_pv = pv != NULL, has_sv = sv != NULL;
+    cl_ulong mm = m, nn = n;
+    coproc__args a1 = {ko->kernel, 0, CL_SUCCESS};
+    COPROC__ARG(a1, positions->mem);
+    COPROC__ARG(a1, pbits);
+    COPROC__ARG(a1, has_pv);
+    COPROC__ARG(a1, mm);
+    COPROC__ARG(a1, nn);
+    COPROC__ARG(a1, owner);
+    COPROC__ARG(a1, flag);
+    s = launch_rows(rt, dev, &a1, m, "scatter_owner");
+    if (s != COPROC_OK)
+        goto done;
+    coproc__args a2 = {kv->kernel, 0, CL_SUCCESS};
+    COPROC__ARG(a2, src->mem);
+    COPROC__ARG(a2, positions->mem);
+    COPROC__ARG(a2, pbits);
+    COPROC__ARG(a2, has_pv);
+    COPROC__ARG(a2, mm);
+    COPROC__ARG(a2, owner);
+    COPROC__ARG(a2, dst->mem);
+    COPROC__ARG(a2, flag);
+    s = launch_rows(rt, dev, &a2, m, kname);
+    if (s == COPROC_OK && valid && n) {
+        coproc__args a3 = {kb->kernel, 0, CL_SUCCESS};
+        COPROC__ARG(a3, owner);
+        COPROC__ARG(a3, nn);
+        COPROC__ARG(a3, sbits);
+        COPROC__ARG(a3, has_sv);
+        COPROC__ARG(a3, valid->mem);
+        COPROC__ARG(a3, flag);
+        s = launch_rows(rt, dev, &a3, n, "scatter_nulls_bits"); /* 32 steps a word */
+    }
+    if (s == COPROC_OK)
+        s = read_flag(rt, dev, flag, "coproc_scatter", n);
+    if (s == COPROC_OK && made) {
+        coproc__attach_validity(dst, made);
+        made = NULL;
+    }
+done:
+    coproc_column_free(made);
+    if (owner)
+        clReleaseMemObject(owner);
+    if (flag)
+        clReleaseMemObject(flag);
+    if (ko)
+        coproc__kernel_return(dev, ko);
+    if (kv)
+        coproc__kernel_return(dev, kv);
+    if (kb)
+        coproc__kernel_return(dev, kb);
+    return s;
+}
+
 coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
                                   const coproc_column *positions, coproc_column *dst)
 {
@@ -165,20 +322,18 @@ coproc_status coproc__scatter_run(coproc_runtime *rt, const coproc_column *src,
     if (s != COPROC_OK)
         return s;
     if (dst->type != src->type)
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_scatter: dst is %s, src %s "
-                            "(types must match)", coproc_type_name(dst->type),
-                            coproc_type_name(src->type));
-    if (src->validity || positions->validity || dst->validity)
-        return coproc__nulls_refuse(rt, "coproc_scatter",
-                                    src->validity         ? "src"
-                                    : positions->validity ? "positions"
-                                                          : "dst");
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                            "coproc_scatter: dst is %s, src %s "
+                            "(types must match)",
+                            coproc_type_name(dst->type), coproc_type_name(src->type));
     if (positions->length != src->length)
         return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "coproc_scatter: %zu positions for %zu "
                             "rows of src", positions->length, src->length);
     size_t m = src->length;
     if (m == 0)
         return COPROC_OK;
+    if (src->validity || positions->validity || dst->validity)
+        return scatter_nulls(rt, src, positions, dst);
     coproc__device *dev = src->dev;
     coproc__kernel_lease *check = NULL, *k = NULL;
     cl_mem flag = NULL;
@@ -292,7 +447,8 @@ static coproc_status compact_nulls(coproc_runtime *rt, const coproc_column *src,
     if (s == COPROC_OK && src->validity)
         s = coproc__nulls_positions(rt, dev, rb.mem, n, &positions);
     if (s == COPROC_OK && src->validity)
-        s = coproc__nulls_gather(rt, dev, src->validity, positions->mem, positions->length, &bits);
+        s = coproc__nulls_gather(rt, dev, src->validity, positions->mem, positions->type,
+                                 positions->length, &bits);
     coproc_column_free(positions);
     coproc_column_free(sel);
     if (s != COPROC_OK) {
@@ -509,11 +665,14 @@ done:
 static coproc_status gather_check(coproc_runtime *rt, const coproc_op *op,
                                   const coproc_column *const *in, int n)
 {
-    if (op->b->type != COPROC_UINT32)
-        return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE, "coproc_submit: %s positions are %s; "
-                            "they must be uint32", op->variant == COPROC_VARIANT_SCATTER
-                            ? "scatter" : "gather", coproc_type_name(op->b->type));
-    return COPROC_OK;
+    int scatter = op->variant == COPROC_VARIANT_SCATTER;
+    if (op->b->type == COPROC_UINT32 || (!scatter && op->b->type == COPROC_UINT64))
+        return COPROC_OK;
+    return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
+                        "coproc_submit: %s positions are %s; they "
+                        "must be %s",
+                        scatter ? "scatter" : "gather", coproc_type_name(op->b->type),
+                        scatter ? "uint32" : "uint32 or uint64");
 }
 
 static void gather_features(const coproc_op *op, const coproc_result *r,
@@ -564,9 +723,12 @@ static coproc_status gather_stream(coproc_runtime *rt, coproc__device *dev, cons
                             "column (%.0f bytes) must fit half the device's budget (%zu bytes): "
                             "positions stream, the source is read at random", dev->index, src,
                             budget);
-    coproc__chunking c = {.rows = op->b->length, .align = 1,
-                          .row_bytes = 4 + 2.0 * (double)coproc_type_size(op->a->type),
-                          .whole_bytes = src + 16, .slice = gather_slice,
+    coproc__chunking c = {.rows = op->b->length,
+                          .align = 1,
+                          .row_bytes = (double)coproc_type_size(op->b->type) +
+                                       2.0 * (double)coproc_type_size(op->a->type),
+                          .whole_bytes = src + 16,
+                          .slice = gather_slice,
                           .combine = gather_combine};
     return coproc__stream_chunked(rt, dev, op, &coproc__op_gather, budget, &c, out);
 }
@@ -618,10 +780,13 @@ static coproc_status scatter_in_memory(coproc_runtime *rt, coproc__device *dev,
                                        const coproc_op *op, const coproc_column *const *v,
                                        coproc_result *out)
 {
-    if (v[2]->validity) /* the copy would lose it */
-        return coproc__nulls_refuse(rt, "coproc_scatter", "dst");
-    coproc_column *copy = NULL;
+    coproc_column *copy = NULL, *bits = NULL;
     coproc_status s = coproc__column_copy(rt, dev, v[2], &copy);
+    if (s == COPROC_OK && v[2]->validity) { /* the copy carries dst's nulls */
+        s = coproc__column_copy(rt, dev, v[2]->validity, &bits);
+        if (s == COPROC_OK)
+            coproc__attach_validity(copy, bits);
+    }
     if (s == COPROC_OK)
         s = coproc__scatter_run(rt, v[0], v[1], copy);
     if (s != COPROC_OK) {

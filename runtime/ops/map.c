@@ -240,10 +240,17 @@ static coproc_status map_stream(coproc_runtime *rt, coproc__device *dev, const c
 }
 
 const coproc__op_def coproc__op_map = {
-    .name = "map", .kind = COPROC_OP_MAP, .variant = COPROC_VARIANT_DEFAULT,
-    .inputs = coproc__inputs_a_opt_b, .same_length = 1, .check = map_check,
-    .features = map_features, .device_bytes = map_device_bytes, .run = map_in_memory,
+    .name = "map",
+    .kind = COPROC_OP_MAP,
+    .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a_opt_b,
+    .same_length = 1,
+    .check = map_check,
+    .features = map_features,
+    .device_bytes = map_device_bytes,
+    .run = map_in_memory,
     .stream = map_stream,
+    .stream_nulls = 1,
 };
 
 static coproc_status cast_check(coproc_runtime *rt, const coproc_op *op,

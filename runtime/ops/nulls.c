@@ -115,12 +115,13 @@ coproc_status coproc__nulls_range(coproc_runtime *rt, coproc__device *dev, size_
 }
 
 coproc_status coproc__nulls_gather(coproc_runtime *rt, coproc__device *dev,
-                                   const coproc_column *bits, cl_mem positions, size_t m,
-                                   coproc_column **out)
+                                   const coproc_column *bits, cl_mem positions, coproc_type ptype,
+                                   size_t m, coproc_column **out)
 {
     *out = NULL;
     coproc__kernel_lease *l = NULL;
-    coproc_status s = borrow(rt, dev, "nulls_gather", &l);
+    coproc_status s =
+        borrow(rt, dev, ptype == COPROC_UINT64 ? "nulls_gather_p64" : "nulls_gather", &l);
     if (s == COPROC_OK)
         s = new_bitmap(rt, dev, m, out);
     if (s == COPROC_OK) {

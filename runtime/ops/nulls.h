@@ -21,11 +21,11 @@ coproc_status coproc__nulls_not(coproc_runtime *rt, coproc__device *dev, const c
 coproc_status coproc__nulls_range(coproc_runtime *rt, coproc__device *dev, size_t n, size_t lo,
                                   size_t hi, coproc_column **out);
 
-/* Out bit i = bit positions[i] of bits, i < m (positions already checked to be
- * in range). */
+/* Out bit i = bit positions[i] of bits, i < m (positions of type ptype,
+ * UINT32 or UINT64, already checked to be in range). */
 coproc_status coproc__nulls_gather(coproc_runtime *rt, coproc__device *dev,
-                                   const coproc_column *bits, cl_mem positions, size_t m,
-                                   coproc_column **out);
+                                   const coproc_column *bits, cl_mem positions, coproc_type ptype,
+                                   size_t m, coproc_column **out);
 
 /* The number of set bits among rows [0, n) of the device bitmap. */
 coproc_status coproc__nulls_count(coproc_runtime *rt, coproc__device *dev, cl_mem bits, size_t n,

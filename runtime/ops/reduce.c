@@ -208,7 +208,14 @@ static coproc_status reduce_stream(coproc_runtime *rt, coproc__device *dev, cons
 }
 
 const coproc__op_def coproc__op_reduce = {
-    .name = "reduce", .kind = COPROC_OP_REDUCE, .variant = COPROC_VARIANT_DEFAULT,
-    .inputs = coproc__inputs_a, .check = reduce_check, .features = reduce_features,
-    .device_bytes = reduce_device_bytes, .run = reduce_in_memory, .stream = reduce_stream,
+    .name = "reduce",
+    .kind = COPROC_OP_REDUCE,
+    .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = coproc__inputs_a,
+    .check = reduce_check,
+    .features = reduce_features,
+    .device_bytes = reduce_device_bytes,
+    .run = reduce_in_memory,
+    .stream = reduce_stream,
+    .stream_nulls = 1,
 };

@@ -549,10 +549,18 @@ static coproc_status select_stream(coproc_runtime *rt, coproc__device *dev, cons
 }
 
 const coproc__op_def coproc__op_select = {
-    .name = "select", .kind = COPROC_OP_SELECT, .variant = COPROC_VARIANT_DEFAULT,
-    .inputs = select_inputs, .same_length = 1, .check = select_check,
-    .features = select_features, .device_bytes = select_device_bytes, .learn = select_learn,
-    .run = select_in_memory, .stream = select_stream,
+    .name = "select",
+    .kind = COPROC_OP_SELECT,
+    .variant = COPROC_VARIANT_DEFAULT,
+    .inputs = select_inputs,
+    .same_length = 1,
+    .check = select_check,
+    .features = select_features,
+    .device_bytes = select_device_bytes,
+    .learn = select_learn,
+    .run = select_in_memory,
+    .stream = select_stream,
+    .stream_nulls = 1,
 };
 
 /* coproc_select with positions NULL: the count alone. */
@@ -589,6 +597,7 @@ const coproc__op_def coproc__op_select_count = {
     .learn = select_learn,
     .run = select_count_in_memory,
     .stream = select_count_stream,
+    .stream_nulls = 1,
 };
 
 static coproc_status select_bitmap_in_memory(coproc_runtime *rt, coproc__device *dev,

@@ -72,6 +72,9 @@ typedef struct coproc__op_def {
                             size_t budget, coproc_result *out);
     /* Why it cannot stream (when stream is NULL), for the error message. */
     const char *no_stream;
+    /* Its stream handles inputs with nulls (validities streamed beside the
+     * rows); 0: such inputs over the budget are refused (UNSUPPORTED). */
+    int stream_nulls;
 } coproc__op_def;
 
 /* The entry of op's kind and variant; NULL if there is none. */
