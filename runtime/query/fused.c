@@ -74,7 +74,7 @@ coproc_status coproc__qbind(fused *f, coproc__device *dev, const coproc__qkernel
 {
     for (int i = 0; i < k->nargs; i++) {
         const coproc_table *t = k->args[i].table;
-        coproc_status s = coproc__qbind_column(f, dev, t->cols[k->args[i].col],
+        coproc_status s = coproc__qbind_column(f, dev, coproc__qarg_column(&k->args[i]),
                                                t->names[k->args[i].col], &b[i], moved);
         if (s != COPROC_OK) {
             coproc__qunbind(dev, b, i);
@@ -136,8 +136,12 @@ coproc_status coproc__qcolumn_range(fused *f, const coproc_column *c, int64_t *l
         return COPROC_OK;
     }
     int64_t mn = INT64_MAX, mx = INT64_MIN;
+    /* Null rows' values are whatever was left there: not part of the range. */
+    const uint32_t *valid = c->validity ? c->validity->host : NULL;
 #define RANGE(T)                                                                                   \
     for (size_t i = 0; i < c->length; i++) {                                                       \
+        if (valid && !(valid[i / 32] >> (i % 32) & 1u))                                            \
+            continue;                                                                              \
         int64_t v = (int64_t)((const T *)c->host)[i];                                              \
         mn = v < mn ? v : mn;                                                                      \
         mx = v > mx ? v : mx;                                                                      \
@@ -148,7 +152,8 @@ coproc_status coproc__qcolumn_range(fused *f, const coproc_column *c, int64_t *l
     case COPROC_UINT32: RANGE(uint32_t) break;
     case COPROC_UINT64:
         for (size_t i = 0; i < c->length; i++)
-            if (((const uint64_t *)c->host)[i] > INT64_MAX)
+            if ((!valid || valid[i / 32] >> (i % 32) & 1u) &&
+                ((const uint64_t *)c->host)[i] > INT64_MAX)
                 return coproc__fail(f->rt, COPROC_UNSUPPORTED, "query: uint64 key values above INT64_MAX");
         RANGE(uint64_t) break;
     default:
@@ -189,7 +194,7 @@ static coproc_status needs_of(fused *f, int pi, pipe_needs *nd)
         }
     }
     for (int i = 0; s == COPROC_OK && i < k->nargs; i++)
-        nd->reads[nd->nreads++] = k->args[i].table->cols[k->args[i].col];
+        nd->reads[nd->nreads++] = coproc__qarg_column(&k->args[i]);
     coproc__qkernel_free(k);
     free(k);
     return s;
@@ -318,10 +323,14 @@ static void kernel_footprint(const coproc__qpipe *q, coproc__device *dev, const 
     if (dev->zero_copy && dev->info.host_unified_memory)
         return;
     for (int i = 0; i < k->nargs; i++) {
-        const coproc_column *c = k->args[i].table->cols[k->args[i].col];
+        const coproc_column *c = coproc__qarg_column(&k->args[i]);
         if (c->dev || c->length == 0)
             continue;
         size_t size = coproc_type_size(c->type);
+        if (k->args[i].validity) { /* a bitmap: read whole */
+            *fixed += c->length * size;
+            continue;
+        }
         if (k->args[i].table == q->src && !coproc__residency_has(dev, c))
             *per_row += size;
         else
@@ -373,8 +382,9 @@ static int hybrid_devices(fused *f, int pi, int *devices)
     if (!f->run->opts.hybrid || f->run->opts.device >= 0 || q->sink != COPROC__QK_GROUP ||
         q->src_pipe >= 0)
         return 0;
+    /* Columns with nulls: on one device (morsels do not cut bitmaps). */
     for (int c = 0; c < q->src->n; c++)
-        if (q->src->cols[c]->dev)
+        if (q->src->cols[c]->dev || q->src->cols[c]->validity)
             return 0;
     int fp64;
     coproc_status s;

@@ -11,6 +11,7 @@
 
 #include <CL/cl.h>
 
+#include "data/column.h"
 #include "query/plan.h"
 
 #define COPROC__QP_MAX_STEPS 48
@@ -97,11 +98,20 @@ typedef struct coproc__strbuf {
 void coproc__sb_printf(coproc__strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void coproc__sb_free(coproc__strbuf *b);
 
-/* A column a generated kernel reads, in argument order. */
+/* A column a generated kernel reads, in argument order: the column itself,
+ * or (validity 1) its validity bitmap, read where it can hold nulls. */
 typedef struct coproc__qarg {
     const coproc_table *table;
     int col;
+    int validity;
 } coproc__qarg;
+
+/* The column argument a binds: the table's column or its validity. */
+static inline const coproc_column *coproc__qarg_column(const coproc__qarg *a)
+{
+    const coproc_column *c = a->table->cols[a->col];
+    return a->validity ? c->validity : c;
+}
 
 #define COPROC__QP_MAX_ARGS 96
 
