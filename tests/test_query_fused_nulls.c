@@ -627,6 +627,114 @@ static void plan_joins(ctx *c)
     }
 }
 
+/* One aggregate's reference over a group: the rows' validity and values. */
+typedef struct acc {
+    int64_t n, sum;
+    double fsum, fmin, fmax;
+    int64_t min, max;
+} acc;
+
+static void acc_add_i(acc *x, int valid, int64_t v)
+{
+    if (!valid)
+        return;
+    x->min = x->n == 0 || v < x->min ? v : x->min;
+    x->max = x->n == 0 || v > x->max ? v : x->max;
+    x->sum = (int64_t)((uint64_t)x->sum + (uint64_t)v);
+    x->n++;
+}
+
+static void acc_add_f(acc *x, int valid, double v)
+{
+    if (!valid)
+        return;
+    x->fmin = x->n == 0 || v < x->fmin ? v : x->fmin;
+    x->fmax = x->n == 0 || v > x->fmax ? v : x->fmax;
+    x->fsum += v;
+    x->n++;
+}
+
+/* Group-by aggregates over values with nulls (skipped; null where a group
+ * has none), by g or with no keys, over every row or those a filter with
+ * nulls keeps. `atomic`: only counts and integer sums (the GPU path's
+ * atomic tables). */
+static void plan_aggregates(ctx *c, int nkeys, int filtered, int atomic)
+{
+    const data *d = c->d;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *in = coproc_plan_scan(p, c->tb->f, "f");
+    if (filtered)
+        in = coproc_plan_filter(p, in, b_mix(p, d));
+    coproc_aggregate aggs[] = {
+        {COPROC_AGG_COUNT, NULL, "n"},
+        {COPROC_AGG_COUNT, COL("b"), "nb"},
+        {COPROC_AGG_SUM, COL("a"), "sa"},
+        {COPROC_AGG_SUM, coproc_expr_arith(p, COPROC_ARITH_ADD, COL("a"), COL("b")), "sab"},
+        {COPROC_AGG_SUM, COL("id"), "sid"},
+        {COPROC_AGG_MIN, COL("u"), "mu"},
+        {COPROC_AGG_MAX, COL("b"), "xb"},
+        {COPROC_AGG_AVG, COL("a"), "va"},
+        {COPROC_AGG_MIN, COL("x"), "mx"},
+        {COPROC_AGG_MAX, COL("x"), "xx"},
+        {COPROC_AGG_AVG, COL("x"), "ax"},
+    };
+    int naggs = atomic ? 5 : c->fp64 ? 11 : 8;
+    const char *keys[] = {"g"};
+    coproc_node *root = coproc_plan_group_by(p, in, nkeys, keys, naggs, aggs);
+    enum { NA = 11 };
+    acc x[5][NA];
+    int64_t rows_in[5] = {0};
+    memset(x, 0, sizeof x);
+    for (size_t i = 0; i < d->n; i++) {
+        if (filtered && r_mix(d, i) != T)
+            continue;
+        int g = nkeys ? d->g[i] : 0;
+        rows_in[g]++;
+        acc_add_i(&x[g][1], VB, d->b[i]);
+        acc_add_i(&x[g][2], VA, d->a[i]);
+        acc_add_i(&x[g][3], VA && VB, d->a[i] + d->b[i]);
+        acc_add_i(&x[g][4], 1, d->id[i]);
+        acc_add_i(&x[g][5], VU, d->u[i]);
+        acc_add_i(&x[g][6], VB, d->b[i]);
+        acc_add_i(&x[g][7], VA, d->a[i]);
+        acc_add_f(&x[g][8], VX, d->x[i]);
+        acc_add_f(&x[g][9], VX, d->x[i]);
+        acc_add_f(&x[g][10], VX, d->x[i]);
+    }
+    rows want = {.ncols = nkeys + naggs};
+    for (int g = 0; g < (nkeys ? 5 : 1); g++) {
+        if (nkeys && rows_in[g] == 0)
+            continue;
+        cell *row = rows_add(&want), *ag = row + nkeys;
+        if (nkeys)
+            row[0] = ival(1, g);
+        /* a column without a bitmap (rate -1) is never null: then an
+         * empty group's SUM, MIN and MAX are 0 and AVG NaN, as always */
+        int nb = d->rate < 0;
+        acc *a = x[g];
+        ag[0] = ival(1, rows_in[g]);
+        ag[1] = ival(1, a[1].n);
+        ag[2] = ival(a[2].n || nb, a[2].sum);
+        ag[3] = ival(a[3].n || nb, a[3].sum);
+        ag[4] = ival(1, a[4].sum);
+        if (naggs > 5) {
+            ag[5] = ival(a[5].n || nb, a[5].n ? a[5].min : 0);
+            ag[6] = ival(a[6].n || nb, a[6].n ? a[6].max : 0);
+            ag[7] = fval(a[7].n || nb, a[7].n ? (double)a[7].sum / (double)a[7].n : NAN);
+        }
+        if (naggs > 8) {
+            ag[8] = fval(a[8].n || nb, a[8].n ? a[8].fmin : 0);
+            ag[9] = fval(a[9].n || nb, a[9].n ? a[9].fmax : 0);
+            ag[10] = fval(a[10].n || nb, a[10].n ? a[10].fsum / (double)a[10].n : NAN);
+        }
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%d aggregates, %d keys%s", naggs, nkeys,
+             filtered ? ", after a filter" : "");
+    check(c, p, root, what, &want);
+}
+
 static void each(coproc_runtime *rt, int device, const char *path, void *user)
 {
     (void)user;
@@ -648,6 +756,9 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                 plan_filters(&c);
                 plan_project_then_filter(&c);
                 plan_joins(&c);
+                for (int nk = 0; nk < 2; nk++)
+                    for (int v = 0; v < 3; v++)
+                        plan_aggregates(&c, nk, v == 1, v == 2);
                 free_tables(&tb);
             }
             free_data(&d);

@@ -1086,11 +1086,26 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
                           bcode(g, b, buf, sizeof buf), m, m);
     }
     k->nkeys = gb->n;
+    /* Aggregates over values that can be null skip them: each counts its
+     * valid values in a hidden aggregate of its own, after the others. */
     k->naggs = gb->naggs;
+    for (int a = 0; a < gb->naggs; a++)
+        if (gb->aggs[a].arg && nullable(s, gb->aggs[a].arg)) {
+            if (gb->aggs[a].arg->kind >= COPROC__QE_CMP)
+                return fail(g, "%s: aggregate \"%s\" of a boolean that can be null", gb->label,
+                            gb->aggs[a].name);
+            if (k->naggs == COPROC__QP_MAX_PARTIALS)
+                return fail(g, "%s: more than %d aggregates with their counts of valid values",
+                            gb->label, COPROC__QP_MAX_PARTIALS);
+            k->agg_valid[a] = 1 + k->naggs;
+            k->agg_fn[k->naggs] = COPROC_AGG_SUM;
+            k->agg_float[k->naggs++] = 0;
+        }
+    int W = 2 * (1 + k->naggs);
     /* The GPU path's atomic tables: (lo, hi) word pairs a slot, the count
      * first, added by QADD (the kernel defines it for its address space). */
     k->atomic_ok = gb->n > 0;
-    coproc__sb_printf(atomic, "%s        QADD(t_ + slot * %d, 1L);\n", tail->s ? tail->s : "", 2 * (1 + gb->naggs));
+    coproc__sb_printf(atomic, "%s        QADD(t_ + slot * %d, 1L);\n", tail->s ? tail->s : "", W);
     /* Without keys the one slot's partials live in registers (written once
      * at the end); with keys in this work-item's own slots in global memory. */
     int regs = gb->n == 0;
@@ -1098,29 +1113,45 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     for (int a = 0; a < gb->naggs; a++) {
         const coproc__agg *ag = &gb->aggs[a];
         k->agg_fn[a] = ag->fn;
-        if (ag->arg && nullable(s, ag->arg))
-            return fail(g, "%s: aggregate \"%s\" over values that can be null", gb->label,
-                        ag->name);
+        /* v: the argument's validity, for an argument that can be null */
+        coproc__strbuf v = {0};
+        int h = k->agg_valid[a] - 1;
+        if (h >= 0) {
+            gvalid(g, s, ag->arg, &v);
+            char dst[32];
+            snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", h);
+            coproc__sb_printf(tail, "        %s = (long)((ulong)%s + (ulong)%s);\n", dst, dst, v.s);
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, (long)%s);\n", W,
+                              2 + 2 * h, v.s);
+        }
         if (ag->fn == COPROC_AGG_COUNT || !ag->arg) {
             k->agg_float[a] = 0;
+            coproc__sb_free(&v);
             continue;
         }
         coproc__strbuf x = {0};
         int qv = gexpr(g, s, ag->arg, &x);
-        if (qv < 0) {
+        if (qv < 0 || v.failed) {
             coproc__sb_free(&x);
-            return -1;
+            coproc__sb_free(&v);
+            return fail(g, "expression too large");
         }
         k->agg_float[a] = qv == COPROC__QV_FLOAT;
         if (k->agg_float[a] || ag->fn == COPROC_AGG_MIN || ag->fn == COPROC_AGG_MAX)
             k->atomic_ok = 0;
+        else if (h >= 0) /* a null adds 0 */
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s ? %s : 0L);\n", W,
+                              2 + 2 * a, v.s, x.s);
         else
-            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s);\n", 2 * (1 + gb->naggs), 2 + 2 * a, x.s);
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s);\n", W, 2 + 2 * a,
+                              x.s);
         char dst[32];
         snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", a);
-        coproc__sb_printf(tail, "        ");
+        coproc__sb_printf(tail, h >= 0 ? "        if (%s)\n            " : "        ",
+                          h >= 0 ? v.s : "");
         agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
         coproc__sb_free(&x);
+        coproc__sb_free(&v);
     }
     /* Every column is known now: the arguments. */
     params(g, head);
@@ -1128,7 +1159,7 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
         coproc__sb_printf(head, ", long gmin%d, ulong gstride%d", m, m);
     coproc__sb_printf(aparams, "%s", head->s);
     coproc__sb_printf(head, ", ulong S, __global long *pcnt");
-    for (int a = 0; a < gb->naggs; a++)
+    for (int a = 0; a < k->naggs; a++)
         coproc__sb_printf(head, ", __global %s *pa%d", k->agg_float[a] ? "real" : "long", a);
     return 0;
 }
@@ -1205,14 +1236,14 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "__kernel void q_main(%s, uint q_fresh)\n{\n", head.s);
             coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
                                  "    __global long *cnt = pcnt + p * S;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    __global %s *a%d = pa%d + p * S;\n",
                                   k->agg_float[a] ? "real" : "long", a, a);
             coproc__sb_printf(o, "    for (ulong s = 0; q_fresh && s < S; s++) {\n        cnt[s] = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "        a%d[s] = %s;\n", a, agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    }\n    long cnt_r = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    %s a%d_r = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__strbuf rowcode = {0};
@@ -1223,30 +1254,31 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_free(&rowcode);
             if (gb->n == 0) {
                 coproc__sb_printf(o, "    cnt[0] += cnt_r;\n");
-                for (int a = 0; a < gb->naggs; a++)
+                for (int a = 0; a < k->naggs; a++)
                     partial_combine(o, k, a, "    ", "a%d[0]", "a%d_r");
             }
             coproc__sb_printf(o, "}\n\n");
             /* Combine: the partitions' partials, slot by slot. */
             coproc__sb_printf(o, "__kernel void q_combine(ulong P, ulong S, __global const long *pcnt, "
                                  "__global long *ocnt");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, ", __global const %s *pa%d, __global %s *oa%d",
                                   k->agg_float[a] ? "real" : "long", a, k->agg_float[a] ? "real" : "long", a);
             coproc__sb_printf(o, ")\n{\n    ulong s = get_global_id(0);\n    if (s >= S)\n        return;\n"
                                  "    long c = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    %s x%d = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    for (ulong p = 0; p < P; p++) {\n        c += pcnt[p * S + s];\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 partial_combine(o, k, a, "        ", "x%d", "pa%d[p * S + s]");
             coproc__sb_printf(o, "    }\n    ocnt[s] = c;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
             coproc__sb_printf(o, "}\n");
             if (k->atomic_ok)
-                atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s, 2 * (1 + gb->naggs));
+                atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s,
+                               2 * (1 + k->naggs));
         }
     } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
         const coproc__schema *out = &q->top->schema;

@@ -99,7 +99,7 @@ static coproc_status partial_alloc(coproc_runtime *rt, const coproc__qkernel *k,
 void coproc__qpartial_free(coproc__qpartial *p)
 {
     free(p->cnt);
-    for (int a = 0; a < 16; a++)
+    for (int a = 0; a < COPROC__QP_MAX_PARTIALS; a++)
         free(p->agg[a]);
     memset(p, 0, sizeof *p);
 }
@@ -165,6 +165,26 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
         coproc_table_free(t);
         return st;
     }
+    /* An aggregate over values that can be null is null where its group
+     * has no valid value (COUNT is 0 there): its column gets a validity. */
+    uint32_t *valid[16] = {0};
+    for (int a = 0; a < gb->naggs && st == COPROC_OK; a++) {
+        if (!k->agg_valid[a] || k->agg_fn[a] == COPROC_AGG_COUNT)
+            continue;
+        coproc_column *bm;
+        st = coproc__host_column_new(rt, COPROC_UINT32, (rows + 31) / 32, &bm);
+        if (st == COPROC_OK &&
+            (st = coproc_column_set_validity(t->owned[gb->n + a], bm)) != COPROC_OK)
+            coproc_column_free(bm);
+        if (st == COPROC_OK && rows) {
+            valid[a] = bm->host;
+            memset(valid[a], 0, (rows + 31) / 32 * sizeof *valid[a]);
+        }
+    }
+    if (st != COPROC_OK) {
+        coproc_table_free(t);
+        return st;
+    }
     size_t r = 0;
     for (size_t s = 0; s < S; s++) {
         int64_t cnt = p->cnt[s];
@@ -178,8 +198,13 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
             int fl = agg_is_float(k, a);
             int64_t iv = 0;
             double fv = 0;
+            /* the rows whose argument is valid (all of them when it cannot be null) */
+            int64_t nvalid =
+                k->agg_valid[a] ? ((const int64_t *)p->agg[k->agg_valid[a] - 1])[s] : cnt;
+            if (valid[a] && nvalid > 0)
+                valid[a][r / 32] |= 1u << (r % 32);
             if (k->agg_fn[a] == COPROC_AGG_COUNT)
-                iv = cnt;
+                iv = nvalid;
             else if (fl)
                 fv = ((const double *)p->agg[a])[s];
             else
@@ -188,9 +213,9 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
             void *col = t->owned[gb->n + a]->host;
             if (k->agg_fn[a] == COPROC_AGG_AVG) {
                 double sum = fl ? fv : (double)iv;
-                put_value(col, r, ty, 1, 0, cnt ? sum / (double)cnt : NAN);
+                put_value(col, r, ty, 1, 0, nvalid ? sum / (double)nvalid : NAN);
             } else if ((k->agg_fn[a] == COPROC_AGG_MIN || k->agg_fn[a] == COPROC_AGG_MAX) &&
-                       cnt == 0) {
+                       nvalid == 0) {
                 put_value(col, r, ty, 1, 0, 0); /* no rows (only without keys): 0, as the operators */
             } else {
                 put_value(col, r, ty, fl, iv, fv);
@@ -447,7 +472,7 @@ void coproc__qgroup_release(coproc__qgroup *g)
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (*m[i])
             clReleaseMemObject(*m[i]);
-    for (int a = 0; a < 16; a++) {
+    for (int a = 0; a < COPROC__QP_MAX_PARTIALS; a++) {
         if (g->pa[a])
             clReleaseMemObject(g->pa[a]);
         if (g->oa[a])

@@ -114,6 +114,9 @@ static inline const coproc_column *coproc__qarg_column(const coproc__qarg *a)
 }
 
 #define COPROC__QP_MAX_ARGS 96
+/* A group-by's partial aggregates: its own (16 at most) and the counts of
+ * valid values of those over values that can be null. */
+#define COPROC__QP_MAX_PARTIALS 32
 
 /* What codegen made for one pipeline. */
 typedef struct coproc__qkernel {
@@ -130,8 +133,12 @@ typedef struct coproc__qkernel {
     int nkeys;
     coproc__qarg keys[8];
     int naggs;
-    int agg_float[16];         /* 1: the partial is `real`, else long */
-    int agg_fn[16];
+    int agg_float[COPROC__QP_MAX_PARTIALS]; /* 1: the partial is `real`, else long */
+    int agg_fn[COPROC__QP_MAX_PARTIALS];
+    /* An aggregate over values that can be null: 1 + the index of the
+     * hidden aggregate (a SUM, after the group-by's own) counting its valid
+     * values; 0 for the others (every row counts). */
+    int agg_valid[COPROC__QP_MAX_PARTIALS];
     /* GROUP on the GPU path: q_local / q_global exist (keys, and only
      * counts and integer sums, which 32-bit atomics add exactly) */
     int atomic_ok;
