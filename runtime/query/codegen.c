@@ -1210,6 +1210,16 @@ static void atomic_kernels(coproc__strbuf *o, const char *params, const char *bo
                       params, body, upd);
 }
 
+/* Whether group-by gb's result, which pipeline q orders, has aggregates
+ * that can be null (failing then: the host's order-by sorts values alone). */
+static int ordered_nulls(gen *g, const coproc__qpipe *q, const coproc_node *gb)
+{
+    for (int a = 0; a < gb->naggs && q->order; a++)
+        if (g->k->agg_valid[a] && g->k->agg_fn[a] != COPROC_AGG_COUNT)
+            return fail(g, "%s: an order-by over aggregates that can be null", gb->label) != 0;
+    return 0;
+}
+
 int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel *k)
 {
     memset(k, 0, sizeof *k);
@@ -1231,7 +1241,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     coproc__sb_printf(o, "%s\n", PRELUDE);
     if (!g.failed && q->sink == COPROC__QK_GROUP) {
         const coproc_node *gb = q->sink_node;
-        if (gen_group(&g, s, gb, &head, &tail, &atomic, &aparams) == 0) {
+        if (gen_group(&g, s, gb, &head, &tail, &atomic, &aparams) == 0 &&
+            !ordered_nulls(&g, q, gb)) {
             /* q_fresh 0: add to the partials of the launch before (morsels). */
             coproc__sb_printf(o, "__kernel void q_main(%s, uint q_fresh)\n{\n", head.s);
             coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
@@ -1291,11 +1302,17 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 fail(&g, "no column \"%s\" to materialise", out->names[m]);
                 break;
             }
-            if (bnullable(b)) {
-                fail(&g, "column \"%s\" of the result can be null", out->names[m]);
+            char buf[64], vbuf[160];
+            const char *valid = m < 256 ? bvalid(&g, b, vbuf, sizeof vbuf) : NULL;
+            if (valid && q->order) {
+                /* the host's order-by sorts values alone */
+                fail(&g, "an order-by over \"%s\", which can be null", out->names[m]);
                 break;
             }
-            char buf[64];
+            if (valid) {
+                k->out_valid[m] = 1;
+                coproc__sb_printf(&tail, "        ov%d[o] = (uchar)%s;\n", m, valid);
+            }
             if (!g.fp64 && out->types[m] == COPROC_FLOAT64) {
                 /* Copied bit for bit; a computed float64 needs doubles. */
                 if (!b->table || b->type != COPROC_FLOAT64) {
@@ -1319,6 +1336,9 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
             for (int m = 0; m < out->n; m++)
                 coproc__sb_printf(o, ", __global %s *o%d", arg_type(&g, out->types[m]), m);
+            for (int m = 0; m < out->n && m < 256; m++)
+                if (k->out_valid[m])
+                    coproc__sb_printf(o, ", __global uchar *ov%d", m);
             coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n");
             row_loop(o, &pre_f, &pre, write.s, keep_order);
             coproc__sb_printf(o, "}\n");

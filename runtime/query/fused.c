@@ -648,6 +648,32 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
     return s;
 }
 
+/* Give col (rows rows) the validity that m holds, a byte a row (0: null). */
+static coproc_status attach_validity(fused *f, coproc__device *dev, cl_mem m, coproc_column *col,
+                                     size_t rows)
+{
+    size_t words = (rows + 31) / 32;
+    unsigned char *bytes = malloc(rows ? rows : 1);
+    coproc_column *bm = NULL;
+    coproc_status s =
+        bytes ? COPROC_OK
+              : coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (s == COPROC_OK)
+        s = coproc__qread(f, dev, m, bytes, rows);
+    if (s == COPROC_OK)
+        s = coproc__host_column_new(f->rt, COPROC_UINT32, words, &bm);
+    if (s == COPROC_OK && words) {
+        uint32_t *w = bm->host;
+        memset(w, 0, words * sizeof *w);
+        for (size_t i = 0; i < rows; i++)
+            w[i / 32] |= (uint32_t)(bytes[i] != 0) << (i % 32);
+    }
+    if (s == COPROC_OK && (s = coproc_column_set_validity(col, bm)) != COPROC_OK)
+        coproc_column_free(bm);
+    free(bytes);
+    return s;
+}
+
 static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
                                      const bound *b)
 {
@@ -657,7 +683,7 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     size_t n = q->src->rows;
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     size_t P = g.global;
-    cl_mem counts = NULL, offsets = NULL, outs[256] = {0};
+    cl_mem counts = NULL, offsets = NULL, outs[256] = {0}, valids[256] = {0};
     cl_kernel kn = NULL, kw = NULL;
     cl_uint *cnt = malloc(P * sizeof *cnt);
     cl_ulong *off = malloc(P * sizeof *off);
@@ -692,6 +718,8 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
             s = coproc__table_add_owned(t, sc->names[c], col);
         if (s == COPROC_OK && total)
             s = buffer(f, dev, total * coproc_type_size(sc->types[c]), &outs[c]);
+        if (s == COPROC_OK && total && k->out_valid[c])
+            s = buffer(f, dev, total, &valids[c]);
     }
     if (s == COPROC_OK && total) {
         s = buffer(f, dev, P * sizeof(cl_ulong), &offsets);
@@ -709,18 +737,29 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
             COPROC__ARG(a, offsets);
             for (int c = 0; c < sc->n; c++)
                 COPROC__ARG(a, outs[c]);
+            for (int c = 0; c < sc->n; c++)
+                if (k->out_valid[c])
+                    COPROC__ARG(a, valids[c]);
             s = coproc__launch(rt, dev, &a, &g, "query write");
         }
         for (int c = 0; c < sc->n && s == COPROC_OK; c++)
             s = coproc__qread(f, dev, outs[c], t->owned[c]->host, total * coproc_type_size(sc->types[c]));
     }
+    /* Columns that can be null: their validity, a byte a row from the
+     * kernel, into a bitmap. */
+    for (int c = 0; c < sc->n && s == COPROC_OK; c++)
+        if (k->out_valid[c])
+            s = attach_validity(f, dev, valids[c], t->owned[c], total);
     if (s == COPROC_OK)
         q->out = t;
     else
         coproc_table_free(t);
-    for (int c = 0; c < sc->n && c < 256; c++)
+    for (int c = 0; c < sc->n && c < 256; c++) {
         if (outs[c])
             clReleaseMemObject(outs[c]);
+        if (valids[c])
+            clReleaseMemObject(valids[c]);
+    }
     if (counts)
         clReleaseMemObject(counts);
     if (offsets)

@@ -142,6 +142,9 @@ typedef struct coproc__qkernel {
     /* GROUP on the GPU path: q_local / q_global exist (keys, and only
      * counts and integer sums, which 32-bit atomics add exactly) */
     int atomic_ok;
+    /* MATERIALIZE: 1 for an output column that can be null: q_write also
+     * writes its validity, a byte a row (ovM, after the columns) */
+    unsigned char out_valid[256];
     /* BUILD: the key's source column */
     int key_col;
     char why[256];             /* when it cannot be fused */
