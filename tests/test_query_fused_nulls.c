@@ -763,6 +763,73 @@ static void plan_order_falls_back(ctx *c)
     coproc_plan_free(p);
 }
 
+/* Group-by keys with nulls: the null keys form one group (per combination
+ * with the other keys), reported with a null key. By a; by (a, fk); by the
+ * build side's dn after a join. COUNT(*), SUM(id) and SUM(b) (nulls). */
+static void plan_null_keys(ctx *c, int shape)
+{
+    const data *d = c->d;
+    int dvalid = d->rate >= 0;
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
+    coproc_node *in = coproc_plan_scan(p, c->tb->f, "f");
+    if (shape == 2)
+        in = coproc_plan_join(p, COPROC_JOIN_INNER, in, "fk",
+                              coproc_plan_scan(p, c->tb->dim, "dim"), "dk");
+    const char *k0[] = {"a"}, *k1[] = {"a", "fk"}, *k2[] = {"dn"};
+    const char *const *keys = shape == 0 ? k0 : shape == 1 ? k1 : k2;
+    int nkeys = shape == 1 ? 2 : 1;
+    coproc_aggregate aggs[] = {{COPROC_AGG_COUNT, NULL, "n"},
+                               {COPROC_AGG_SUM, COL("id"), "sid"},
+                               {COPROC_AGG_SUM, COL("b"), "sb"}};
+    coproc_node *root = coproc_plan_group_by(p, in, nkeys, keys, 3, aggs);
+    /* groups: key 0 in -50..50 or dn -20..19 (101: null), key 1 fk 0..DIM+3 (DIM + 4: null) */
+    enum { K0 = 102, K1 = DIM + 5 };
+    int64_t *n = calloc(K0 * K1, 8), *sid = calloc(K0 * K1, 8), *sb = calloc(K0 * K1, 8),
+            *nb = calloc(K0 * K1, 8);
+    for (size_t i = 0; i < d->n; i++) {
+        int g0, g1 = 0;
+        if (shape == 2) {
+            if (!is_valid(d->vfk, i))
+                continue;
+            int r = -1;
+            for (int x = 0; x < DIM; x++)
+                if (is_valid(dvalid ? d->vdk : NULL, (size_t)x) && d->dk[x] == d->fk[i])
+                    r = x;
+            if (r < 0)
+                continue;
+            g0 = is_valid(dvalid ? d->vdn : NULL, (size_t)r) ? d->dn[r] + 50 : K0 - 1;
+        } else {
+            g0 = VA ? d->a[i] + 50 : K0 - 1;
+            if (shape == 1)
+                g1 = is_valid(d->vfk, i) ? d->fk[i] : K1 - 1;
+        }
+        int at = g0 * K1 + g1;
+        n[at]++;
+        sid[at] += d->id[i];
+        if (VB)
+            nb[at]++, sb[at] += d->b[i];
+    }
+    rows want = {.ncols = nkeys + 3};
+    for (int g0 = 0; g0 < K0; g0++)
+        for (int g1 = 0; g1 < K1; g1++) {
+            int at = g0 * K1 + g1;
+            if (!n[at])
+                continue;
+            cell *row = rows_add(&want);
+            row[0] = ival(g0 != K0 - 1, g0 - 50);
+            if (nkeys == 2)
+                row[1] = ival(g1 != K1 - 1, g1);
+            row[nkeys] = ival(1, n[at]);
+            row[nkeys + 1] = ival(1, sid[at]);
+            row[nkeys + 2] = ival(nb[at] > 0 || d->rate < 0, sb[at]);
+        }
+    free(n), free(sid), free(sb), free(nb);
+    static const char *what[] = {"group-by a (nulls)", "group-by a, fk (nulls)",
+                                 "join, group-by dn (nulls)"};
+    check(c, p, root, what[shape], &want);
+}
+
 /* One aggregate's reference over a group: the rows' validity and values. */
 typedef struct acc {
     int64_t n, sum;
@@ -897,6 +964,8 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                 plan_join_pass_nulls(&c);
                 plan_group_then_filter(&c);
                 plan_order_falls_back(&c);
+                for (int shape = 0; shape < 3; shape++)
+                    plan_null_keys(&c, shape);
                 for (int nk = 0; nk < 2; nk++)
                     for (int v = 0; v < 3; v++)
                         plan_aggregates(&c, nk, v == 1, v == 2);

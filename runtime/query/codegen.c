@@ -1077,13 +1077,19 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
         const binding *b = lookup(s, gb->names[m]);
         if (!b || !b->table)
             return fail(g, "%s: key \"%s\" is computed, not a column", gb->label, gb->names[m]);
-        if (bnullable(b))
-            return fail(g, "%s: key \"%s\" can be null (null keys group one operator at a time)",
-                        gb->label, gb->names[m]);
         k->keys[m] = (coproc__qarg){b->table, b->col, 0};
-        char buf[64];
-        coproc__sb_printf(tail, "        slot += (ulong)(%s - gmin%d) * gstride%d;\n",
-                          bcode(g, b, buf, sizeof buf), m, m);
+        char buf[64], vbuf[160];
+        const char *valid = bvalid(g, b, vbuf, sizeof vbuf);
+        if (valid) {
+            /* Null keys group together: in the slot after the key's range (gnull). */
+            k->key_nullable[m] = 1;
+            coproc__sb_printf(
+                tail, "        slot += (%s ? (ulong)(%s - gmin%d) : gnull%d) * gstride%d;\n", valid,
+                bcode(g, b, buf, sizeof buf), m, m, m);
+        } else {
+            coproc__sb_printf(tail, "        slot += (ulong)(%s - gmin%d) * gstride%d;\n",
+                              bcode(g, b, buf, sizeof buf), m, m);
+        }
     }
     k->nkeys = gb->n;
     /* Aggregates over values that can be null skip them: each counts its
@@ -1156,7 +1162,10 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     /* Every column is known now: the arguments. */
     params(g, head);
     for (int m = 0; m < gb->n; m++)
-        coproc__sb_printf(head, ", long gmin%d, ulong gstride%d", m, m);
+        coproc__sb_printf(head,
+                          k->key_nullable[m] ? ", long gmin%d, ulong gstride%d, ulong gnull%d"
+                                             : ", long gmin%d, ulong gstride%d",
+                          m, m, m);
     coproc__sb_printf(aparams, "%s", head->s);
     coproc__sb_printf(head, ", ulong S, __global long *pcnt");
     for (int a = 0; a < k->naggs; a++)
@@ -1370,10 +1379,18 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                     continue;
                 int a = arg_of(&g, q->src, q->range_col[r]);
                 const char *ct = t == COPROC_INT32 ? "int" : "uint";
+                /* a key's null rows are not part of its range */
+                char rvbuf[160];
+                binding rb = {.table = q->src, .col = q->range_col[r], .pay = -1, .row = "i"};
+                const char *rvalid = bvalid(&g, &rb, rvbuf, sizeof rvbuf);
+                if (rvalid)
+                    coproc__sb_printf(&ranges, "        if (%s) {\n", rvalid);
                 coproc__sb_printf(&ranges,
                                   "        atomic_min((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n"
                                   "        atomic_max((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n",
                                   ct, 2 * r, ct, a, ct, 2 * r + 1, ct, a);
+                if (rvalid)
+                    coproc__sb_printf(&ranges, "        }\n");
             }
             /* A null key is left out of the table (it matches nothing), and
              * its row out of the measured ranges. */

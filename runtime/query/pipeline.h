@@ -132,6 +132,7 @@ typedef struct coproc__qkernel {
     /* GROUP: keys' columns (resolved to a source column) for their ranges */
     int nkeys;
     coproc__qarg keys[8];
+    int key_nullable[8]; /* 1: key m can be null (its null rows group in slot gnullM) */
     int naggs;
     int agg_float[COPROC__QP_MAX_PARTIALS]; /* 1: the partial is `real`, else long */
     int agg_fn[COPROC__QP_MAX_PARTIALS];
