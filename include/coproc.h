@@ -493,9 +493,25 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   Operators over host inputs larger than the device budget (streamed or
  *   partitioned runs, and inputs over 2^32 rows) refuse inputs with nulls
  *   (UNSUPPORTED) for now.
- * - Query plans (coproc/query.h) refuse columns with nulls (UNSUPPORTED):
- *   coproc_table_add, and coproc_query_run for a column given a validity
- *   after it was added.
+ * - Query plans (coproc/query.h) accept columns with nulls. Fused
+ *   (COPROC_QUERY_FUSED), in SQL's semantics: arithmetic with a null is
+ *   null; a comparison, BETWEEN or IN (and a string predicate, a test of
+ *   codes) with a null operand is unknown; AND, OR and NOT are Kleene's
+ *   (false AND unknown is false, true OR unknown is true); a filter keeps
+ *   the rows where its predicate is true. A null join key never matches, on
+ *   the probe side or the build side. Group-by aggregates skip null
+ *   arguments: COUNT(arg) counts the valid ones (COUNT without arg every
+ *   row), SUM, MIN, MAX and AVG are over them and null (the column gets a
+ *   validity) where a group has none, also with no keys; rows with a null
+ *   key form one group (per combination of the other keys) whose key is
+ *   null. Projections keep nulls (a boolean is null where unknown) and
+ *   result columns that can hold nulls carry a validity. A column is read
+ *   as nullable when it has a validity as the run starts: a plan over
+ *   columns without one gets the kernels it always had. Not fused, run one
+ *   operator at a time (result.note says why): an order-by over a column
+ *   that can be null (a result column or aggregate), and a group-by
+ *   streamed in morsels past a device's budget over a table with nulls
+ *   (opts.hybrid runs such a group-by on one device).
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
  * more), and so does group_by on a CPU device when its keys are dense (a
  * small range) and its values integers or none; map, cast and gather add a

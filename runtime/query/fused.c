@@ -681,20 +681,21 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     const coproc__schema *sc = &q->top->schema;
     coproc_runtime *rt = f->rt;
     size_t n = q->src->rows;
-    coproc__geometry g = coproc__geometry_for(dev, n, 0);
-    size_t P = g.global;
     cl_mem counts = NULL, offsets = NULL, outs[256] = {0}, valids[256] = {0};
     cl_kernel kn = NULL, kw = NULL;
+    /* The program first: building it learns the device's work-group limit
+     * for its kernels (program.c), which the geometry must respect. */
+    coproc_status s = coproc__qkernel_of(f, dev, k, "q_count", &kn);
+    coproc__geometry g = coproc__geometry_for(dev, n, 0);
+    size_t P = g.global;
     cl_uint *cnt = malloc(P * sizeof *cnt);
     cl_ulong *off = malloc(P * sizeof *off);
-    coproc_status s = cnt && off ? COPROC_OK
-                                 : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
-    if (sc->n > 256)
+    if (s == COPROC_OK && (!cnt || !off))
+        s = coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (s == COPROC_OK && sc->n > 256)
         s = coproc__fail(rt, COPROC_UNSUPPORTED, "query: more than 256 output columns");
     if (s == COPROC_OK)
         s = buffer(f, dev, P * sizeof(cl_uint), &counts);
-    if (s == COPROC_OK)
-        s = coproc__qkernel_of(f, dev, k, "q_count", &kn);
     if (s == COPROC_OK) {
         coproc__args a = {.kernel = kn};
         coproc__qset_common_args(&a, f, k, b, n);
