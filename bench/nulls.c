@@ -20,10 +20,11 @@ typedef struct nulls_data {
     coproc_column *ca;             /* a, no validity */
     coproc_column *can;            /* a with `valid` */
     coproc_column *ckeys, *ckeysn; /* gkeys without and with `valid` */
-    /* the fused query: tables (k = gkeys, a) and plans, over ca and over can */
+    /* the fused queries: tables (k = gkeys, a) over ca and over can, and
+     * plans [shape][nulls] (query_setup) */
     coproc_table *qt[2];
-    coproc_plan *qp[2];
-    coproc_node *qroot[2];
+    coproc_plan *qp[2][2];
+    coproc_node *qroot[2][2];
     uint64_t result;               /* of the last run, to check */
 } nulls_data;
 
@@ -140,14 +141,16 @@ static uint64_t expect_groups_null_key(const nulls_data *d, int nulls)
     return d->n >= 1u << 16 ? 1024 + (nulls != 0) : NOT_CHECKED; /* + the null group */
 }
 
-/* A fused query, filter + group-by: SELECT k, COUNT(*), SUM(a) WHERE a < 0
- * GROUP BY k, over a with or without its validity; result: the rows counted. */
-static coproc_status run_query(nulls_data *d, int nulls)
+/* Fused queries, filter + group-by over a with or without its validity:
+ * shape 0: SELECT k, COUNT(*), SUM(a) WHERE a < 0 GROUP BY k (the filter
+ * proves a valid: the sum reads no bitmap); shape 1: the same WHERE k < 512
+ * (the sum skips nulls, counting a's valid values). Result: the rows counted. */
+static coproc_status query_run(nulls_data *d, int shape, int nulls)
 {
     coproc_query_options o;
     coproc_query_options_init(&o);
     coproc_query_result r;
-    coproc_status s = coproc_query_run(d->qp[nulls], d->qroot[nulls], &o, &r);
+    coproc_status s = coproc_query_run(d->qp[shape][nulls], d->qroot[shape][nulls], &o, &r);
     if (s != COPROC_OK)
         return s;
     d->result = 0;
@@ -162,23 +165,46 @@ static coproc_status run_query(nulls_data *d, int nulls)
     return COPROC_OK;
 }
 
+static coproc_status run_query_filter(nulls_data *d, int nulls)
+{
+    return query_run(d, 0, nulls);
+}
+static coproc_status run_query_values(nulls_data *d, int nulls)
+{
+    return query_run(d, 1, nulls);
+}
+static uint64_t expect_keys_below(const nulls_data *d, int nulls)
+{
+    (void)nulls;
+    uint64_t c = 0;
+    for (size_t i = 0; i < d->n; i++)
+        c += d->gkeys[i] < 512;
+    return c;
+}
+
 static coproc_status query_setup(nulls_data *d, int nulls)
 {
     coproc_status s;
     if ((s = coproc_table_create(d->rt, &d->qt[nulls])) ||
         (s = coproc_table_add(d->qt[nulls], "k", d->ckeys)) ||
-        (s = coproc_table_add(d->qt[nulls], "a", nulls ? d->can : d->ca)) ||
-        (s = coproc_plan_create(d->rt, &d->qp[nulls])))
+        (s = coproc_table_add(d->qt[nulls], "a", nulls ? d->can : d->ca)))
         return s;
-    coproc_plan *p = d->qp[nulls];
-    coproc_node *f = coproc_plan_filter(
-        p, coproc_plan_scan(p, d->qt[nulls], "t"),
-        coproc_expr_compare(p, COPROC_CMP_LT, coproc_expr_column(p, "a"), coproc_expr_int(p, 0)));
-    const char *keys[] = {"k"};
-    coproc_aggregate aggs[] = {{COPROC_AGG_COUNT, NULL, "n"},
-                               {COPROC_AGG_SUM, coproc_expr_column(p, "a"), "s"}};
-    d->qroot[nulls] = coproc_plan_group_by(p, f, 1, keys, 2, aggs);
-    return coproc_plan_status(p);
+    for (int shape = 0; shape < 2; shape++) {
+        if ((s = coproc_plan_create(d->rt, &d->qp[shape][nulls])))
+            return s;
+        coproc_plan *p = d->qp[shape][nulls];
+        coproc_node *f = coproc_plan_filter(
+            p, coproc_plan_scan(p, d->qt[nulls], "t"),
+            coproc_expr_compare(p, COPROC_CMP_LT, coproc_expr_column(p, shape ? "k" : "a"),
+                                coproc_expr_int(p, shape ? 512 : 0)));
+        const char *keys[] = {"k"};
+        coproc_aggregate aggs[] = {{COPROC_AGG_COUNT, NULL, "n"},
+                                   {COPROC_AGG_SUM, coproc_expr_column(p, "a"), "s"}};
+        d->qroot[shape][nulls] = coproc_plan_group_by(p, f, 1, keys, 2, aggs);
+        if ((s = coproc_plan_status(p)))
+            return s;
+    }
+    return COPROC_OK;
 }
 
 static const nulls_case cases[] = {
@@ -189,7 +215,8 @@ static const nulls_case cases[] = {
     {"map int32 + const", run_map, expect_zero},
     {"group-by sum+count, null values", run_group_values, expect_groups},
     {"group-by sum+count, null keys", run_group_keys, expect_groups_null_key},
-    {"query fused filter+group-by", run_query, expect_select},
+    {"query fused filter a+group-by", run_query_filter, expect_select},
+    {"query fused filter k+group-by", run_query_values, expect_keys_below},
 };
 
 static double now_s(void)
@@ -229,7 +256,8 @@ static coproc_status upload(coproc_runtime *rt, int dev, coproc_type t, const vo
 static void data_free(nulls_data *d)
 {
     for (int k = 0; k < 2; k++) {
-        coproc_plan_free(d->qp[k]);
+        coproc_plan_free(d->qp[0][k]);
+        coproc_plan_free(d->qp[1][k]);
         coproc_table_free(d->qt[k]);
     }
     coproc_column_free(d->ca);

@@ -629,15 +629,21 @@ static void plan_joins(ctx *c)
 
 /* Projections materialised: columns passed through keep their nulls, a
  * computed column is null where an operand is, a boolean 0/1 and null where
- * UNKNOWN; after a filter with nulls. */
+ * UNKNOWN; after a filter with nulls (filtered 1), and after one that needs
+ * a and u valid to pass (2: a > -40 AND NOT (u < 100) - they are then read
+ * as columns without nulls). */
 static void plan_project_nulls(ctx *c, int filtered)
 {
     const data *d = c->d;
     coproc_plan *p;
     assert_int_equal(coproc_plan_create(c->rt, &p), COPROC_OK);
     coproc_node *in = coproc_plan_scan(p, c->tb->f, "f");
-    if (filtered)
+    if (filtered == 1)
         in = coproc_plan_filter(p, in, b_not_or(p, d));
+    if (filtered == 2)
+        in = coproc_plan_filter(p, in,
+                                coproc_expr_and(p, CMP(GT, COL("a"), INT(-40)),
+                                                coproc_expr_not(p, CMP(LT, COL("u"), INT(100)))));
     const char *names[] = {"id", "a", "b", "u", "s", "t", "q", "x", "w"};
     coproc_expr *ex[] = {COL("id"),
                          COL("a"),
@@ -652,7 +658,9 @@ static void plan_project_nulls(ctx *c, int filtered)
     coproc_node *root = coproc_plan_project(p, in, n, names, ex);
     rows want = {.ncols = n};
     for (size_t i = 0; i < d->n; i++) {
-        if (filtered && r_not_or(d, i) != T)
+        if (filtered == 1 && r_not_or(d, i) != T)
+            continue;
+        if (filtered == 2 && t_and(t_cmp(VA, d->a[i] > -40), t_not(t_cmp(VU, d->u[i] < 100))) != T)
             continue;
         cell *row = rows_add(&want);
         row[0] = ival(1, d->id[i]);
@@ -669,8 +677,9 @@ static void plan_project_nulls(ctx *c, int filtered)
             row[8] = fval(VX && VA, d->x[i] * (double)d->a[i]);
         }
     }
-    check(c, p, root, filtered ? "projection with nulls after a filter" : "projection with nulls",
-          &want);
+    static const char *what[] = {"projection with nulls", "projection with nulls after a filter",
+                                 "projection after a filter proving a, u valid"};
+    check(c, p, root, what[filtered], &want);
 }
 
 /* An inner join passing columns with nulls through from both sides. */
@@ -968,6 +977,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                 plan_joins(&c);
                 plan_project_nulls(&c, 0);
                 plan_project_nulls(&c, 1);
+                plan_project_nulls(&c, 2);
                 plan_join_pass_nulls(&c);
                 plan_group_then_filter(&c);
                 plan_order_falls_back(&c);

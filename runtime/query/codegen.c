@@ -66,6 +66,7 @@ typedef struct binding {
     int pay;                  /* a build side's column: its probe (index in k->builds), whose
                                * payload serves it when the table is dense; else -1 */
     char vcode[24];           /* locals that can be null: the local holding their validity */
+    int proven;               /* valid in every row past a filter that needs it valid to pass */
 } binding;
 
 typedef struct scope {
@@ -210,9 +211,14 @@ static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
 /* Whether binding b can be null: a column with a validity (known when the
  * kernel is generated, so a plan over columns without nulls gets the code
  * it always had), or a local computed from one. */
-static int bnullable(const binding *b)
+static int bnullable_raw(const binding *b)
 {
     return b->table ? b->table->cols[b->col]->validity != NULL : b->vcode[0] != 0;
+}
+
+static int bnullable(const binding *b)
+{
+    return !b->proven && bnullable_raw(b);
 }
 
 /* The code that is 1 where binding b is valid, 0 where it is null (into
@@ -241,19 +247,67 @@ static const char *bvalid(gen *g, const binding *b, char *buf, size_t len)
     return buf;
 }
 
-/* Whether expression e reads a value that can be null. */
-static int nullable(const scope *s, const coproc_expr *e)
+/* Whether expression e reads a value that can be null (raw: of a column
+ * with a validity, even where a filter before proved it valid). */
+static int nullable_of(const scope *s, const coproc_expr *e, int raw)
 {
     if (!e)
         return 0;
     if (e->kind == COPROC__QE_COLUMN) {
         const binding *x = lookup(s, e->name);
-        return x && bnullable(x);
+        return x && (raw ? bnullable_raw(x) : bnullable(x));
     }
-    int r = nullable(s, e->a) || nullable(s, e->b) || nullable(s, e->c);
+    int r = nullable_of(s, e->a, raw) || nullable_of(s, e->b, raw) || nullable_of(s, e->c, raw);
     for (int i = 0; i < e->n && !r && e->list; i++)
-        r = nullable(s, e->list[i]);
+        r = nullable_of(s, e->list[i], raw);
     return r;
+}
+
+static int nullable(const scope *s, const coproc_expr *e)
+{
+    return nullable_of(s, e, 0);
+}
+
+/* Whether value expression e reads column `name`. */
+static int reads(const coproc_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == COPROC__QE_COLUMN)
+        return strcmp(e->name, name) == 0;
+    return e->kind == COPROC__QE_ARITH && (reads(e->a, name) || reads(e->b, name));
+}
+
+/* Whether boolean e being TRUE (is_true) or FALSE needs column `name` valid:
+ * a comparison is neither where an operand is null; AND is TRUE when both
+ * are, FALSE when either is; OR the other way; NOT swaps. */
+static int needs_valid(const coproc_expr *e, int is_true, const char *name)
+{
+    switch (e->kind) {
+    case COPROC__QE_CMP:
+    case COPROC__QE_BETWEEN:
+    case COPROC__QE_IN:
+        return reads(e->a, name) || reads(e->b, name) || reads(e->c, name);
+    case COPROC__QE_AND:
+    case COPROC__QE_OR:
+        if (is_true == (e->kind == COPROC__QE_AND))
+            return needs_valid(e->a, is_true, name) || needs_valid(e->b, is_true, name);
+        return needs_valid(e->a, is_true, name) && needs_valid(e->b, is_true, name);
+    case COPROC__QE_NOT:
+        return needs_valid(e->a, !is_true, name);
+    default:
+        return 0;
+    }
+}
+
+/* Past filter pred, the columns it needs valid to pass are never null:
+ * the code after it reads them as columns without nulls. */
+static void prove_valid(scope *s, const coproc_expr *pred)
+{
+    for (int i = 0; i < s->n; i++)
+        if (bnullable(&s->b[i]) && lookup(s, s->b[i].name) == &s->b[i] &&
+            needs_valid(pred, 1, s->b[i].name))
+            s->b[i].proven = 1;
 }
 
 /* " & v" for every nullable column value expression e reads: a value is
@@ -741,6 +795,7 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
                 g->ind = "        ";
                 if (gbool(g, s, st->node->pred, t, f, sizeof t) == 0)
                     coproc__sb_printf(&g->body, "        if (!%s)\n            continue;\n", t);
+                prove_valid(s, st->node->pred);
             } else if (filters) {
                 coproc__strbuf x = {0};
                 if (gexpr(g, s, st->node->pred, &x) >= 0)
@@ -1106,6 +1161,10 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
             k->agg_valid[a] = 1 + k->naggs;
             k->agg_fn[k->naggs] = COPROC_AGG_SUM;
             k->agg_float[k->naggs++] = 0;
+        } else if (gb->aggs[a].arg && nullable_of(s, gb->aggs[a].arg, 1)) {
+            /* valid wherever a row gets here (a filter proved it): null only
+             * where the group has no row (no keys, no rows) */
+            k->agg_valid[a] = -1;
         }
     int W = 2 * (1 + k->naggs);
     /* The GPU path's atomic tables: (lo, hi) word pairs a slot, the count
@@ -1153,9 +1212,18 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
                               x.s);
         char dst[32];
         snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", a);
-        coproc__sb_printf(tail, h >= 0 ? "        if (%s)\n            " : "        ",
-                          h >= 0 ? v.s : "");
-        agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
+        coproc__sb_printf(tail, "        ");
+        if (h >= 0) { /* a null row updates with the identity: no branch */
+            coproc__strbuf sel = {0};
+            int fn = ag->fn == COPROC_AGG_AVG ? COPROC_AGG_SUM : ag->fn;
+            coproc__sb_printf(&sel, "(%s ? %s : %s)", v.s, x.s, agg_identity(fn, k->agg_float[a]));
+            agg_update(tail, ag->fn, k->agg_float[a], dst, sel.s ? sel.s : "0");
+            if (sel.failed)
+                fail(g, "out of host memory");
+            coproc__sb_free(&sel);
+        } else {
+            agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
+        }
         coproc__sb_free(&x);
         coproc__sb_free(&v);
     }

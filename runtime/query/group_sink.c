@@ -214,7 +214,7 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
             double fv = 0;
             /* the rows whose argument is valid (all of them when it cannot be null) */
             int64_t nvalid =
-                k->agg_valid[a] ? ((const int64_t *)p->agg[k->agg_valid[a] - 1])[s] : cnt;
+                k->agg_valid[a] > 0 ? ((const int64_t *)p->agg[k->agg_valid[a] - 1])[s] : cnt;
             if (valid[a] && nvalid > 0)
                 valid[a][r / 32] |= 1u << (r % 32);
             if (k->agg_fn[a] == COPROC_AGG_COUNT)

@@ -138,7 +138,8 @@ typedef struct coproc__qkernel {
     int agg_fn[COPROC__QP_MAX_PARTIALS];
     /* An aggregate over values that can be null: 1 + the index of the
      * hidden aggregate (a SUM, after the group-by's own) counting its valid
-     * values; 0 for the others (every row counts). */
+     * values; -1 over columns with nulls that a filter proved valid (null
+     * only in a group without rows); 0 for the others. */
     int agg_valid[COPROC__QP_MAX_PARTIALS];
     /* GROUP on the GPU path: q_local / q_global exist (keys, and only
      * counts and integer sums, which 32-bit atomics add exactly) */
