@@ -883,7 +883,8 @@ COPROC_API coproc_status coproc_semi_join_keys(coproc_runtime *rt, int nkeys,
  * either before or after the dictionary); a null row's code is never read as
  * a string (set_dictionary checks the valid rows' codes only; Arrow imports
  * give null rows code 0), and operators treat the codes as any column with
- * nulls. Query plans refuse columns with nulls (UNSUPPORTED), strings too.
+ * nulls. In query plans a string predicate on a null row is unknown (the
+ * "nulls" section).
  */
 COPROC_API coproc_status coproc_column_encode_strings(coproc_runtime *rt, int device,
                                                       const char *const *values, size_t n,

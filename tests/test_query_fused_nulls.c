@@ -20,15 +20,18 @@
 
 #define DIM 40 /* the dimension: keys 1..DIM (dense), k * 1000003 + 7 (hashed) */
 
+static const char *const DICT[] = {"apple",  "apricot", "banana", "berry",
+                                   "cherry", "date",    "fig",    "grape"};
+
 typedef struct data {
     size_t n;
     int rate; /* % of null rows; -1: no bitmap */
     int64_t *id;
-    int32_t *g, *a, *fk;
+    int32_t *g, *a, *fk, *sc; /* sc: codes of a string column (DICT) */
     int64_t *b, *hk;
     uint32_t *u;
     double *x;
-    uint32_t *va, *vb, *vu, *vx, *vfk, *vhk; /* validity (NULL: none) */
+    uint32_t *va, *vb, *vu, *vx, *vfk, *vhk, *vs; /* validity (NULL: none) */
     int64_t dk[DIM], dh[DIM];
     int32_t dv[DIM], dn[DIM];
     uint32_t vdk[2], vdh[2], vdn[2];
@@ -65,6 +68,7 @@ static void make_data(data *d, size_t n, int rate, uint64_t seed)
     size_t m = n ? n : 1;
     d->id = malloc(m * 8), d->g = malloc(m * 4), d->a = malloc(m * 4), d->fk = malloc(m * 4);
     d->b = malloc(m * 8), d->hk = malloc(m * 8), d->u = malloc(m * 4), d->x = malloc(m * 8);
+    d->sc = malloc(m * 4);
     for (size_t i = 0; i < n; i++) {
         d->id[i] = (int64_t)i;
         d->g[i] = (int32_t)(i % 5);
@@ -74,10 +78,12 @@ static void make_data(data *d, size_t n, int rate, uint64_t seed)
         d->x[i] = ((double)test_rand_below(&r, 4001) - 2000) / 64.0;
         d->fk[i] = (int32_t)test_rand_below(&r, DIM + 4); /* 0 and > DIM miss */
         d->hk[i] = (int64_t)d->fk[i] * 1000003 + 7;
+        d->sc[i] = (int32_t)test_rand_below(&r, 8);
     }
     d->va = bitmap(&r, n, rate, NULL), d->vb = bitmap(&r, n, rate, NULL);
     d->vu = bitmap(&r, n, rate, NULL), d->vx = bitmap(&r, n, rate, NULL);
     d->vfk = bitmap(&r, n, rate, NULL), d->vhk = bitmap(&r, n, rate, NULL);
+    d->vs = bitmap(&r, n, rate, NULL);
     /* The dimension: unique valid keys; a null key's value is a valid key
      * of another row (a join that read it would match, or see duplicates). */
     int drate = rate < 0 ? -1 : rate > 0 && rate < 50 ? 10 : rate;
@@ -98,7 +104,8 @@ static void free_data(data *d)
 {
     free(d->id), free(d->g), free(d->a), free(d->fk), free(d->b), free(d->hk), free(d->u),
         free(d->x);
-    free(d->va), free(d->vb), free(d->vu), free(d->vx), free(d->vfk), free(d->vhk);
+    free(d->va), free(d->vb), free(d->vu), free(d->vx), free(d->vfk), free(d->vhk), free(d->vs);
+    free(d->sc);
 }
 
 typedef struct tables {
@@ -147,6 +154,8 @@ static void make_tables(coproc_runtime *rt, const data *d, int dev, int fp64, ta
         add(rt, tb, tb->f, dev, "x", COPROC_FLOAT64, d->x, n, d->vx);
     add(rt, tb, tb->f, dev, "fk", COPROC_INT32, d->fk, n, d->vfk);
     add(rt, tb, tb->f, dev, "hk", COPROC_INT64, d->hk, n, d->vhk);
+    add(rt, tb, tb->f, dev, "s", COPROC_INT32, d->sc, n, d->vs);
+    assert_int_equal(coproc_column_set_dictionary(tb->cols[tb->ncols - 1], 8, DICT), COPROC_OK);
     int dv = d->rate >= 0;
     add(rt, tb, tb->dim, dev, "dk", COPROC_INT64, d->dk, DIM, dv ? d->vdk : NULL);
     add(rt, tb, tb->dim, dev, "dh", COPROC_INT64, d->dh, DIM, dv ? d->vdh : NULL);
@@ -299,6 +308,7 @@ typedef struct ctx {
     tables *tb;
     int fp64;
     int device; /* the device columns live on, or -1 */
+    int hybrid; /* opts.hybrid: a group-by over host columns on every device */
 } ctx;
 
 typedef struct pred {
@@ -444,6 +454,29 @@ static int r_not_or(const data *d, size_t i)
                 t_not(t_and(t_cmp(VB, d->b[i] > 0), t_not(t_cmp(VA, d->a[i] < -30)))));
 }
 
+/* Strings (tests of their codes): NOT (s LIKE 'ap%') AND s < 'fig' OR
+ * s IN ('date', 'grape') OR NOT (s BETWEEN 'b' AND 'c') */
+static coproc_expr *b_strings(coproc_plan *p, const data *d)
+{
+    (void)d;
+    coproc_expr *in[] = {coproc_expr_string(p, "date"), coproc_expr_string(p, "grape")};
+    coproc_expr *e = coproc_expr_and(p, coproc_expr_not(p, coproc_expr_prefix(p, COL("s"), "ap")),
+                                     CMP(LT, COL("s"), coproc_expr_string(p, "fig")));
+    e = coproc_expr_or(p, e, coproc_expr_in(p, COL("s"), 2, in));
+    return coproc_expr_or(
+        p, e,
+        coproc_expr_not(p, coproc_expr_between(p, COL("s"), coproc_expr_string(p, "b"),
+                                               coproc_expr_string(p, "c"))));
+}
+static int r_strings(const data *d, size_t i)
+{
+    int v = is_valid(d->vs, i);
+    const char *s = DICT[d->sc[i]];
+    int e = t_and(t_not(t_cmp(v, strncmp(s, "ap", 2) == 0)), t_cmp(v, strcmp(s, "fig") < 0));
+    e = t_or(e, t_cmp(v, strcmp(s, "date") == 0 || strcmp(s, "grape") == 0));
+    return t_or(e, t_not(t_cmp(v, strcmp(s, "b") >= 0 && strcmp(s, "c") <= 0)));
+}
+
 /* x BETWEEN -10 AND 10 OR NOT (x * 2.0 > a) (float64) */
 static coproc_expr *b_float(coproc_plan *p, const data *d)
 {
@@ -471,6 +504,7 @@ static const pred preds[] = {
     {"NOT (u BETWEEN 100 AND 1500) AND b BETWEEN a AND 900", 0, b_between, r_between},
     {"NOT (a > 20 OR u < 500) OR NOT (b > 0 AND NOT (a < -30))", 0, b_not_or, r_not_or},
     {"x BETWEEN -10 AND 10 OR NOT (x * 2 > a)", 1, b_float, r_float},
+    {"strings: NOT LIKE, <, IN, NOT BETWEEN", 0, b_strings, r_strings},
 };
 
 /* ---------------------------------------------------------------- running */
@@ -483,6 +517,7 @@ static coproc_query_result run(ctx *c, coproc_plan *p, coproc_node *root, const 
     coproc_query_options o;
     coproc_query_options_init(&o);
     o.mode = COPROC_QUERY_FUSED;
+    o.hybrid = c->hybrid;
     coproc_query_result r;
     coproc_status s = coproc_query_run(p, root, &o, &r);
     if (s != COPROC_OK)
@@ -970,7 +1005,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             for (int on_dev = 0; on_dev < 1 + (rates[ri] == 50 && sizes[si] > 0 && !quick);
                  on_dev++) {
                 tables tb;
-                ctx c = {rt, path, &d, &tb, info.has_fp64, on_dev ? device : -1};
+                ctx c = {rt, path, &d, &tb, info.has_fp64, on_dev ? device : -1, 0};
                 make_tables(rt, &d, c.device, c.fp64, &tb);
                 plan_filters(&c);
                 plan_project_then_filter(&c);
@@ -986,6 +1021,11 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
                 for (int nk = 0; nk < 2; nk++)
                     for (int v = 0; v < 3; v++)
                         plan_aggregates(&c, nk, v == 1, v == 2);
+                /* asked for hybrid: with nulls the group-by runs on one device, fused */
+                c.hybrid = 1;
+                plan_aggregates(&c, 1, 1, 0);
+                plan_null_keys(&c, 2);
+                c.hybrid = 0;
                 free_tables(&tb);
             }
             free_data(&d);
