@@ -1287,10 +1287,15 @@ static void atomic_kernels(coproc__strbuf *o, const char *params, const char *bo
                       params, body, upd);
 }
 
-/* Whether group-by gb's result, which pipeline q orders, has aggregates
- * that can be null (failing then: the host's order-by sorts values alone). */
+/* Whether group-by gb's result, which pipeline q orders, has keys or
+ * aggregates that can be null (failing then: the host's order-by sorts
+ * values alone). */
 static int ordered_nulls(gen *g, const coproc__qpipe *q, const coproc_node *gb)
 {
+    for (int m = 0; m < gb->n && q->order; m++)
+        if (g->k->key_nullable[m])
+            return fail(g, "%s: an order-by over key \"%s\", which can be null", gb->label,
+                        gb->names[m]) != 0;
     for (int a = 0; a < gb->naggs && q->order; a++)
         if (g->k->agg_valid[a] && g->k->agg_fn[a] != COPROC_AGG_COUNT)
             return fail(g, "%s: an order-by over aggregates that can be null", gb->label) != 0;
