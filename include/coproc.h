@@ -505,13 +505,15 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   validity) where a group has none, also with no keys; rows with a null
  *   key form one group (per combination of the other keys) whose key is
  *   null. Projections keep nulls (a boolean is null where unknown) and
- *   result columns that can hold nulls carry a validity. A column is read
- *   as nullable when it has a validity as the run starts: a plan over
- *   columns without one gets the kernels it always had. Not fused, run one
- *   operator at a time (result.note says why): an order-by over a column
- *   that can be null (a result column or aggregate), and a group-by
- *   streamed in morsels past a device's budget over a table with nulls
- *   (opts.hybrid runs such a group-by on one device).
+ *   result columns that can hold nulls carry a validity (a column that a
+ *   filter before needs valid to pass cannot, and carries none). A column
+ *   is read as nullable when it has a validity as the run starts: a plan
+ *   over columns without one gets the kernels it always had. Not fused,
+ *   run one operator at a time (result.note says why): an order-by over a
+ *   column that can be null (a result column, a group-by's key or
+ *   aggregate), and a group-by streamed in morsels past a device's budget
+ *   over a table with nulls (opts.hybrid runs such a group-by on one
+ *   device).
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
  * more), and so does group_by on a CPU device when its keys are dense (a
  * small range) and its values integers or none; map, cast and gather add a
