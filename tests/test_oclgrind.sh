@@ -8,7 +8,8 @@
 # query kernels (test_query, tables up to 777 rows), every operator at small
 # sizes and the calibration kernels (test_portable test_ops_small), the fold
 # of composite keys (test_composite_keys, up to 33 rows), the null paths of
-# every operator (test_nulls, quick), the streamed scatter (test_budget_scatter,
+# every operator (test_nulls, quick), the fused query kernels over nulls
+# (test_query_fused_nulls, quick, up to 33 rows), the streamed scatter (test_budget_scatter,
 # up to 20000 rows). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
@@ -81,6 +82,13 @@ done
 # and gather with UINT64 positions (gather_p64_*, nulls_gather_p64).
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
+done
+# Nulls in the fused query engine (test_query_fused_nulls): the generated
+# kernels' validity reads (filters, probes, builds, group slots, results) over
+# tables of up to 33 rows, half null, in groups and chunks of 16.
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=33 COPROC_TEST_QUICK=1 COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16 \
+        run "$path" "" test_query_fused_nulls
 done
 # The scatter streamed through windows of dst (cl/gather.cl scatter_window)
 # at the smallest budget: up to 20000 rows, 8-byte rows in 3 windows;

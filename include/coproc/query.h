@@ -36,8 +36,11 @@
  * - order-by puts null keys last, or first with coproc_order_key.nulls_first,
  *   in either direction;
  * - result columns that can hold nulls carry a validity (host bitmaps).
- * A plan over columns with nulls runs one operator at a time for now (the
- * result's note says so): the fused kernels do not read validity bitmaps yet.
+ * Both engines do so. Fused, the generated kernels read the validity of the
+ * columns that have one as the run starts (a plan over columns without one
+ * gets the kernels it always had); a group-by streamed in morsels past a
+ * device's budget over a table with nulls runs one operator at a time (the
+ * result's note says so), and opts.hybrid runs such a pipeline on one device.
  */
 #ifndef COPROC_QUERY_H
 #define COPROC_QUERY_H

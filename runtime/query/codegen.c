@@ -65,6 +65,8 @@ typedef struct binding {
     char row[12];             /* direct columns: the row variable */
     int pay;                  /* a build side's column: its probe (index in k->builds), whose
                                * payload serves it when the table is dense; else -1 */
+    char vcode[24];           /* locals that can be null: the local holding their validity */
+    int proven;               /* valid in every row past a filter that needs it valid to pass */
 } binding;
 
 typedef struct scope {
@@ -78,6 +80,10 @@ typedef struct gen {
     coproc__qkernel *k;
     coproc__strbuf body;
     int locals;
+    /* Where gbool writes the statements of a predicate over columns with
+     * nulls (the body, or the prefilter's flag loop), indented by ind. */
+    coproc__strbuf *stmts;
+    const char *ind;
     int failed;               /* k->why says why */
 } gen;
 
@@ -108,15 +114,22 @@ static const binding *lookup(const scope *s, const char *name)
     return NULL;
 }
 
-static int arg_of(gen *g, const coproc_table *t, int col)
+/* The argument number of column col of t (validity 1: of its validity). */
+static int arg_find(gen *g, const coproc_table *t, int col, int validity)
 {
     for (int i = 0; i < g->k->nargs; i++)
-        if (g->k->args[i].table == t && g->k->args[i].col == col)
+        if (g->k->args[i].table == t && g->k->args[i].col == col &&
+            g->k->args[i].validity == validity)
             return i;
     if (g->k->nargs == COPROC__QP_MAX_ARGS)
         return fail(g, "more than %d columns in one pipeline", COPROC__QP_MAX_ARGS);
-    g->k->args[g->k->nargs] = (coproc__qarg){t, col};
+    g->k->args[g->k->nargs] = (coproc__qarg){t, col, validity};
     return g->k->nargs++;
+}
+
+static int arg_of(gen *g, const coproc_table *t, int col)
+{
+    return arg_find(g, t, col, 0);
 }
 
 static binding *push(gen *g, scope *s)
@@ -193,7 +206,137 @@ static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
     return buf;
 }
 
-/* ---------------------------------------------------------------- expressions */
+/* ---------------------------------------------------------------- nulls */
+
+/* Whether binding b can be null: a column with a validity (known when the
+ * kernel is generated, so a plan over columns without nulls gets the code
+ * it always had), or a local computed from one. */
+static int bnullable_raw(const binding *b)
+{
+    return b->table ? b->table->cols[b->col]->validity != NULL : b->vcode[0] != 0;
+}
+
+static int bnullable(const binding *b)
+{
+    return !b->proven && bnullable_raw(b);
+}
+
+/* The code that is 1 where binding b is valid, 0 where it is null (into
+ * buf); NULL when b is never null. A direct column reads its validity bit at
+ * its row; a build side's column at the build row its probe found (in a
+ * dense table, the row the table holds at the key's slot). */
+static const char *bvalid(gen *g, const binding *b, char *buf, size_t len)
+{
+    if (!bnullable(b))
+        return NULL;
+    if (!b->table) {
+        snprintf(buf, len, "%s", b->vcode);
+        return buf;
+    }
+    int a = arg_find(g, b->table, b->col, 1);
+    a = a < 0 ? 0 : a;
+    char row[64];
+    int w = b->pay >= 0 ? snprintf(row, sizeof row, "(dense%d ? ht%d[d%d] - 1u : %s)", b->pay,
+                                   b->pay, b->pay, b->row)
+                        : snprintf(row, sizeof row, "%s", b->row);
+    if (w < 0 || (size_t)w >= sizeof row ||
+        snprintf(buf, len, "((c%d[%s >> 5] >> (%s & 31)) & 1u)", a, row, row) >= (int)len) {
+        fail(g, "a validity read too long");
+        return "1u";
+    }
+    return buf;
+}
+
+/* Whether expression e reads a value that can be null (raw: of a column
+ * with a validity, even where a filter before proved it valid). */
+static int nullable_of(const scope *s, const coproc_expr *e, int raw)
+{
+    if (!e)
+        return 0;
+    if (e->kind == COPROC__QE_COLUMN) {
+        const binding *x = lookup(s, e->name);
+        return x && (raw ? bnullable_raw(x) : bnullable(x));
+    }
+    int r = nullable_of(s, e->a, raw) || nullable_of(s, e->b, raw) || nullable_of(s, e->c, raw);
+    for (int i = 0; i < e->n && !r && e->list; i++)
+        r = nullable_of(s, e->list[i], raw);
+    return r;
+}
+
+static int nullable(const scope *s, const coproc_expr *e)
+{
+    return nullable_of(s, e, 0);
+}
+
+/* Whether value expression e reads column `name`. */
+static int reads(const coproc_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == COPROC__QE_COLUMN)
+        return strcmp(e->name, name) == 0;
+    return e->kind == COPROC__QE_ARITH && (reads(e->a, name) || reads(e->b, name));
+}
+
+/* Whether boolean e being TRUE (is_true) or FALSE needs column `name` valid:
+ * a comparison is neither where an operand is null; AND is TRUE when both
+ * are, FALSE when either is; OR the other way; NOT swaps. */
+static int needs_valid(const coproc_expr *e, int is_true, const char *name)
+{
+    switch (e->kind) {
+    case COPROC__QE_CMP:
+    case COPROC__QE_BETWEEN:
+    case COPROC__QE_IN:
+        return reads(e->a, name) || reads(e->b, name) || reads(e->c, name);
+    case COPROC__QE_AND:
+    case COPROC__QE_OR:
+        if (is_true == (e->kind == COPROC__QE_AND))
+            return needs_valid(e->a, is_true, name) || needs_valid(e->b, is_true, name);
+        return needs_valid(e->a, is_true, name) && needs_valid(e->b, is_true, name);
+    case COPROC__QE_NOT:
+        return needs_valid(e->a, !is_true, name);
+    default:
+        return 0;
+    }
+}
+
+/* Past filter pred, the columns it needs valid to pass are never null:
+ * the code after it reads them as columns without nulls. */
+static void prove_valid(scope *s, const coproc_expr *pred)
+{
+    for (int i = 0; i < s->n; i++)
+        if (bnullable(&s->b[i]) && lookup(s, s->b[i].name) == &s->b[i] &&
+            needs_valid(pred, 1, s->b[i].name))
+            s->b[i].proven = 1;
+}
+
+/* " & v" for every nullable column value expression e reads: a value is
+ * null when any operand is (SQL's arithmetic). */
+static void gvalid_terms(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
+{
+    if (!e)
+        return;
+    if (e->kind == COPROC__QE_COLUMN) {
+        const binding *x = lookup(s, e->name);
+        char buf[160];
+        const char *v = x ? bvalid(g, x, buf, sizeof buf) : NULL;
+        if (v)
+            coproc__sb_printf(o, " & %s", v);
+        return;
+    }
+    if (e->kind == COPROC__QE_ARITH) {
+        gvalid_terms(g, s, e->a, o);
+        gvalid_terms(g, s, e->b, o);
+    }
+}
+
+/* The validity of value expression e as an int expression (1: valid). */
+static void gvalid(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
+{
+    coproc__sb_printf(o, "(int)(1u");
+    gvalid_terms(g, s, e, o);
+    coproc__sb_printf(o, ")");
+}
 
 static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o);
 
@@ -367,9 +510,113 @@ static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o
     return r;
 }
 
+/* A boolean expression over values that can be null, in SQL's three-valued
+ * logic: statements (into g->stmts) that set two int locals, named in t and
+ * f: t is 1 where e is TRUE, f where it is FALSE (both 0: UNKNOWN). A
+ * comparison with a null operand is UNKNOWN; AND and OR are Kleene's
+ * (FALSE AND x is FALSE, TRUE OR x is TRUE); NOT swaps the two. Locals keep
+ * the text linear in the expression's size. */
+static int gbool(gen *g, const scope *s, const coproc_expr *e, char *t, char *f, size_t len)
+{
+    coproc__strbuf x = {0}, v = {0};
+    int r = 0;
+    switch (e->kind) {
+    case COPROC__QE_NOT:
+        /* NOT: TRUE and FALSE swap, UNKNOWN stays */
+        return gbool(g, s, e->a, f, t, len);
+    case COPROC__QE_AND:
+    case COPROC__QE_OR: {
+        char ta[24], fa[24], tb[24], fb[24];
+        if (gbool(g, s, e->a, ta, fa, sizeof ta) != 0 || gbool(g, s, e->b, tb, fb, sizeof tb) != 0)
+            return -1;
+        int n = g->locals++, is_and = e->kind == COPROC__QE_AND;
+        coproc__sb_printf(g->stmts, "%sint qt%d = %s %s %s, qf%d = %s %s %s;\n", g->ind, n, ta,
+                          is_and ? "&" : "|", tb, n, fa, is_and ? "|" : "&", fb);
+        snprintf(t, len, "qt%d", n);
+        snprintf(f, len, "qf%d", n);
+        return 0;
+    }
+    default:
+        break;
+    }
+    int qv = gexpr(g, s, e, &x);
+    if (qv < 0 || x.failed) {
+        coproc__sb_free(&x);
+        return fail(g, "expression too large");
+    }
+    /* The operands' validity (a comparison, BETWEEN, IN; a value tested as
+     * a boolean is its own operand). */
+    if (e->kind == COPROC__QE_CMP || e->kind == COPROC__QE_BETWEEN || e->kind == COPROC__QE_IN) {
+        coproc__sb_printf(&v, "(int)(1u");
+        gvalid_terms(g, s, e->a, &v);
+        gvalid_terms(g, s, e->b, &v);
+        gvalid_terms(g, s, e->c, &v);
+        coproc__sb_printf(&v, ")");
+    } else {
+        gvalid(g, s, e, &v);
+    }
+    if (v.failed) {
+        r = fail(g, "expression too large");
+    } else {
+        int n = g->locals++;
+        coproc__sb_printf(g->stmts,
+                          "%sint qt%d, qf%d;\n"
+                          "%s{\n"
+                          "%s    int x_ = (%s) != 0, v_ = %s;\n"
+                          "%s    qt%d = v_ & x_;\n"
+                          "%s    qf%d = v_ & !x_;\n"
+                          "%s}\n",
+                          g->ind, n, n, g->ind, g->ind, x.s, v.s, g->ind, n, g->ind, n, g->ind);
+        snprintf(t, len, "qt%d", n);
+        snprintf(f, len, "qf%d", n);
+    }
+    coproc__sb_free(&x);
+    coproc__sb_free(&v);
+    return r;
+}
+
+/* bind_local for an expression that can be null: its value vN and its
+ * validity qvN (a boolean is 1 where TRUE, null where UNKNOWN). */
+static int bind_local_nullable(gen *g, scope *s, const char *name, const coproc_expr *e,
+                               coproc_type out)
+{
+    coproc__strbuf x = {0}, v = {0};
+    int qv = COPROC__QV_INT, r = 0;
+    g->stmts = &g->body;
+    g->ind = "        ";
+    if (e->kind >= COPROC__QE_CMP && e->kind <= COPROC__QE_NOT) {
+        char t[24], f[24];
+        if (gbool(g, s, e, t, f, sizeof t) != 0)
+            return -1;
+        coproc__sb_printf(&x, "%s", t);
+        coproc__sb_printf(&v, "(%s | %s)", t, f);
+    } else {
+        qv = gexpr(g, s, e, &x);
+        gvalid(g, s, e, &v);
+    }
+    binding *b = qv < 0 || x.failed || v.failed ? NULL : push(g, s);
+    if (b) {
+        int n = g->locals++;
+        coproc__sb_printf(&g->body, "        %s v%d = %s;\n        int qv%d = %s;\n",
+                          qv == COPROC__QV_FLOAT ? "real" : "long", n, x.s, n, v.s);
+        b->name = name;
+        b->qv = qv;
+        b->type = out;
+        snprintf(b->code, sizeof b->code, "v%d", n);
+        snprintf(b->vcode, sizeof b->vcode, "qv%d", n);
+    } else {
+        r = fail(g, "expression too large");
+    }
+    coproc__sb_free(&x);
+    coproc__sb_free(&v);
+    return r;
+}
+
 /* Emit `type vN = expr;` and bind name to vN. */
 static int bind_local(gen *g, scope *s, const char *name, const coproc_expr *e, coproc_type out)
 {
+    if (nullable(s, e))
+        return bind_local_nullable(g, s, name, e, out);
     coproc__strbuf x = {0};
     int qv = gexpr(g, s, e, &x);
     if (qv < 0 || x.failed) {
@@ -473,9 +720,13 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     int kc = arg_of(g, bp->src, bc);
     if (kc < 0)
         return -1;
-    char kbuf[64];
+    char kbuf[64], vbuf[160];
     const char *kcode = bcode(g, key, kbuf, sizeof kbuf);
     coproc__strbuf *o = &g->body;
+    /* A null key matches nothing. */
+    const char *kvalid = bvalid(g, key, vbuf, sizeof vbuf);
+    if (kvalid)
+        coproc__sb_printf(o, "        if (!%s)\n            continue;\n", kvalid);
     /* Dense: the key bitmap says whether the key is in the table, and the
      * build side's columns are read from their payloads at d. Hashed: the
      * row number r, then the columns at r. The probe loop ends on a flag, not
@@ -537,7 +788,15 @@ static int steps(gen *g, scope *s, int pi, const char *row, int filters)
         const coproc__qstep *st = &q->steps[i];
         switch (st->kind) {
         case COPROC__QS_FILTER:
-            if (filters) {
+            if (filters && nullable(s, st->node->pred)) {
+                /* only the rows where it is TRUE pass (not FALSE, not UNKNOWN) */
+                char t[24], f[24];
+                g->stmts = &g->body;
+                g->ind = "        ";
+                if (gbool(g, s, st->node->pred, t, f, sizeof t) == 0)
+                    coproc__sb_printf(&g->body, "        if (!%s)\n            continue;\n", t);
+                prove_valid(s, st->node->pred);
+            } else if (filters) {
                 coproc__strbuf x = {0};
                 if (gexpr(g, s, st->node->pred, &x) >= 0)
                     coproc__sb_printf(&g->body, "        if (!%s)\n            continue;\n", x.s);
@@ -574,6 +833,14 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
     int nprobes = 0;
     for (int i = 0; i < q->nsteps && !g->failed; i++) {
         const coproc__qstep *st = &q->steps[i];
+        if (st->kind == COPROC__QS_FILTER && nprobes == 0 && nullable(s, st->node->pred)) {
+            char t[24], f[24];
+            g->stmts = filters;
+            g->ind = "            ";
+            if (gbool(g, s, st->node->pred, t, f, sizeof t) == 0)
+                coproc__sb_printf(filters, "            keep &= %s;\n", t);
+            continue;
+        }
         if (st->kind == COPROC__QS_FILTER && nprobes == 0) {
             coproc__strbuf x = {0};
             if (gexpr(g, s, st->node->pred, &x) >= 0)
@@ -805,7 +1072,8 @@ static void params(gen *g, coproc__strbuf *o)
     coproc__sb_printf(o, "ulong n");
     for (int i = 0; i < g->k->nargs; i++) {
         const coproc__qarg *a = &g->k->args[i];
-        coproc__sb_printf(o, ", __global const %s *restrict c%d", arg_type(g, a->table->cols[a->col]->type), i);
+        coproc__sb_printf(o, ", __global const %s *restrict c%d",
+                          arg_type(g, coproc__qarg_column(a)->type), i);
     }
     for (int j = 0; j < g->k->nbuilds; j++)
         coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
@@ -864,17 +1132,45 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
         const binding *b = lookup(s, gb->names[m]);
         if (!b || !b->table)
             return fail(g, "%s: key \"%s\" is computed, not a column", gb->label, gb->names[m]);
-        k->keys[m] = (coproc__qarg){b->table, b->col};
-        char buf[64];
-        coproc__sb_printf(tail, "        slot += (ulong)(%s - gmin%d) * gstride%d;\n",
-                          bcode(g, b, buf, sizeof buf), m, m);
+        k->keys[m] = (coproc__qarg){b->table, b->col, 0};
+        char buf[64], vbuf[160];
+        const char *valid = bvalid(g, b, vbuf, sizeof vbuf);
+        if (valid) {
+            /* Null keys group together: in the slot after the key's range (gnull). */
+            k->key_nullable[m] = 1;
+            coproc__sb_printf(
+                tail, "        slot += (%s ? (ulong)(%s - gmin%d) : gnull%d) * gstride%d;\n", valid,
+                bcode(g, b, buf, sizeof buf), m, m, m);
+        } else {
+            coproc__sb_printf(tail, "        slot += (ulong)(%s - gmin%d) * gstride%d;\n",
+                              bcode(g, b, buf, sizeof buf), m, m);
+        }
     }
     k->nkeys = gb->n;
+    /* Aggregates over values that can be null skip them: each counts its
+     * valid values in a hidden aggregate of its own, after the others. */
     k->naggs = gb->naggs;
+    for (int a = 0; a < gb->naggs; a++)
+        if (gb->aggs[a].arg && nullable(s, gb->aggs[a].arg)) {
+            if (gb->aggs[a].arg->kind >= COPROC__QE_CMP)
+                return fail(g, "%s: aggregate \"%s\" of a boolean that can be null", gb->label,
+                            gb->aggs[a].name);
+            if (k->naggs == COPROC__QP_MAX_PARTIALS)
+                return fail(g, "%s: more than %d aggregates with their counts of valid values",
+                            gb->label, COPROC__QP_MAX_PARTIALS);
+            k->agg_valid[a] = 1 + k->naggs;
+            k->agg_fn[k->naggs] = COPROC_AGG_SUM;
+            k->agg_float[k->naggs++] = 0;
+        } else if (gb->aggs[a].arg && nullable_of(s, gb->aggs[a].arg, 1)) {
+            /* valid wherever a row gets here (a filter proved it): null only
+             * where the group has no row (no keys, no rows) */
+            k->agg_valid[a] = -1;
+        }
+    int W = 2 * (1 + k->naggs);
     /* The GPU path's atomic tables: (lo, hi) word pairs a slot, the count
      * first, added by QADD (the kernel defines it for its address space). */
     k->atomic_ok = gb->n > 0;
-    coproc__sb_printf(atomic, "%s        QADD(t_ + slot * %d, 1L);\n", tail->s ? tail->s : "", 2 * (1 + gb->naggs));
+    coproc__sb_printf(atomic, "%s        QADD(t_ + slot * %d, 1L);\n", tail->s ? tail->s : "", W);
     /* Without keys the one slot's partials live in registers (written once
      * at the end); with keys in this work-item's own slots in global memory. */
     int regs = gb->n == 0;
@@ -882,34 +1178,65 @@ static int gen_group(gen *g, scope *s, const coproc_node *gb, coproc__strbuf *he
     for (int a = 0; a < gb->naggs; a++) {
         const coproc__agg *ag = &gb->aggs[a];
         k->agg_fn[a] = ag->fn;
+        /* v: the argument's validity, for an argument that can be null */
+        coproc__strbuf v = {0};
+        int h = k->agg_valid[a] - 1;
+        if (h >= 0) {
+            gvalid(g, s, ag->arg, &v);
+            char dst[32];
+            snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", h);
+            coproc__sb_printf(tail, "        %s = (long)((ulong)%s + (ulong)%s);\n", dst, dst, v.s);
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, (long)%s);\n", W,
+                              2 + 2 * h, v.s);
+        }
         if (ag->fn == COPROC_AGG_COUNT || !ag->arg) {
             k->agg_float[a] = 0;
+            coproc__sb_free(&v);
             continue;
         }
         coproc__strbuf x = {0};
         int qv = gexpr(g, s, ag->arg, &x);
-        if (qv < 0) {
+        if (qv < 0 || v.failed) {
             coproc__sb_free(&x);
-            return -1;
+            coproc__sb_free(&v);
+            return fail(g, "expression too large");
         }
         k->agg_float[a] = qv == COPROC__QV_FLOAT;
         if (k->agg_float[a] || ag->fn == COPROC_AGG_MIN || ag->fn == COPROC_AGG_MAX)
             k->atomic_ok = 0;
+        else if (h >= 0) /* a null adds 0 */
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s ? %s : 0L);\n", W,
+                              2 + 2 * a, v.s, x.s);
         else
-            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s);\n", 2 * (1 + gb->naggs), 2 + 2 * a, x.s);
+            coproc__sb_printf(atomic, "        QADD(t_ + slot * %d + %d, %s);\n", W, 2 + 2 * a,
+                              x.s);
         char dst[32];
         snprintf(dst, sizeof dst, regs ? "a%d_r" : "a%d[slot]", a);
         coproc__sb_printf(tail, "        ");
-        agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
+        if (h >= 0) { /* a null row updates with the identity: no branch */
+            coproc__strbuf sel = {0};
+            int fn = ag->fn == COPROC_AGG_AVG ? COPROC_AGG_SUM : ag->fn;
+            coproc__sb_printf(&sel, "(%s ? %s : %s)", v.s, x.s, agg_identity(fn, k->agg_float[a]));
+            agg_update(tail, ag->fn, k->agg_float[a], dst, sel.s ? sel.s : "0");
+            if (sel.failed)
+                fail(g, "out of host memory");
+            coproc__sb_free(&sel);
+        } else {
+            agg_update(tail, ag->fn, k->agg_float[a], dst, x.s);
+        }
         coproc__sb_free(&x);
+        coproc__sb_free(&v);
     }
     /* Every column is known now: the arguments. */
     params(g, head);
     for (int m = 0; m < gb->n; m++)
-        coproc__sb_printf(head, ", long gmin%d, ulong gstride%d", m, m);
+        coproc__sb_printf(head,
+                          k->key_nullable[m] ? ", long gmin%d, ulong gstride%d, ulong gnull%d"
+                                             : ", long gmin%d, ulong gstride%d",
+                          m, m, m);
     coproc__sb_printf(aparams, "%s", head->s);
     coproc__sb_printf(head, ", ulong S, __global long *pcnt");
-    for (int a = 0; a < gb->naggs; a++)
+    for (int a = 0; a < k->naggs; a++)
         coproc__sb_printf(head, ", __global %s *pa%d", k->agg_float[a] ? "real" : "long", a);
     return 0;
 }
@@ -986,14 +1313,14 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "__kernel void q_main(%s, uint q_fresh)\n{\n", head.s);
             coproc__sb_printf(o, "    ulong p = get_global_id(0);\n"
                                  "    __global long *cnt = pcnt + p * S;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    __global %s *a%d = pa%d + p * S;\n",
                                   k->agg_float[a] ? "real" : "long", a, a);
             coproc__sb_printf(o, "    for (ulong s = 0; q_fresh && s < S; s++) {\n        cnt[s] = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "        a%d[s] = %s;\n", a, agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    }\n    long cnt_r = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    %s a%d_r = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__strbuf rowcode = {0};
@@ -1004,30 +1331,31 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_free(&rowcode);
             if (gb->n == 0) {
                 coproc__sb_printf(o, "    cnt[0] += cnt_r;\n");
-                for (int a = 0; a < gb->naggs; a++)
+                for (int a = 0; a < k->naggs; a++)
                     partial_combine(o, k, a, "    ", "a%d[0]", "a%d_r");
             }
             coproc__sb_printf(o, "}\n\n");
             /* Combine: the partitions' partials, slot by slot. */
             coproc__sb_printf(o, "__kernel void q_combine(ulong P, ulong S, __global const long *pcnt, "
                                  "__global long *ocnt");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, ", __global const %s *pa%d, __global %s *oa%d",
                                   k->agg_float[a] ? "real" : "long", a, k->agg_float[a] ? "real" : "long", a);
             coproc__sb_printf(o, ")\n{\n    ulong s = get_global_id(0);\n    if (s >= S)\n        return;\n"
                                  "    long c = 0;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    %s x%d = %s;\n", k->agg_float[a] ? "real" : "long", a,
                                   agg_identity(k->agg_fn[a], k->agg_float[a]));
             coproc__sb_printf(o, "    for (ulong p = 0; p < P; p++) {\n        c += pcnt[p * S + s];\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 partial_combine(o, k, a, "        ", "x%d", "pa%d[p * S + s]");
             coproc__sb_printf(o, "    }\n    ocnt[s] = c;\n");
-            for (int a = 0; a < gb->naggs; a++)
+            for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
             coproc__sb_printf(o, "}\n");
             if (k->atomic_ok)
-                atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s, 2 * (1 + gb->naggs));
+                atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s,
+                               2 * (1 + k->naggs));
         }
     } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
         const coproc__schema *out = &q->top->schema;
@@ -1040,7 +1368,12 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                 fail(&g, "no column \"%s\" to materialise", out->names[m]);
                 break;
             }
-            char buf[64];
+            char buf[64], vbuf[160];
+            const char *valid = m < 256 ? bvalid(&g, b, vbuf, sizeof vbuf) : NULL;
+            if (valid) {
+                k->out_valid[m] = 1;
+                coproc__sb_printf(&tail, "        ov%d[o] = (uchar)%s;\n", m, valid);
+            }
             if (!g.fp64 && out->types[m] == COPROC_FLOAT64) {
                 /* Copied bit for bit; a computed float64 needs doubles. */
                 if (!b->table || b->type != COPROC_FLOAT64) {
@@ -1064,6 +1397,9 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             coproc__sb_printf(o, "__kernel void q_write(%s, __global const ulong *offsets", head.s);
             for (int m = 0; m < out->n; m++)
                 coproc__sb_printf(o, ", __global %s *o%d", arg_type(&g, out->types[m]), m);
+            for (int m = 0; m < out->n && m < 256; m++)
+                if (k->out_valid[m])
+                    coproc__sb_printf(o, ", __global uchar *ov%d", m);
             coproc__sb_printf(o, ")\n{\n    ulong o = offsets[get_global_id(0)];\n");
             row_loop(o, &pre_f, &pre, write.s, keep_order);
             coproc__sb_printf(o, "}\n");
@@ -1095,10 +1431,29 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                     continue;
                 int a = arg_of(&g, q->src, q->range_col[r]);
                 const char *ct = t == COPROC_INT32 ? "int" : "uint";
+                /* a key's null rows are not part of its range */
+                char rvbuf[160];
+                binding rb = {.table = q->src, .col = q->range_col[r], .pay = -1, .row = "i"};
+                const char *rvalid = bvalid(&g, &rb, rvbuf, sizeof rvbuf);
+                if (rvalid)
+                    coproc__sb_printf(&ranges, "        if (%s) {\n", rvalid);
                 coproc__sb_printf(&ranges,
                                   "        atomic_min((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n"
                                   "        atomic_max((volatile __global %s *)&kr[%d], (%s)c%d[i]);\n",
                                   ct, 2 * r, ct, a, ct, 2 * r + 1, ct, a);
+                if (rvalid)
+                    coproc__sb_printf(&ranges, "        }\n");
+            }
+            /* A null key is left out of the table (it matches nothing), and
+             * its row out of the measured ranges. */
+            char vbuf[160];
+            const char *kvalid = bvalid(&g, b, vbuf, sizeof vbuf);
+            if (kvalid) {
+                coproc__strbuf skip = {0};
+                coproc__sb_printf(&skip, "        if (!%s)\n            continue;\n%s", kvalid,
+                                  ranges.s ? ranges.s : "");
+                coproc__sb_free(&ranges);
+                ranges = skip;
             }
             if (ranges.failed)
                 fail(&g, "out of host memory");

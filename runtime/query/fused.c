@@ -74,7 +74,7 @@ coproc_status coproc__qbind(fused *f, coproc__device *dev, const coproc__qkernel
 {
     for (int i = 0; i < k->nargs; i++) {
         const coproc_table *t = k->args[i].table;
-        coproc_status s = coproc__qbind_column(f, dev, t->cols[k->args[i].col],
+        coproc_status s = coproc__qbind_column(f, dev, coproc__qarg_column(&k->args[i]),
                                                t->names[k->args[i].col], &b[i], moved);
         if (s != COPROC_OK) {
             coproc__qunbind(dev, b, i);
@@ -136,8 +136,12 @@ coproc_status coproc__qcolumn_range(fused *f, const coproc_column *c, int64_t *l
         return COPROC_OK;
     }
     int64_t mn = INT64_MAX, mx = INT64_MIN;
+    /* Null rows' values are whatever was left there: not part of the range. */
+    const uint32_t *valid = c->validity ? c->validity->host : NULL;
 #define RANGE(T)                                                                                   \
     for (size_t i = 0; i < c->length; i++) {                                                       \
+        if (valid && !(valid[i / 32] >> (i % 32) & 1u))                                            \
+            continue;                                                                              \
         int64_t v = (int64_t)((const T *)c->host)[i];                                              \
         mn = v < mn ? v : mn;                                                                      \
         mx = v > mx ? v : mx;                                                                      \
@@ -148,7 +152,8 @@ coproc_status coproc__qcolumn_range(fused *f, const coproc_column *c, int64_t *l
     case COPROC_UINT32: RANGE(uint32_t) break;
     case COPROC_UINT64:
         for (size_t i = 0; i < c->length; i++)
-            if (((const uint64_t *)c->host)[i] > INT64_MAX)
+            if ((!valid || valid[i / 32] >> (i % 32) & 1u) &&
+                ((const uint64_t *)c->host)[i] > INT64_MAX)
                 return coproc__fail(f->rt, COPROC_UNSUPPORTED, "query: uint64 key values above INT64_MAX");
         RANGE(uint64_t) break;
     default:
@@ -189,7 +194,7 @@ static coproc_status needs_of(fused *f, int pi, pipe_needs *nd)
         }
     }
     for (int i = 0; s == COPROC_OK && i < k->nargs; i++)
-        nd->reads[nd->nreads++] = k->args[i].table->cols[k->args[i].col];
+        nd->reads[nd->nreads++] = coproc__qarg_column(&k->args[i]);
     coproc__qkernel_free(k);
     free(k);
     return s;
@@ -318,10 +323,14 @@ static void kernel_footprint(const coproc__qpipe *q, coproc__device *dev, const 
     if (dev->zero_copy && dev->info.host_unified_memory)
         return;
     for (int i = 0; i < k->nargs; i++) {
-        const coproc_column *c = k->args[i].table->cols[k->args[i].col];
+        const coproc_column *c = coproc__qarg_column(&k->args[i]);
         if (c->dev || c->length == 0)
             continue;
         size_t size = coproc_type_size(c->type);
+        if (k->args[i].validity) { /* a bitmap: read whole */
+            *fixed += c->length * size;
+            continue;
+        }
         if (k->args[i].table == q->src && !coproc__residency_has(dev, c))
             *per_row += size;
         else
@@ -373,8 +382,9 @@ static int hybrid_devices(fused *f, int pi, int *devices)
     if (!f->run->opts.hybrid || f->run->opts.device >= 0 || q->sink != COPROC__QK_GROUP ||
         q->src_pipe >= 0)
         return 0;
+    /* Columns with nulls: on one device (morsels do not cut bitmaps). */
     for (int c = 0; c < q->src->n; c++)
-        if (q->src->cols[c]->dev)
+        if (q->src->cols[c]->dev || q->src->cols[c]->validity)
             return 0;
     int fp64;
     coproc_status s;
@@ -638,6 +648,32 @@ static coproc_status run_group(fused *f, coproc__device *dev, int pi, const copr
     return s;
 }
 
+/* Give col (rows rows) the validity that m holds, a byte a row (0: null). */
+static coproc_status attach_validity(fused *f, coproc__device *dev, cl_mem m, coproc_column *col,
+                                     size_t rows)
+{
+    size_t words = (rows + 31) / 32;
+    unsigned char *bytes = malloc(rows ? rows : 1);
+    coproc_column *bm = NULL;
+    coproc_status s =
+        bytes ? COPROC_OK
+              : coproc__fail(f->rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory");
+    if (s == COPROC_OK)
+        s = coproc__qread(f, dev, m, bytes, rows);
+    if (s == COPROC_OK)
+        s = coproc__host_column_new(f->rt, COPROC_UINT32, words, &bm);
+    if (s == COPROC_OK && words) {
+        uint32_t *w = bm->host;
+        memset(w, 0, words * sizeof *w);
+        for (size_t i = 0; i < rows; i++)
+            w[i / 32] |= (uint32_t)(bytes[i] != 0) << (i % 32);
+    }
+    if (s == COPROC_OK && (s = coproc_column_set_validity(col, bm)) != COPROC_OK)
+        coproc_column_free(bm);
+    free(bytes);
+    return s;
+}
+
 static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, const coproc__qkernel *k,
                                      const bound *b)
 {
@@ -645,10 +681,10 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
     const coproc__schema *sc = &q->top->schema;
     coproc_runtime *rt = f->rt;
     size_t n = q->src->rows;
-    cl_mem counts = NULL, offsets = NULL, outs[256] = {0};
+    cl_mem counts = NULL, offsets = NULL, outs[256] = {0}, valids[256] = {0};
     cl_kernel kn = NULL, kw = NULL;
-    /* the kernel first: building its program may lower the device's
-     * work-group limit, which the geometry then keeps to */
+    /* The program first: building it learns the device's work-group limit
+     * for its kernels (program.c), which the geometry must respect. */
     coproc_status s = coproc__qkernel_of(f, dev, k, "q_count", &kn);
     coproc__geometry g = coproc__geometry_for(dev, n, 0);
     size_t P = g.global;
@@ -683,6 +719,8 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
             s = coproc__table_add_owned(t, sc->names[c], col);
         if (s == COPROC_OK && total)
             s = buffer(f, dev, total * coproc_type_size(sc->types[c]), &outs[c]);
+        if (s == COPROC_OK && total && k->out_valid[c])
+            s = buffer(f, dev, total, &valids[c]);
     }
     if (s == COPROC_OK && total) {
         s = buffer(f, dev, P * sizeof(cl_ulong), &offsets);
@@ -700,18 +738,29 @@ static coproc_status run_materialize(fused *f, coproc__device *dev, int pi, cons
             COPROC__ARG(a, offsets);
             for (int c = 0; c < sc->n; c++)
                 COPROC__ARG(a, outs[c]);
+            for (int c = 0; c < sc->n; c++)
+                if (k->out_valid[c])
+                    COPROC__ARG(a, valids[c]);
             s = coproc__launch(rt, dev, &a, &g, "query write");
         }
         for (int c = 0; c < sc->n && s == COPROC_OK; c++)
             s = coproc__qread(f, dev, outs[c], t->owned[c]->host, total * coproc_type_size(sc->types[c]));
     }
+    /* Columns that can be null: their validity, a byte a row from the
+     * kernel, into a bitmap. */
+    for (int c = 0; c < sc->n && s == COPROC_OK; c++)
+        if (k->out_valid[c])
+            s = attach_validity(f, dev, valids[c], t->owned[c], total);
     if (s == COPROC_OK)
         q->out = t;
     else
         coproc_table_free(t);
-    for (int c = 0; c < sc->n && c < 256; c++)
+    for (int c = 0; c < sc->n && c < 256; c++) {
         if (outs[c])
             clReleaseMemObject(outs[c]);
+        if (valids[c])
+            clReleaseMemObject(valids[c]);
+    }
     if (counts)
         clReleaseMemObject(counts);
     if (offsets)

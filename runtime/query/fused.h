@@ -80,7 +80,7 @@ typedef struct coproc__qpartial {
     size_t S;
     int naggs;
     int64_t *cnt;
-    void *agg[16];
+    void *agg[COPROC__QP_MAX_PARTIALS];
 } coproc__qpartial;
 void coproc__qpartial_free(coproc__qpartial *p);
 /* Add src into dst (same slots): counts and sums add, min and max keep theirs. */
@@ -104,8 +104,8 @@ typedef struct coproc__qgroup {
     coproc__geometry g;
     cl_kernel km, kc;
     cl_mem pcnt, ocnt, out;
-    cl_mem pa[16], oa[16];
-    size_t asize[16];
+    cl_mem pa[COPROC__QP_MAX_PARTIALS], oa[COPROC__QP_MAX_PARTIALS];
+    size_t asize[COPROC__QP_MAX_PARTIALS];
     int launches;
     cl_uint fresh_arg;         /* q_main's q_fresh argument index */
 } coproc__qgroup;

@@ -57,8 +57,10 @@ coproc_status coproc__qslots_of(coproc__fused *f, int pi, const coproc__qkernel 
         out->kmin[m] = lo;
         /* hi - lo + 1 wraps to 0 for a key spanning all 64 bits: counted
          * in a double, it is then far over MAX_SLOTS */
-        out->range[m] = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
-        slots *= hi >= lo ? (double)((uint64_t)hi - (uint64_t)lo) + 1.0 : 1.0;
+        /* a key that can be null: one slot more, its last, for the null key */
+        out->range[m] = (hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 1) + k->key_nullable[m];
+        slots *=
+            (hi >= lo ? (double)((uint64_t)hi - (uint64_t)lo) + 1.0 : 1.0) + k->key_nullable[m];
     }
     size_t per_slot = sizeof(cl_long) * (1 + (size_t)k->naggs);
     if (slots > MAX_SLOTS || slots * per_slot > PARTIALS_MAX_BYTES) {
@@ -99,7 +101,7 @@ static coproc_status partial_alloc(coproc_runtime *rt, const coproc__qkernel *k,
 void coproc__qpartial_free(coproc__qpartial *p)
 {
     free(p->cnt);
-    for (int a = 0; a < 16; a++)
+    for (int a = 0; a < COPROC__QP_MAX_PARTIALS; a++)
         free(p->agg[a]);
     memset(p, 0, sizeof *p);
 }
@@ -142,6 +144,22 @@ static void put_value(void *col, size_t row, coproc_type t, int is_float, int64_
     }
 }
 
+/* Give col (rows rows) a validity of its own, every row null for now; *bits
+ * receives its words (NULL for no rows). */
+static coproc_status new_validity(coproc_runtime *rt, coproc_column *col, size_t rows,
+                                  uint32_t **bits)
+{
+    coproc_column *bm;
+    coproc_status st = coproc__host_column_new(rt, COPROC_UINT32, (rows + 31) / 32, &bm);
+    if (st == COPROC_OK && (st = coproc_column_set_validity(col, bm)) != COPROC_OK)
+        coproc_column_free(bm);
+    if (st == COPROC_OK && rows) {
+        *bits = bm->host;
+        memset(*bits, 0, (rows + 31) / 32 * sizeof **bits);
+    }
+    return st;
+}
+
 coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkernel *k,
                                    const coproc__qslots *sl, const coproc__qpartial *p,
                                    coproc_table **out)
@@ -165,21 +183,42 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
         coproc_table_free(t);
         return st;
     }
+    /* An aggregate over values that can be null is null where its group
+     * has no valid value (COUNT is 0 there): its column gets a validity. */
+    uint32_t *valid[16] = {0}, *valid_key[8] = {0};
+    for (int a = 0; a < gb->naggs && st == COPROC_OK; a++)
+        if (k->agg_valid[a] && k->agg_fn[a] != COPROC_AGG_COUNT)
+            st = new_validity(rt, t->owned[gb->n + a], rows, &valid[a]);
+    /* A key that can be null: null in the row of the null keys' group. */
+    for (int m = 0; m < gb->n && st == COPROC_OK; m++)
+        if (k->key_nullable[m])
+            st = new_validity(rt, t->owned[m], rows, &valid_key[m]);
+    if (st != COPROC_OK) {
+        coproc_table_free(t);
+        return st;
+    }
     size_t r = 0;
     for (size_t s = 0; s < S; s++) {
         int64_t cnt = p->cnt[s];
         if (cnt == 0 && gb->n > 0)
             continue;
         for (int m = 0; m < gb->n; m++) {
-            int64_t key = sl->kmin[m] + (int64_t)((s / sl->stride[m]) % sl->range[m]);
-            put_value(t->owned[m]->host, r, gb->schema.types[m], 0, key, 0);
+            uint64_t at = (s / sl->stride[m]) % sl->range[m];
+            if (valid_key[m] && at != sl->range[m] - 1)
+                valid_key[m][r / 32] |= 1u << (r % 32);
+            put_value(t->owned[m]->host, r, gb->schema.types[m], 0, sl->kmin[m] + (int64_t)at, 0);
         }
         for (int a = 0; a < gb->naggs; a++) {
             int fl = agg_is_float(k, a);
             int64_t iv = 0;
             double fv = 0;
+            /* the rows whose argument is valid (all of them when it cannot be null) */
+            int64_t nvalid =
+                k->agg_valid[a] > 0 ? ((const int64_t *)p->agg[k->agg_valid[a] - 1])[s] : cnt;
+            if (valid[a] && nvalid > 0)
+                valid[a][r / 32] |= 1u << (r % 32);
             if (k->agg_fn[a] == COPROC_AGG_COUNT)
-                iv = cnt;
+                iv = nvalid;
             else if (fl)
                 fv = ((const double *)p->agg[a])[s];
             else
@@ -188,9 +227,9 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
             void *col = t->owned[gb->n + a]->host;
             if (k->agg_fn[a] == COPROC_AGG_AVG) {
                 double sum = fl ? fv : (double)iv;
-                put_value(col, r, ty, 1, 0, cnt ? sum / (double)cnt : NAN);
+                put_value(col, r, ty, 1, 0, nvalid ? sum / (double)nvalid : NAN);
             } else if ((k->agg_fn[a] == COPROC_AGG_MIN || k->agg_fn[a] == COPROC_AGG_MAX) &&
-                       cnt == 0) {
+                       nvalid == 0) {
                 put_value(col, r, ty, 1, 0, 0); /* no rows (only without keys): 0, as the operators */
             } else {
                 put_value(col, r, ty, fl, iv, fv);
@@ -212,9 +251,11 @@ static void set_group_args(coproc__args *a, coproc__qgroup *g, const coproc__qbo
     coproc__qset_common_args(a, g->f, g->k, b, n);
     for (int m = 0; m < g->k->nkeys; m++) {
         cl_long lo = g->sl.kmin[m];
-        cl_ulong st = g->sl.stride[m];
+        cl_ulong st = g->sl.stride[m], null_slot = g->sl.range[m] - 1;
         COPROC__ARG(*a, lo);
         COPROC__ARG(*a, st);
+        if (g->k->key_nullable[m])
+            COPROC__ARG(*a, null_slot);
     }
     cl_ulong S = g->sl.S;
     COPROC__ARG(*a, S);
@@ -447,7 +488,7 @@ void coproc__qgroup_release(coproc__qgroup *g)
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
         if (*m[i])
             clReleaseMemObject(*m[i]);
-    for (int a = 0; a < 16; a++) {
+    for (int a = 0; a < COPROC__QP_MAX_PARTIALS; a++) {
         if (g->pa[a])
             clReleaseMemObject(g->pa[a]);
         if (g->oa[a])

@@ -414,9 +414,18 @@ static coproc_status open_device(hybrid *h, hdev *d)
         return COPROC_UNSUPPORTED;
     }
     coproc_status s = COPROC_OK;
+    /* Morsels cut the scanned table's columns at any row: its bitmaps
+     * would need cutting at bit offsets, which the kernels do not do. */
+    for (int i = 0; i < d->k->nargs; i++)
+        if (d->k->args[i].validity && d->k->args[i].table == h->q->src) {
+            snprintf(f->run->note, sizeof f->run->note,
+                     "the pipeline over %s streams in morsels, and its columns have nulls",
+                     h->q->src_name);
+            return COPROC_UNSUPPORTED;
+        }
     for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
         const coproc_table *t = d->k->args[i].table;
-        const coproc_column *c = t->cols[d->k->args[i].col];
+        const coproc_column *c = coproc__qarg_column(&d->k->args[i]);
         d->nbound = i + 1;
         d->fact[i] = t == h->q->src;
         if (d->fact[i] && !in_place(dev) && !coproc__residency_has(dev, c)) {

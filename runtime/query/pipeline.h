@@ -11,6 +11,7 @@
 
 #include <CL/cl.h>
 
+#include "data/column.h"
 #include "query/plan.h"
 
 #define COPROC__QP_MAX_STEPS 48
@@ -97,13 +98,25 @@ typedef struct coproc__strbuf {
 void coproc__sb_printf(coproc__strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void coproc__sb_free(coproc__strbuf *b);
 
-/* A column a generated kernel reads, in argument order. */
+/* A column a generated kernel reads, in argument order: the column itself,
+ * or (validity 1) its validity bitmap, read where it can hold nulls. */
 typedef struct coproc__qarg {
     const coproc_table *table;
     int col;
+    int validity;
 } coproc__qarg;
 
+/* The column argument a binds: the table's column or its validity. */
+static inline const coproc_column *coproc__qarg_column(const coproc__qarg *a)
+{
+    const coproc_column *c = a->table->cols[a->col];
+    return a->validity ? c->validity : c;
+}
+
 #define COPROC__QP_MAX_ARGS 96
+/* A group-by's partial aggregates: its own (16 at most) and the counts of
+ * valid values of those over values that can be null. */
+#define COPROC__QP_MAX_PARTIALS 32
 
 /* What codegen made for one pipeline. */
 typedef struct coproc__qkernel {
@@ -119,12 +132,21 @@ typedef struct coproc__qkernel {
     /* GROUP: keys' columns (resolved to a source column) for their ranges */
     int nkeys;
     coproc__qarg keys[8];
+    int key_nullable[8]; /* 1: key m can be null (its null rows group in slot gnullM) */
     int naggs;
-    int agg_float[16];         /* 1: the partial is `real`, else long */
-    int agg_fn[16];
+    int agg_float[COPROC__QP_MAX_PARTIALS]; /* 1: the partial is `real`, else long */
+    int agg_fn[COPROC__QP_MAX_PARTIALS];
+    /* An aggregate over values that can be null: 1 + the index of the
+     * hidden aggregate (a SUM, after the group-by's own) counting its valid
+     * values; -1 over columns with nulls that a filter proved valid (null
+     * only in a group without rows); 0 for the others. */
+    int agg_valid[COPROC__QP_MAX_PARTIALS];
     /* GROUP on the GPU path: q_local / q_global exist (keys, and only
      * counts and integer sums, which 32-bit atomics add exactly) */
     int atomic_ok;
+    /* MATERIALIZE: 1 for an output column that can be null: q_write also
+     * writes its validity, a byte a row (ovM, after the columns) */
+    unsigned char out_valid[256];
     /* BUILD: the key's source column */
     int key_col;
     char why[256];             /* when it cannot be fused */

@@ -100,21 +100,12 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
                             run.opts.device, rt->device_count);
     if (rt->device_count == 0)
         return coproc__fail(rt, COPROC_NO_DEVICE, "coproc_query_run: the runtime has no device");
-    /* Columns with nulls: the fused engine does not read validity bitmaps
-     * yet, so such a plan runs one operator at a time (said in the note). */
-    int has_nulls = 0;
-    for (const coproc_node *nd = p->nodes; nd; nd = nd->next_alloc)
-        for (int c = 0; nd->kind == COPROC__QN_SCAN && c < nd->table->n; c++)
-            has_nulls |= nd->table->cols[c]->validity != NULL;
-
     uint64_t built0 = atomic_load(&rt->programs_built);
     coproc_table *table = NULL;
     coproc_status s;
-    if (run.opts.mode == COPROC_QUERY_FUSED && has_nulls) {
-        snprintf(run.note, sizeof run.note, "columns with nulls run one operator at a time");
-        coproc__log(rt, COPROC_LOG_INFO, "query: one operator at a time: %s", run.note);
-        s = coproc__operators_run(&run, root, &table);
-    } else if (run.opts.mode == COPROC_QUERY_FUSED) {
+    /* Columns with nulls run fused where the engine reads their validity;
+     * a shape it cannot run with nulls returns UNSUPPORTED with the note. */
+    if (run.opts.mode == COPROC_QUERY_FUSED) {
         s = coproc__fused_run(&run, root, &table);
         if (s == COPROC_UNSUPPORTED && run.note[0]) {
             coproc__log(rt, COPROC_LOG_INFO, "query: one operator at a time: %s", run.note);
