@@ -7,7 +7,8 @@
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
 # query kernels (test_query, tables up to 777 rows), every operator at small
 # sizes and the calibration kernels (test_portable test_ops_small), the fold
-# of composite keys (test_composite_keys, up to 33 rows), the null paths of
+# of composite keys (test_composite_keys, up to 33 rows, with and without
+# nulls), the null paths of
 # every operator (test_nulls, quick), the streamed scatter (test_budget_scatter,
 # up to 20000 rows). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
@@ -68,9 +69,10 @@ for path in cpu gpu; do
     run "$path" test_ops_small
 done
 # The fold of composite keys (cl/composite.cl) and the operators under it, on
-# device columns of up to 33 rows.
+# device columns of up to 33 rows, without and with nulls in the keys.
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=33 run "$path" test_device_columns test_composite_keys
+    COPROC_TEST_MAX_ROWS=33 run "$path" test_null_keys_device test_composite_keys
 done
 # Nulls (test_nulls): every operator's null path once (COPROC_TEST_QUICK: device
 # columns, int32 and float64, half the rows null) at sizes up to 40, in groups
