@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "core/runtime.h"
 #include "data/column.h"
+#include "data/residency.h"
 #include "ops/nulls.h"
 
 #define MAX_KEYS 16
@@ -310,6 +311,10 @@ static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_c
                 a[i] = (first ? 0 : a[i] * radix) + digit;
             }
         }
+        /* acc may be an operator's output (a rank) whose device copy was
+         * kept: that copy is stale now */
+        for (int d = 0; d < rt->device_count; d++)
+            coproc__residency_forget(&rt->devices[d], acc);
         return COPROC_OK;
     }
     char kname[16];

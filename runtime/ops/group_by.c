@@ -76,7 +76,9 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define FIX_STEPS (4 + 1)          /* gb_fix / gb_float_sum: the 4-word negation */
 /* The dense kernels with nulls (GB_WORD_ROWS): a row, plus for each word of
  * 32 rows its loop's step, the row loop's entry and the take-back's loop (up
- * to 33), and the window kernels' search for their first valid key. */
+ * to 33), or with null keys a run loop's step and entry per run (at worst,
+ * alternating bits, a run a row: 3 steps a row), and the window kernels'
+ * search for their first valid key. */
 #define NULLS_STEPS_PER_ROW 4
 
 typedef struct gb_plan {
