@@ -1253,7 +1253,9 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
 
 /* Counts only (SW 0) or 32-bit values (SW 2; min/max when MM), into the
  * global per-slot arrays (cleared by gb_init), through a local table of
- * L = range entries of 1 + SW + 2 MM words when L > 0. */
+ * L = range entries of 1 + SW + 2 MM words when L > 0. kvalid: the keys'
+ * validity (NULL: none); a row with a null key goes to the last slot,
+ * range - 1, which group_by.c adds for it (the null group). */
 #define GB_DENSE_ROW_none(KT)
 #define GB_DENSE_ROW_v(DV)                                                               \
     {                                                                                    \
@@ -1265,7 +1267,8 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
     }
 #define GB_DEFINE_DENSE_GPU(NAME, KT, SW, MM, ROW)                                       \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global const uint *vals, uint flip, __global uint *cnt,         \
+                       __global const uint *kvalid, __global const uint *vals, uint flip, \
+                       __global uint *cnt,                                               \
                        __global uint *sum, __global uint *mn, __global uint *mx,         \
                        __local uint *lm, uint L)                                         \
     {                                                                                    \
@@ -1282,7 +1285,7 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
         }                                                                                \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            uint s = (uint)(keys[i] - base);                                             \
+            uint s = GB_VALID(kvalid, i) ? (uint)(keys[i] - base) : (uint)(range - 1);   \
             gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
             ROW                                                                          \
             if (L) {                                                                     \

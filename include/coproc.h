@@ -503,8 +503,9 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   coproc_table_add, and coproc_query_run for a column given a validity
  *   after it was added.
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
- * more), and so does group_by on a CPU device when its keys are dense (a
- * small range) and its values integers or none, and the composite-key fold;
+ * more), and so does group_by when its keys are dense (a small range) and
+ * its values integers or none (on a GPU device: keys with nulls, values
+ * without), and the composite-key fold;
  * map, cast and gather add a bitmap pass; the others are composed from the null-free operators
  * (compaction, an extra small group-by or join) and cost more
  * (docs/performance.md, "Nulls").

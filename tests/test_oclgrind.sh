@@ -82,9 +82,12 @@ done
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=40 COPROC_TEST_QUICK=1 run "$path" "" test_nulls
 done
-# The dense group-by kernels' own null handling (cl/group_by.cl, CPU path:
-# validity words, runs of null and valid keys) at 64 and 65 rows, 30 % nulls.
-COPROC_TEST_MAX_ROWS=65 COPROC_TEST_QUICK=1 run cpu test_nulls_group_by_dense test_nulls
+# The dense group-by kernels' own null handling (cl/group_by.cl; CPU path:
+# validity words, runs of null and valid keys; GPU path: null keys) at 64 and
+# 65 rows, 30 % nulls.
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=65 COPROC_TEST_QUICK=1 run "$path" test_nulls_group_by_dense test_nulls
+done
 # The scatter streamed through windows of dst (cl/gather.cl scatter_window)
 # at the smallest budget: up to 20000 rows, 8-byte rows in 3 windows;
 # distinct positions only (duplicates race by design: one writer wins).
