@@ -907,11 +907,14 @@ typedef struct gb_de64 {
 /* The rows of a work-item's chunk [i, end) with nulls, a validity word (32
  * rows) at a time: ROWS(KOK, VOK, ...) runs the rows up to `stop` with KOK /
  * VOK (whether row i's key / value is valid) the constant 1 for a word
- * whose rows are all valid (most, where nulls are few: the null-free loop),
- * else read from the word's bits - except for null values alone under sums
- * and counts (MM 0): the word's rows run as valid, then UNDO takes its null
- * rows' values back out (integer sums wrap: exactly), as testing each row
- * cost about twice the null-free row. Without nulls, the null-free loop. */
+ * whose rows are all valid (most, where nulls are few: the null-free loop).
+ * Null values alone under sums and counts (MM 0): the word's rows run as
+ * valid, then UNDO takes its null rows' values back out (integer sums wrap:
+ * exactly), as testing each row cost about twice the null-free row. A word
+ * with null keys runs as runs of rows whose keys are all valid or all null
+ * (GB_KEY_RUNS), KOK a constant in each: a null key's garbage is never
+ * read, and the valid rows take the null-free loop. Without nulls, the
+ * null-free loop. */
 #define GB_WORD_ROWS(ROWS, UNDO, VT, ET, DV, MM, ...)                                    \
     if (!kvalid && !vvalid) {                                                            \
         ulong stop = end;                                                                \
@@ -922,13 +925,30 @@ typedef struct gb_de64 {
         uint kw = kvalid ? kvalid[i >> 5] : ~0u, vw = vvalid ? vvalid[i >> 5] : ~0u;     \
         if ((kw & vw) == ~0u) {                                                          \
             ROWS(1u, 1u, __VA_ARGS__)                                                    \
-        } else if (!kvalid && !(MM)) {                                                   \
+        } else if (kw == ~0u && !(MM)) {                                                 \
             ROWS(1u, 1u, __VA_ARGS__)                                                    \
             UNDO(from, stop, vw, VT, ET, DV)                                             \
         } else if (!vvalid) {                                                            \
-            ROWS((kw >> ((uint)i & 31u)) & 1u, 1u, __VA_ARGS__)                          \
+            GB_KEY_RUNS(ROWS, 1u, __VA_ARGS__)                                           \
         } else {                                                                         \
-            ROWS((kw >> ((uint)i & 31u)) & 1u, (vw >> ((uint)i & 31u)) & 1u, __VA_ARGS__) \
+            GB_KEY_RUNS(ROWS, (vw >> ((uint)i & 31u)) & 1u, __VA_ARGS__)                 \
+        }                                                                                \
+    }
+
+/* The rows [i, wstop) of one validity word kw of the keys, as runs of equal
+ * bits: each run ends at the next row whose key bit differs (the lowest set
+ * bit of the other bits from row i on; OpenCL C 1.2 has clz, not ctz), so a
+ * run costs a loop entry and its rows, about as the per-row test did at
+ * worst (alternating bits) and as the null-free loop where nulls are few. */
+#define GB_KEY_RUNS(ROWS, VOK, ...)                                                      \
+    for (ulong wstop = stop; i < wstop && !out;) {                                       \
+        uint rel = (uint)i & 31u, kok = (kw >> rel) & 1u;                                \
+        uint other = (kok ? ~kw : kw) >> rel;                                            \
+        ulong stop = other ? min(wstop, i + (31 - clz(other & (0u - other)))) : wstop;   \
+        if (kok) {                                                                       \
+            ROWS(1u, VOK, __VA_ARGS__)                                                   \
+        } else {                                                                         \
+            ROWS(0u, VOK, __VA_ARGS__)                                                   \
         }                                                                                \
     }
 
@@ -1233,7 +1253,9 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
 
 /* Counts only (SW 0) or 32-bit values (SW 2; min/max when MM), into the
  * global per-slot arrays (cleared by gb_init), through a local table of
- * L = range entries of 1 + SW + 2 MM words when L > 0. */
+ * L = range entries of 1 + SW + 2 MM words when L > 0. kvalid: the keys'
+ * validity (NULL: none); a row with a null key goes to the last slot,
+ * range - 1, which group_by.c adds for it (the null group). */
 #define GB_DENSE_ROW_none(KT)
 #define GB_DENSE_ROW_v(DV)                                                               \
     {                                                                                    \
@@ -1245,7 +1267,8 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
     }
 #define GB_DEFINE_DENSE_GPU(NAME, KT, SW, MM, ROW)                                       \
     __kernel void NAME(__global const KT *keys, ulong n, KT base, ulong range,           \
-                       __global const uint *vals, uint flip, __global uint *cnt,         \
+                       __global const uint *kvalid, __global const uint *vals, uint flip, \
+                       __global uint *cnt,                                               \
                        __global uint *sum, __global uint *mn, __global uint *mx,         \
                        __local uint *lm, uint L)                                         \
     {                                                                                    \
@@ -1262,7 +1285,7 @@ __kernel void gb_dmerge_sum(__global const gb_des *part, uint P, ulong range, GB
         }                                                                                \
         barrier(CLK_LOCAL_MEM_FENCE);                                                    \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
-            uint s = (uint)(keys[i] - base);                                             \
+            uint s = GB_VALID(kvalid, i) ? (uint)(keys[i] - base) : (uint)(range - 1);   \
             gb_contrib c = {{0, 0, 0, 0}, 0xFFFFFFFFu, 0u, 0u};                          \
             ROW                                                                          \
             if (L) {                                                                     \

@@ -494,6 +494,12 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   get a validity) where a group has no valid value.
  * - hash_join, hash_join_count, sort_merge_join, semi_join: a null key never
  *   matches (on either side); positions refer to the inputs' rows.
+ * - group_by_keys: a null is one more value of its key column (null equals
+ *   null), so each combination with nulls is a group of its own, nulls
+ *   ordered after every value of their column; key_out[k] carries a
+ *   validity when keys[k] has one (bit 0: the group's key k is null). Values
+ *   as group_by. hash_join_keys, hash_join_keys_count, semi_join_keys: a row
+ *   with a null in any key column never matches (on either side).
  * - sort, argsort: rows with a null key go last, in input order (SQL's ASC
  *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
  *   request. A sort permutes the values' validity with their rows.
@@ -505,9 +511,10 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  * - Query plans (coproc/query.h) take columns with nulls, with SQL's
  *   semantics there too (coproc/query.h, "Nulls").
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
- * more), and so does group_by on a CPU device when its keys are dense (a
- * small range) and its values integers or none; map, cast and gather add a
- * bitmap pass; the others are composed from the null-free operators
+ * more), and so does group_by when its keys are dense (a small range) and
+ * its values integers or none (on a GPU device: keys with nulls, values
+ * without), and the composite-key fold;
+ * map, cast and gather add a bitmap pass; the others are composed from the null-free operators
  * (compaction, an extra small group-by or join) and cost more
  * (docs/performance.md, "Nulls").
  * Results not said to carry a validity carry none.
@@ -830,13 +837,14 @@ COPROC_API coproc_status coproc_semi_join(coproc_runtime *rt, const coproc_colum
  * again where the combination would pass 64 bits (docs/api.md). The fold
  * costs a min, a max and one pass per key column (a rank: a group-by and a
  * join more). The key columns of one call are all host columns or all on one
- * device (WRONG_DEVICE otherwise); floats: UNSUPPORTED_TYPE; key columns with
- * nulls: UNSUPPORTED (not yet).
+ * device (WRONG_DEVICE otherwise); floats: UNSUPPORTED_TYPE. Key columns may
+ * have nulls (coproc.h, "nulls": ranges and ranks over the valid rows).
  *
  * coproc_group_by_keys: as coproc_group_by_aggs on the combination, groups in
  * ascending order of (keys[0], keys[1], ...); out->keys is NULL and
  * key_out[k] (caller's array of nkeys) receives each group's value of keys[k]
- * (free with coproc_column_free; on error all are NULL).
+ * (free with coproc_column_free; on error all are NULL), with a validity when
+ * keys[k] has one; a null sorts after every value of its column.
  * The joins: as coproc_hash_join, coproc_hash_join_count and coproc_semi_join,
  * key column k of one side against key column k of the other (same types).
  */

@@ -1095,53 +1095,58 @@ static void group_by_dense_case(coproc_runtime *rt, int device, const char *path
     test_rng r = {19};
     static const size_t nsizes[] = {64, 65, 9001};
     static const int vtypes[] = {COPROC_INT32, COPROC_INT64};
+    /* null rates: 30 % (most words mixed), 1 % (a few null keys in some
+     * words: runs of valid keys around them; not under COPROC_TEST_QUICK) */
+    static const double dense_rates[] = {0.3, 0.01};
     for (size_t si = 0; si < sizeof nsizes / sizeof *nsizes; si++)
         for (int runs = 0; runs < 2; runs++)
             for (int which = 0; which < 3; which++) /* keys, values, both nullable */
-                for (size_t vi = 0; vi < 2; vi++) {
-                    size_t n = nsizes[si];
-                    if (too_big(n) || (getenv("COPROC_TEST_QUICK") && (vi || runs)))
-                        continue;
-                    uint32_t *kv = which != 1 ? make_validity(n, 0.3, &r) : NULL;
-                    uint32_t *dv = which != 0 ? make_validity(n, 0.3, &r) : NULL;
-                    for (size_t w = 0; runs && w < (n + 31) / 32; w++) { /* runs of words */
-                        if (kv)
-                            kv[w] = w % 3 == 0 ? 0 : w % 3 == 1 ? ~0u : kv[w];
-                        if (dv)
-                            dv[w] = w % 4 == 1 ? 0 : w % 4 == 2 ? ~0u : dv[w];
+                for (size_t vi = 0; vi < 2; vi++)
+                    for (size_t qi = 0; qi < 2; qi++) {
+                        size_t n = nsizes[si];
+                        if (too_big(n) || (getenv("COPROC_TEST_QUICK") && (vi || runs || qi)))
+                            continue;
+                        double rate = dense_rates[qi];
+                        uint32_t *kv = which != 1 ? make_validity(n, rate, &r) : NULL;
+                        uint32_t *dv = which != 0 ? make_validity(n, rate, &r) : NULL;
+                        for (size_t w = 0; runs && w < (n + 31) / 32; w++) { /* runs of words */
+                            if (kv)
+                                kv[w] = w % 3 == 0 ? 0 : w % 3 == 1 ? ~0u : kv[w];
+                            if (dv)
+                                dv[w] = w % 4 == 1 ? 0 : w % 4 == 2 ? ~0u : dv[w];
+                        }
+                        int32_t *k = make_values(COPROC_INT32, n, n > 1000 ? 3000 : 20, kv, &r);
+                        for (size_t i = 0; runs && i < n; i++)
+                            if (!valid_at(kv, i))
+                                k[i] = 0; /* zeros under the null keys */
+                        coproc_type vt = (coproc_type)vtypes[vi];
+                        void *d = make_values(vt, n, 0, dv, &r);
+                        coproc_column *ck = make_col(rt, device, COPROC_INT32, k, n, kv);
+                        coproc_column *cd = make_col(rt, device, vt, d, n, dv);
+                        ref_group *want = malloc((n + 2) * sizeof *want);
+                        size_t ng = ref_group_by(COPROC_INT32, k, kv, vt, d, dv, n, want);
+                        static const unsigned aggs[] = {COPROC_GROUP_SUM | COPROC_GROUP_COUNT,
+                                                        COPROC_GROUP_ALL, COPROC_GROUP_COUNT};
+                        for (int ai = 0; ai < 3; ai++) {
+                            char ctx[160];
+                            snprintf(ctx, sizeof ctx,
+                                     "%s dense group_by n=%zu runs %d nullable %d rate %g "
+                                     "values %s aggs %#x",
+                                     path, n, runs, which, rate, coproc_type_name(vt), aggs[ai]);
+                            coproc_group_result res;
+                            assert_ok(rt, coproc_group_by_aggs(rt, ck, cd, aggs[ai], 1, &res));
+                            check_groups(rt, device, &res, COPROC_INT32, vt, 1, dv != NULL, want,
+                                         ng, 1, aggs[ai], ctx);
+                            coproc_group_result_free(&res);
+                        }
+                        coproc_column_free(ck);
+                        coproc_column_free(cd);
+                        free(kv);
+                        free(dv);
+                        free(k);
+                        free(d);
+                        free(want);
                     }
-                    int32_t *k = make_values(COPROC_INT32, n, n > 1000 ? 3000 : 20, kv, &r);
-                    for (size_t i = 0; runs && i < n; i++)
-                        if (!valid_at(kv, i))
-                            k[i] = 0; /* zeros under the null keys */
-                    coproc_type vt = (coproc_type)vtypes[vi];
-                    void *d = make_values(vt, n, 0, dv, &r);
-                    coproc_column *ck = make_col(rt, device, COPROC_INT32, k, n, kv);
-                    coproc_column *cd = make_col(rt, device, vt, d, n, dv);
-                    ref_group *want = malloc((n + 2) * sizeof *want);
-                    size_t ng = ref_group_by(COPROC_INT32, k, kv, vt, d, dv, n, want);
-                    static const unsigned aggs[] = {COPROC_GROUP_SUM | COPROC_GROUP_COUNT,
-                                                    COPROC_GROUP_ALL, COPROC_GROUP_COUNT};
-                    for (int ai = 0; ai < 3; ai++) {
-                        char ctx[160];
-                        snprintf(ctx, sizeof ctx,
-                                 "%s dense group_by n=%zu runs %d nullable %d "
-                                 "values %s aggs %#x",
-                                 path, n, runs, which, coproc_type_name(vt), aggs[ai]);
-                        coproc_group_result res;
-                        assert_ok(rt, coproc_group_by_aggs(rt, ck, cd, aggs[ai], 1, &res));
-                        check_groups(rt, device, &res, COPROC_INT32, vt, 1, dv != NULL, want, ng, 1,
-                                     aggs[ai], ctx);
-                        coproc_group_result_free(&res);
-                    }
-                    coproc_column_free(ck);
-                    coproc_column_free(cd);
-                    free(kv);
-                    free(dv);
-                    free(k);
-                    free(d);
-                    free(want);
-                }
 }
 
 static void test_nulls_group_by_dense(void **state)

@@ -7,9 +7,10 @@
 # Checked: the casts of map.cl (test_portable's NaN cases), the generated
 # query kernels (test_query, tables up to 777 rows), every operator at small
 # sizes and the calibration kernels (test_portable test_ops_small), the fold
-# of composite keys (test_composite_keys, up to 33 rows), the null paths of
-# every operator (test_nulls, quick), the fused query kernels over nulls
-# (test_query_fused_nulls, quick, up to 33 rows), the streamed scatter (test_budget_scatter,
+# of composite keys (test_composite_keys, up to 33 rows, with and without
+# nulls), the null paths of every operator (test_nulls, quick), the fused query
+# kernels over nulls (test_query_fused_nulls, quick, up to 33 rows), the
+# streamed scatter (test_budget_scatter,
 # up to 20000 rows). The Oclgrind
 # quirks coproc applies (backend/opencl/quirks.c) are what make that possible:
 # fill-by-write, write-new-buffers, context-per-thread.
@@ -69,9 +70,11 @@ for path in cpu gpu; do
     run "$path" test_ops_small
 done
 # The fold of composite keys (cl/composite.cl) and the operators under it, on
-# device columns of up to 33 rows.
+# device columns of up to 33 rows, without and with nulls in the keys (half
+# the rows null).
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=33 run "$path" test_device_columns test_composite_keys
+    COPROC_TEST_MAX_ROWS=33 COPROC_TEST_QUICK=1 run "$path" test_null_keys_device test_composite_keys
 done
 # Nulls (test_nulls): every operator's null path once (COPROC_TEST_QUICK: device
 # columns, int32 and float64, half the rows null) at sizes up to 40, in groups
@@ -89,6 +92,12 @@ done
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=33 COPROC_TEST_QUICK=1 COPROC_QUIRKS=max_work_group=16,max_rows_per_item=16 \
         run "$path" "" test_query_fused_nulls
+done
+# The dense group-by kernels' own null handling (cl/group_by.cl; CPU path:
+# validity words, runs of null and valid keys; GPU path: null keys) at 64 and
+# 65 rows, 30 % nulls.
+for path in cpu gpu; do
+    COPROC_TEST_MAX_ROWS=65 COPROC_TEST_QUICK=1 run "$path" test_nulls_group_by_dense test_nulls
 done
 # The scatter streamed through windows of dst (cl/gather.cl scatter_window)
 # at the smallest budget: up to 20000 rows, 8-byte rows in 3 windows;

@@ -590,6 +590,21 @@ static coproc_node *q_string_join(coproc_plan *p, coproc_node *f, coproc_node *d
                                e);
 }
 
+static coproc_node *q_join_two_keys(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    const char *pk[] = {"k", "u"}, *bk[] = {"dk", "dv"};
+    const char *names[] = {"id", "dv"};
+    coproc_expr *e[] = {COL("id"), COL("dv")};
+    coproc_node *j = coproc_plan_join_keys(p, COPROC_JOIN_INNER, f, 2, pk, d, bk);
+    return coproc_plan_project(p, j, 2, names, e);
+}
+
+static coproc_node *q_semi_two_keys(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    const char *pk[] = {"k", "u"}, *bk[] = {"dk", "dv"};
+    return ids(p, coproc_plan_join_keys(p, COPROC_JOIN_SEMI, f, 2, pk, d, bk));
+}
+
 typedef struct query {
     const char *name;
     const char *sql;
@@ -632,6 +647,11 @@ static const query queries[] = {
      q_strings, 0, 0, 0},
     {"string group", "SELECT s, count(*), count(a) FROM f GROUP BY s", q_string_group, 0, 0, 0},
     {"string join", "SELECT id, s, dv FROM f JOIN d ON f.s = d.ds", q_string_join, 0, 0, 0},
+    {"join two keys", "SELECT id, dv FROM f JOIN d ON f.k = d.dk AND f.u = d.dv", q_join_two_keys,
+     0, 0, 0},
+    {"semi join two keys",
+     "SELECT id FROM f WHERE EXISTS (SELECT 1 FROM d WHERE d.dk = f.k AND d.dv = f.u)",
+     q_semi_two_keys, 0, 0, 0},
     {"order", "SELECT id, g, a FROM f ORDER BY g NULLS FIRST, a DESC NULLS LAST, id", q_order, 1, 0,
      0},
     {"order limit", "SELECT id, b FROM f ORDER BY b NULLS LAST, id DESC LIMIT 7", q_order_limit, 1,

@@ -9,7 +9,15 @@
  * the key so far is ranked again where the radix would pass 2^64. So the fold never loses a
  * combination and never merges two: the answer is exact for any values. For
  * a join both sides are folded with the same digits (ranges and ranks over
- * the two sides together), so equal combinations get equal keys. */
+ * the two sides together), so equal combinations get equal keys.
+ *
+ * Nulls (coproc.h, "nulls"): ranges and ranks are over the valid rows. For a
+ * group-by a null is one more digit of its column, one past its largest
+ * value, so a combination with nulls is a group of its own and sorts after
+ * that column's values; the group's key column reads back as null. For a
+ * join a null row's digit is 0 and the folded key is null where any key
+ * column is (the AND of their validities): the single-key joins never match
+ * it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +29,8 @@
 #include "core/error.h"
 #include "core/runtime.h"
 #include "data/column.h"
+#include "data/residency.h"
+#include "ops/nulls.h"
 
 #define MAX_KEYS 16
 #define MAX_SIDES 2
@@ -95,7 +105,10 @@ static coproc_status concat(coproc_runtime *rt, int nsides, coproc_column *const
 }
 
 /* The dense ranks (UINT64, ascending) of each side's values among the
- * distinct values of all sides, into out[side]; *distinct their number. */
+ * distinct values of all sides, into out[side]; *distinct their number.
+ * Null rows (of a side with a validity, the join finds no match for them)
+ * get rank 0, and a null group (one side alone, keeping its validity) is not
+ * counted: the caller gives those rows their digit. */
 static coproc_status rank(coproc_runtime *rt, int nsides, const coproc_column *const *cols,
                           coproc_column **out, uint64_t *distinct)
 {
@@ -131,8 +144,11 @@ static coproc_status rank(coproc_runtime *rt, int nsides, const coproc_column *c
         coproc_join_result_free(&j);
         coproc_column_free(ranks);
     }
+    uint64_t nulls = 0;
     if (s == COPROC_OK)
-        *distinct = g.groups;
+        s = coproc_column_null_count(g.keys, &nulls);
+    if (s == COPROC_OK)
+        *distinct = g.groups - nulls;
     for (int i = 0; s != COPROC_OK && i < nsides; i++)
         drop(&out[i]);
     coproc_group_result_free(&g);
@@ -156,6 +172,14 @@ static uint64_t host_value(const coproc_column *c, size_t i)
     return value_at(c->type, c->host, i);
 }
 
+/* Whether row i of a host column is valid (not null). */
+static int host_valid(const coproc_column *c, size_t i)
+{
+    if (!c->validity)
+        return 1;
+    return (((const uint32_t *)c->validity->host)[i / 32] >> (i % 32)) & 1u;
+}
+
 /* a < b as the column type orders its values (both as value_at gives them). */
 static int before(coproc_type t, uint64_t a, uint64_t b)
 {
@@ -164,18 +188,23 @@ static int before(coproc_type t, uint64_t a, uint64_t b)
 
 static const char *const type_suffix[] = {"i32", "i64", "u32", "u64"};
 
-/* The smallest and largest value of a non-empty column (as value_at gives
- * them): one pass of range_<t> on a device, a loop over a host column. */
+/* The smallest and largest valid value of a non-empty column (as value_at
+ * gives them), *any 0 when every row is null: one pass of range_<t> on a
+ * device, a loop over a host column. */
 static coproc_status column_range(coproc_runtime *rt, const coproc_column *col, uint64_t *lo,
-                                  uint64_t *hi)
+                                  uint64_t *hi, int *any)
 {
     coproc_type t = col->type;
+    *any = 0;
     if (!col->dev) {
-        uint64_t mn = host_value(col, 0), mx = mn;
-        for (size_t i = 1; i < col->length; i++) {
+        uint64_t mn = 0, mx = 0;
+        for (size_t i = 0; i < col->length; i++) {
+            if (!host_valid(col, i))
+                continue;
             uint64_t v = host_value(col, i);
-            mn = before(t, v, mn) ? v : mn;
-            mx = before(t, mx, v) ? v : mx;
+            mn = !*any || before(t, v, mn) ? v : mn;
+            mx = !*any || before(t, mx, v) ? v : mx;
+            *any = 1;
         }
         *lo = mn, *hi = mx;
         return COPROC_OK;
@@ -193,12 +222,16 @@ static coproc_status column_range(coproc_runtime *rt, const coproc_column *col, 
     }
     if (s == COPROC_OK) {
         cl_ulong n = col->length;
+        cl_int has_valid = col->validity != NULL;
         coproc__args a = {l->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, col->mem);
         COPROC__ARG(a, n);
         COPROC__ARG(a, l->scratch);
         COPROC__ARG_LOCAL(a, g.local * w);
         COPROC__ARG_LOCAL(a, g.local * w);
+        cl_mem valid = has_valid ? col->validity->mem : col->mem; /* else never read */
+        COPROC__ARG(a, valid);
+        COPROC__ARG(a, has_valid);
         s = coproc__launch(rt, dev, &a, &g, kname);
     }
     if (s == COPROC_OK) {
@@ -216,57 +249,72 @@ static coproc_status column_range(coproc_runtime *rt, const coproc_column *col, 
             mn = before(t, a, mn) ? a : mn;
             mx = before(t, mx, b) ? b : mx;
         }
-        *lo = mn, *hi = mx;
+        /* a group without a valid row gives min > max; all of them: no valid row */
+        *any = !before(t, mx, mn);
+        *lo = *any ? mn : 0, *hi = *any ? mx : 0;
     }
     coproc__kernel_return(dev, l);
     return s;
 }
 
-/* The smallest and largest value of key column k over all sides, as
+/* The smallest and largest valid value of key column k over all sides, as
  * unsigned 64-bit (signed values wrapped: their difference is still the
- * range); 0 and 0 when every side is empty. */
+ * range); *any 0 (and 0 and 0) when no side has a valid row. */
 static coproc_status range_of(coproc_runtime *rt, int nsides, const coproc_column *const *cols,
-                              uint64_t *lo, uint64_t *hi)
+                              uint64_t *lo, uint64_t *hi, int *any)
 {
-    int any = 0;
     coproc_type t = cols[0]->type;
     *lo = *hi = 0;
+    *any = 0;
     for (int i = 0; i < nsides; i++) {
         if (cols[i]->length == 0)
             continue;
         uint64_t mn, mx;
-        coproc_status s = column_range(rt, cols[i], &mn, &mx);
+        int some;
+        coproc_status s = column_range(rt, cols[i], &mn, &mx, &some);
         if (s != COPROC_OK)
             return s;
-        if (!any || before(t, mn, *lo))
+        if (!some)
+            continue;
+        if (!*any || before(t, mn, *lo))
             *lo = mn;
-        if (!any || before(t, *hi, mx))
+        if (!*any || before(t, *hi, mx))
             *hi = mx;
-        any = 1;
+        *any = 1;
     }
     return COPROC_OK;
 }
 
-/* One fold step over every row: acc = acc * radix + (key - lo), or key - lo
- * when first (cl/composite.cl on a device, a loop over host columns); acc is
- * UINT64, or UINT32 when every combination fits in it. */
+/* One fold step over every row: acc = acc * radix + digit, or digit when
+ * first, where digit = key - lo, or null_digit where `valid` (NULL: none, or
+ * key's own validity) marks the row null (cl/composite.cl on a device, a
+ * loop over host columns); acc is UINT64, or UINT32 when every combination
+ * fits in it. */
 static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_column *key,
-                          uint64_t lo, uint64_t radix, int first)
+                          const coproc_column *valid, uint64_t lo, uint64_t radix,
+                          uint64_t null_digit, int first)
 {
     size_t n = acc->length;
     int narrow = acc->type == COPROC_UINT32;
     if (n == 0)
         return COPROC_OK;
     if (!acc->dev) {
-        if (narrow) {
-            uint32_t *a = acc->host;
-            for (size_t i = 0; i < n; i++)
-                a[i] = (uint32_t)((first ? 0 : a[i] * radix) + (host_value(key, i) - lo));
-        } else {
-            uint64_t *a = acc->host;
-            for (size_t i = 0; i < n; i++)
-                a[i] = (first ? 0 : a[i] * radix) + (host_value(key, i) - lo);
+        const uint32_t *bits = valid ? valid->host : NULL;
+        for (size_t i = 0; i < n; i++) {
+            int ok = !bits || ((bits[i / 32] >> (i % 32)) & 1u);
+            uint64_t digit = ok ? host_value(key, i) - lo : null_digit;
+            if (narrow) {
+                uint32_t *a = acc->host;
+                a[i] = (uint32_t)((first ? 0 : a[i] * radix) + digit);
+            } else {
+                uint64_t *a = acc->host;
+                a[i] = (first ? 0 : a[i] * radix) + digit;
+            }
         }
+        /* acc may be an operator's output (a rank) whose device copy was
+         * kept: that copy is stale now */
+        for (int d = 0; d < rt->device_count; d++)
+            coproc__residency_forget(&rt->devices[d], acc);
         return COPROC_OK;
     }
     char kname[16];
@@ -275,8 +323,8 @@ static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_c
     coproc__kernel_lease *l = NULL;
     coproc_status s = coproc__kernel_borrow(rt, dev, "composite", kname, &l);
     if (s == COPROC_OK) {
-        cl_ulong rows = n, clo = lo, cradix = radix;
-        cl_int cfirst = first;
+        cl_ulong rows = n, clo = lo, cradix = radix, cnull = null_digit;
+        cl_int cfirst = first, has_valid = valid != NULL;
         coproc__args a = {l->kernel, 0, CL_SUCCESS};
         COPROC__ARG(a, acc->mem);
         COPROC__ARG(a, key->mem);
@@ -284,6 +332,10 @@ static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_c
         COPROC__ARG(a, clo);
         COPROC__ARG(a, cradix);
         COPROC__ARG(a, cfirst);
+        cl_mem vmem = valid ? valid->mem : key->mem; /* else never read */
+        COPROC__ARG(a, vmem);
+        COPROC__ARG(a, has_valid);
+        COPROC__ARG(a, cnull);
         coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, &a, &g, kname);
     }
@@ -297,21 +349,35 @@ static coproc_status step(coproc_runtime *rt, coproc_column *acc, const coproc_c
 }
 
 /* How the key columns were folded, to read them back from a folded key:
- * without ranks, column k is lo[k] + (key / stride) % radix[k]. */
+ * without ranks, column k is lo[k] + (key / stride) % radix[k], or null
+ * where that digit is null_digit[k] and the column has nulls. */
 typedef struct fold_info {
     int ranked;       /* some column, or the key so far, was ranked */
     coproc_type type; /* the folded key's: UINT32 or UINT64 */
-    uint64_t lo[MAX_KEYS], radix[MAX_KEYS];
+    uint64_t lo[MAX_KEYS], radix[MAX_KEYS], null_digit[MAX_KEYS];
 } fold_info;
 
+/* Whether key column k has nulls on some side. */
+static int column_has_nulls(int nsides, const coproc_column *const *const *keys, int k)
+{
+    for (int i = 0; i < nsides; i++)
+        if (keys[i][k]->validity)
+            return 1;
+    return 0;
+}
+
 /* One UINT64 key per row for each side (out[side], caller frees), equal
- * exactly where the rows' key combinations are, ordered as they are. */
+ * exactly where the rows' key combinations are, ordered as they are.
+ * nulls_group (group-by): a null is one more value of its column, after the
+ * others; else (joins) a null row's digit is 0 and the caller makes the
+ * folded key null there. */
 static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
-                             const coproc_column *const *const *keys, coproc_column **out,
-                             fold_info *info)
+                             const coproc_column *const *const *keys, int nulls_group,
+                             coproc_column **out, fold_info *info)
 {
     coproc_column *acc[MAX_SIDES] = {NULL};
     uint64_t radix_acc = 1, lo[MAX_KEYS], hi[MAX_KEYS];
+    int any[MAX_KEYS], extra[MAX_KEYS]; /* a valid row; a null digit of its own */
     coproc_status s = COPROC_OK;
     /* Every column's range first: when no column needs a rank and every
      * combination fits in 32 bits, the key is a UINT32 (half the bytes to
@@ -322,9 +388,10 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
         const coproc_column *col[MAX_SIDES];
         for (int i = 0; i < nsides; i++)
             col[i] = keys[i][k];
-        s = range_of(rt, nsides, col, &lo[k], &hi[k]);
+        s = range_of(rt, nsides, col, &lo[k], &hi[k], &any[k]);
+        extra[k] = nulls_group && column_has_nulls(nsides, keys, k);
         wide |= hi[k] - lo[k] >= ((uint64_t)1 << 32);
-        combinations *= (double)(hi[k] - lo[k]) + 1;
+        combinations *= ((double)(hi[k] - lo[k]) + any[k]) + extra[k];
     }
     coproc_type acc_type =
         !wide && combinations <= 4294967296.0 ? COPROC_UINT32 : COPROC_UINT64;
@@ -341,16 +408,19 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
         coproc_column *ranks[MAX_SIDES] = {NULL};
         for (int i = 0; i < nsides; i++)
             col[i] = keys[i][k];
-        uint64_t from = lo[k], radix = hi[k] - lo[k] + 1;
+        /* the valid values' digits 0 .. values - 1, then the null one */
+        uint64_t from = lo[k], values = hi[k] - lo[k] + any[k];
         if (hi[k] - lo[k] >= ((uint64_t)1 << 32)) {
             /* too wide for a digit of its own: its rank instead */
-            if ((s = rank(rt, nsides, col, ranks, &radix)) != COPROC_OK)
+            if ((s = rank(rt, nsides, col, ranks, &values)) != COPROC_OK)
                 break;
             for (int i = 0; i < nsides; i++)
                 col[i] = ranks[i];
             from = 0;
             info->ranked = 1;
         }
+        uint64_t radix = values + extra[k], null_digit = extra[k] ? values : 0;
+        radix = radix ? radix : 1; /* every row null, or no row (joins) */
         if (k > 0 && radix_acc > UINT64_MAX / radix) {
             /* the combination would pass 64 bits: rank the key so far */
             coproc_column *r[MAX_SIDES];
@@ -362,12 +432,13 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
             info->ranked = 1;
         }
         for (int i = 0; i < nsides && s == COPROC_OK; i++)
-            s = step(rt, acc[i], col[i], from, radix, k == 0);
+            s = step(rt, acc[i], col[i], keys[i][k]->validity, from, radix, null_digit, k == 0);
         for (int i = 0; i < nsides; i++)
             coproc_column_free(ranks[i]);
         radix_acc = k == 0 ? radix : radix_acc * radix;
         info->lo[k] = from;
         info->radix[k] = radix;
+        info->null_digit[k] = extra[k] ? null_digit : UINT64_MAX; /* UINT64_MAX: none */
     }
     for (int i = 0; i < nsides; i++) {
         if (s == COPROC_OK)
@@ -378,35 +449,57 @@ static coproc_status combine(coproc_runtime *rt, int nkeys, int nsides,
     return s;
 }
 
+/* Give col (a new column, where `like` lives) the validity of its n rows in
+ * the host bitmap bits. */
+static coproc_status give_validity(coproc_runtime *rt, coproc_column *col, const uint32_t *bits,
+                                   size_t n)
+{
+    coproc_column *b = NULL;
+    coproc_status s = column_like(rt, col, COPROC_UINT32, bits, (n + 31) / 32, &b);
+    if (s == COPROC_OK && (s = coproc_column_set_validity(col, b)) != COPROC_OK)
+        coproc_column_free(b);
+    return s;
+}
+
 /* Each group's key columns from its folded key (no column ranked): the
- * digits back out of the mixed radix, plus each column's smallest value. */
+ * digits back out of the mixed radix, plus each column's smallest value;
+ * a column with nulls gets a validity, its null digit read as null. */
 static coproc_status unfold(coproc_runtime *rt, int nkeys, const coproc_column *const *keys,
                             const fold_info *info, const coproc_column *folded,
                             coproc_column **key_out)
 {
-    size_t groups = coproc_column_length(folded);
+    size_t groups = coproc_column_length(folded), words = (groups + 31) / 32;
     uint64_t *k = malloc((groups ? groups : 1) * sizeof *k);
     unsigned char *v = malloc((groups ? groups : 1) * sizeof(uint64_t));
-    coproc_status s = k && v ? coproc_column_download(folded, v, groups)
-                             : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY,
-                                            "coproc_group_by_keys: %zu groups", groups);
+    uint32_t *bits = malloc((words ? words : 1) * sizeof *bits);
+    coproc_status s = k && v && bits ? coproc_column_download(folded, v, groups)
+                                     : coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY,
+                                                    "coproc_group_by_keys: %zu groups", groups);
     for (size_t g = 0; s == COPROC_OK && g < groups; g++)
         k[g] = value_at(info->type, v, g); /* the folded keys, widened */
     uint64_t stride = 1;
     for (int c = nkeys - 1; c >= 0 && s == COPROC_OK; c--) {
         coproc_type t = keys[c]->type;
+        if (words)
+            memset(bits, 0, words * sizeof *bits);
         for (size_t g = 0; g < groups; g++) {
-            uint64_t x = info->lo[c] + k[g] / stride % info->radix[c];
+            uint64_t digit = k[g] / stride % info->radix[c];
+            int null = digit == info->null_digit[c];
+            uint64_t x = null ? 0 : info->lo[c] + digit;
+            bits[g / 32] |= (uint32_t)!null << (g % 32);
             if (coproc_type_size(t) == 4)
                 ((uint32_t *)v)[g] = (uint32_t)x;
             else
                 ((uint64_t *)v)[g] = x;
         }
         s = column_like(rt, folded, t, v, groups, &key_out[c]);
+        if (s == COPROC_OK && keys[c]->validity)
+            s = give_validity(rt, key_out[c], bits, groups);
         stride *= info->radix[c];
     }
     free(k);
     free(v);
+    free(bits);
     return s;
 }
 
@@ -432,10 +525,6 @@ static coproc_status check_keys(coproc_runtime *rt, const char *fn, int nkeys, i
                 return coproc__fail(rt, COPROC_UNSUPPORTED_TYPE,
                                     "%s: key column %d is %s; keys are integer columns", fn, k,
                                     coproc_type_name(c->type));
-            if (c->validity) /* the fold reads every row's value */
-                return coproc__fail(rt, COPROC_UNSUPPORTED,
-                                    "%s: key column %d has nulls; composite keys with nulls are "
-                                    "not supported yet", fn, k);
             if (c->length != keys[i][0]->length)
                 return coproc__fail(rt, COPROC_LENGTH_MISMATCH,
                                     "%s: key column %d has %zu rows, key column 0 %zu", fn, k,
@@ -481,7 +570,7 @@ coproc_status coproc_group_by_keys(coproc_runtime *rt, int nkeys,
     coproc_group_result first;
     memset(&first, 0, sizeof first);
     fold_info info;
-    if ((s = combine(rt, nkeys, 1, sides, &key, &info)) == COPROC_OK)
+    if ((s = combine(rt, nkeys, 1, sides, 1, &key, &info)) == COPROC_OK)
         s = coproc_group_by_aggs(rt, key, values, aggs, 1, out);
     if (s == COPROC_OK && !info.ranked) {
         s = unfold(rt, nkeys, keys, &info, out->keys, key_out);
@@ -507,7 +596,57 @@ coproc_status coproc_group_by_keys(coproc_runtime *rt, int nkeys,
     return s;
 }
 
-/* Both sides' folded keys, checked. */
+/* The AND of the validities of a side's key columns over n host rows, into
+ * the host bitmap bits (words of ceil(n / 32)). */
+static void host_and(int nkeys, const coproc_column *const *keys, size_t n, uint32_t *bits)
+{
+    size_t words = (n + 31) / 32;
+    for (size_t w = 0; w < words; w++)
+        bits[w] = UINT32_MAX;
+    for (int k = 0; k < nkeys; k++)
+        for (size_t w = 0; keys[k]->validity && w < words; w++)
+            bits[w] &= ((const uint32_t *)keys[k]->validity->host)[w];
+}
+
+/* Give a side's folded key (where its key columns live) the AND of their
+ * validities: null where any key column is. Nothing when none has nulls. */
+static coproc_status key_validity(coproc_runtime *rt, int nkeys, const coproc_column *const *keys,
+                                  coproc_column *folded)
+{
+    int some = 0;
+    for (int k = 0; k < nkeys; k++)
+        some |= keys[k]->validity != NULL;
+    if (!some)
+        return COPROC_OK;
+    size_t n = folded->length;
+    coproc_column *bits = NULL;
+    coproc_status s = COPROC_OK;
+    if (!folded->dev) {
+        uint32_t *h = malloc(((n + 31) / 32 ? (n + 31) / 32 : 1) * sizeof *h);
+        if (!h)
+            return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "composite keys: %zu rows", n);
+        host_and(nkeys, keys, n, h);
+        s = give_validity(rt, folded, h, n);
+        free(h);
+        return s;
+    }
+    for (int k = 0; k < nkeys && s == COPROC_OK; k++) {
+        if (!keys[k]->validity)
+            continue;
+        coproc_column *next = NULL;
+        s = coproc__nulls_and(rt, folded->dev, bits, keys[k]->validity, n, &next);
+        coproc_column_free(bits);
+        bits = next;
+    }
+    if (s == COPROC_OK)
+        s = coproc_column_set_validity(folded, bits);
+    if (s != COPROC_OK)
+        coproc_column_free(bits);
+    return s;
+}
+
+/* Both sides' folded keys, checked; a row with a null in any key column has
+ * a null folded key (it never matches). */
 static coproc_status join_keys(coproc_runtime *rt, const char *fn, int nkeys,
                                const coproc_column *const *left,
                                const coproc_column *const *right, coproc_column **out)
@@ -515,7 +654,11 @@ static coproc_status join_keys(coproc_runtime *rt, const char *fn, int nkeys,
     const coproc_column *const *sides[2] = {left, right};
     fold_info info;
     coproc_status s = check_keys(rt, fn, nkeys, 2, sides);
-    return s == COPROC_OK ? combine(rt, nkeys, 2, sides, out, &info) : s;
+    if (s == COPROC_OK)
+        s = combine(rt, nkeys, 2, sides, 0, out, &info);
+    for (int i = 0; i < 2 && s == COPROC_OK; i++)
+        s = key_validity(rt, nkeys, sides[i], out[i]); /* the caller frees out[] */
+    return s;
 }
 
 coproc_status coproc_hash_join_keys(coproc_runtime *rt, int nkeys,

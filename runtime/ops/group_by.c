@@ -76,7 +76,9 @@ static const char *const vc_name[] = {"none", "v32", "v64", "f32", "f64"};
 #define FIX_STEPS (4 + 1)          /* gb_fix / gb_float_sum: the 4-word negation */
 /* The dense kernels with nulls (GB_WORD_ROWS): a row, plus for each word of
  * 32 rows its loop's step, the row loop's entry and the take-back's loop (up
- * to 33), and the window kernels' search for their first valid key. */
+ * to 33), or with null keys a run loop's step and entry per run (at worst,
+ * alternating bits, a run a row: 3 steps a row), and the window kernels'
+ * search for their first valid key. */
 #define NULLS_STEPS_PER_ROW 4
 
 typedef struct gb_plan {
@@ -755,8 +757,8 @@ static const char *dense_entry(const gb_plan *p, const coproc_column *values, si
  * span range slots. *used = 0 (and nothing done) when the CPU path's private
  * tables would not fit; the caller then takes the hash path. With w, the
  * tables are w's (filled already) and only merged here. kvalid, vvalid: the
- * keys' and values' validity bitmaps or NULL, read on the CPU path only (the
- * null group of kvalid is slot range - 1, one the caller adds for it).
+ * keys' and values' validity bitmaps or NULL (the null group of kvalid is
+ * slot range - 1, one the caller adds for it); vvalid on the CPU path only.
  */
 static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, const gb_plan *p,
                                     const coproc_column *keys, const coproc_column *values,
@@ -894,6 +896,7 @@ static coproc_status dense_group_by(coproc_runtime *rt, coproc__device *dev, con
         uint64_t entries = (L + g.local - 1) / g.local;
         g = gb_geometry(dev, n, entries * ((1 + sw + 1) + (1 + (sw + 1) + (sw + 1))), 1 + sw + 1);
         cl_mem vals = values ? values->mem : keys->mem;
+        COPROC__ARG(a, kvalid);
         COPROC__ARG(a, vals);
         COPROC__ARG(a, flip32);
         COPROC__ARG(a, t.cnt);
@@ -1063,12 +1066,13 @@ done:
 }
 
 /*
- * Nulls read by the dense kernels of the CPU path (cl/group_by.cl): a row
- * with a null value is one of its group's rows (the group exists) but not in
- * its count or aggregates; rows with a null key make one more slot past the
- * key range (the last group, its key made null). *used = 0 (nothing done)
- * where the dense path does not apply (GPU path, float values, keys not
- * dense): the caller composes the null-free group-by then.
+ * Nulls read by the dense kernels (cl/group_by.cl): a row with a null value
+ * is one of its group's rows (the group exists) but not in its count or
+ * aggregates (the CPU path only); rows with a null key make one more slot
+ * past the key range (the last group, its key made null; both paths).
+ * *used = 0 (nothing done) where the dense path does not apply (float
+ * values, keys not dense, null values on the GPU path): the caller composes
+ * the null-free group-by then.
  */
 static coproc_status group_by_nulls_dense(coproc_runtime *rt, const coproc_column *keys,
                                           const coproc_column *values, unsigned aggs,
@@ -1077,7 +1081,7 @@ static coproc_status group_by_nulls_dense(coproc_runtime *rt, const coproc_colum
     coproc__device *dev = keys->dev;
     size_t n = keys->length;
     *used = 0;
-    if (!dev->cpu_path || n == 0)
+    if (n == 0 || (!dev->cpu_path && coproc__has_nulls(values)))
         return COPROC_OK;
     unsigned run_aggs = aggs;
     int value_aggs = (aggs & (COPROC_GROUP_SUM | COPROC_GROUP_MIN | COPROC_GROUP_MAX)) != 0;
@@ -1098,7 +1102,8 @@ static coproc_status group_by_nulls_dense(coproc_runtime *rt, const coproc_colum
                                                         : 0x8000000000000000ull;
     cl_mem kvalid = keys->validity ? keys->validity->mem : NULL;
     cl_mem vvalid = coproc__has_nulls(values) ? values->validity->mem : NULL;
-    s = dense_window(rt, dev, &p, keys, values, kvalid, vvalid, flip, r, used);
+    if (dev->cpu_path)
+        s = dense_window(rt, dev, &p, keys, values, kvalid, vvalid, flip, r, used);
     if (s == COPROC_OK && !*used) {
         uint64_t lo = 0, hi = 0, extra = kvalid ? 1 : 0; /* the null keys' slot */
         s = key_range(rt, dev, keys, kvalid, flip, &lo, &hi);
@@ -1127,8 +1132,9 @@ void coproc__group_result_keep(coproc_group_result *r, unsigned aggs)
         }
 }
 
-/* ---- nulls (coproc.h). On the CPU path with dense keys and integer values
- * or none, the kernels read the bitmaps (group_by_nulls_dense, above).
+/* ---- nulls (coproc.h). With dense keys and integer values or none, the
+ * kernels read the bitmaps (group_by_nulls_dense, above): on the CPU path
+ * the keys' and values', on the GPU path the keys' (values without nulls).
  * Otherwise composed from the null-free group-by, as follows.
  * Keys with nulls: the null keys are given a key no row has (one past the
  * largest raw key, or one before the smallest: a sentinel), so the null rows
