@@ -70,6 +70,8 @@ typedef struct hdev {
      * kernel that last read it (a marker). */
     int overlap;
     cl_mem spare[COPROC__QP_MAX_ARGS];
+    cl_mem pinned[2][COPROC__QP_MAX_ARGS];    /* pinned host buffers a pageable column's */
+    void *pinned_ptr[2][COPROC__QP_MAX_ARGS]; /* morsel is staged through, per set (or NULL) */
     int set;
     cl_event copied[2], read[2];
     double copied_at[2];
@@ -305,19 +307,32 @@ static cl_mem stage_of(const hdev *d, int b, int i)
 }
 
 /* Start copying morsel m's fact columns into set b on the copy queue, after
- * the kernel that last read that set. */
+ * the kernel that last read that set; a pageable column through the set's
+ * pinned buffer (a DMA from pageable memory runs at a fraction of the bus,
+ * and a driver may make such a copy block). */
 static coproc_status copy_beside(hybrid *h, hdev *d, const morsel *m, int b)
 {
     coproc_status s = COPROC_OK;
+    if (d->copied[b]) { /* the set's last copy (its pinned buffers free again) */
+        cl_int err = coproc__wait_event(d->dev, d->copied[b]);
+        if (err != CL_SUCCESS)
+            return coproc__fail_cl(h->f->rt, err, "query (hybrid): a copy to device %d",
+                                   d->dev->index);
+    }
     for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
         if (!d->stage[i])
             continue;
         const coproc_column *c = d->b[i].col;
         size_t size = coproc_type_size(c->type);
+        const char *src = (const char *)c->host + m->off * size;
+        if (d->pinned_ptr[b][i] && m->len) {
+            coproc__memcpy_parallel(d->pinned_ptr[b][i], src, m->len * size);
+            src = d->pinned_ptr[b][i];
+        }
         cl_event ev;
         double at;
-        s = coproc__h2d_beside(h->f->rt, d->dev, stage_of(d, b, i), 0,
-                               (const char *)c->host + m->off * size, m->len * size,
+        /* Charged as a copy from the column's own memory, as coproc__h2d's staged copies are. */
+        s = coproc__h2d_beside(h->f->rt, d->dev, stage_of(d, b, i), 0, src, m->len * size,
                                c->pinned != NULL, d->read[b] ? 1 : 0, &d->read[b], &ev, &at);
         if (s != COPROC_OK)
             break;
@@ -590,7 +605,8 @@ static coproc_status open_device(hybrid *h, hdev *d)
         }
     }
     /* Double-buffered: a second stage buffer for each staged column, within
-     * the budget as the first (size_for_budget counted both). */
+     * the budget as the first (size_for_budget counted both), and a pinned
+     * host buffer per set for a pageable column (none: copied straight). */
     int staged_cols = 0;
     for (int i = 0; i < d->nbound && s == COPROC_OK && d->overlap; i++)
         if (d->stage[i]) {
@@ -598,6 +614,15 @@ static coproc_status open_device(hybrid *h, hdev *d)
             d->staged += coproc__residency_reserve(dev, bytes);
             s = coproc__buffer_new(rt, dev, bytes, &d->spare[i]);
             staged_cols++;
+            for (int b = 0; b < 2 && s == COPROC_OK && !d->b[i].col->pinned && bytes; b++) {
+                cl_int err;
+                d->pinned[b][i] = clCreateBuffer(
+                    dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+                if (d->pinned[b][i])
+                    d->pinned_ptr[b][i] =
+                        coproc__map_now(dev, dev->queue, d->pinned[b][i],
+                                        CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+            }
         }
     if (!staged_cols)
         d->overlap = 0; /* nothing copied: as in place */
@@ -618,9 +643,22 @@ static void close_device(hybrid *h, hdev *d)
         if (d->read[b])
             clReleaseEvent(d->read[b]);
     }
-    for (int i = 0; i < d->nbound; i++)
+    for (int i = 0; i < d->nbound; i++) {
         if (d->spare[i])
             clReleaseMemObject(d->spare[i]);
+        for (int b = 0; b < 2; b++) {
+            if (d->pinned_ptr[b][i]) {
+                coproc__submit_begin(d->dev);
+                clEnqueueUnmapMemObject(d->dev->queue, d->pinned[b][i], d->pinned_ptr[b][i], 0,
+                                        NULL, NULL);
+                coproc__submit_end(d->dev);
+            }
+            if (d->pinned[b][i])
+                clReleaseMemObject(d->pinned[b][i]);
+        }
+    }
+    if (d->overlap)
+        coproc__finish(d->dev, d->dev->queue); /* the unmaps */
     for (int i = 0; i < d->nbound; i++)
         if (d->stage[i])
             clReleaseMemObject(d->stage[i]);
