@@ -3,8 +3,10 @@
  * H100 (profiles/h100-synthetic.json) describes them as their profiles say,
  * keeps time on their virtual clock, places work as their costs say (a 1 GiB
  * host-resident reduce on the CPU, a sort of data resident on the GPU on the
- * GPU), and its learned models converge to the profile's curves. Results are
- * checked against C. Bad selections get clear statuses. */
+ * GPU), its learned models converge to the profile's curves, and a copy
+ * queued on a device's copy queue runs beside its kernels (copy_engine).
+ * Results are checked against C. Bad selections get clear statuses. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,9 @@
 
 #include "testlib.h"
 #include "coproc/inspect.h"
+#include "backend/sim/sim.h"
+#include "backend/opencl/device.h"
+#include "core/runtime.h"
 
 #define PROFILES COPROC_PROFILES_DIR
 #define POCL PROFILES "/pocl-ci.json"
@@ -308,6 +313,62 @@ static void models_converge(void **state)
     coproc_close(rt);
 }
 
+/* a and b equal within rounding (virtual seconds). */
+static void assert_near(double a, double b)
+{
+    if (!(fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b) + 1e-6)))
+        fail_msg("%.12g != %.12g", a, b);
+}
+
+/* The simulated H100's copy engine (clock.c), noise 0: two copies queued
+ * beside the kernels follow each other on the engine and leave the kernel
+ * queue where it was; a kernel waiting for the first starts when it ends,
+ * runs beside the second, and the task ends with the second: two copies and
+ * a kernel in the time of the two copies. Outside a task a queued copy is
+ * the caller's, as a copy on one queue: it moves the runtime's clock. */
+static void copy_engine(void **state)
+{
+    (void)state;
+    coproc_runtime *rt = open_sim("sim:" H100 ":noise=0");
+    coproc__device *dev = &rt->devices[0];
+    const coproc__backend *b = dev->backend;
+    const coproc__profile *truth = ((coproc__sim_state *)dev->backend_state)->truth;
+    double bytes = 64 << 20, rows = 16 << 20;
+    double c = coproc__profile_transfer_time(truth, 1, 0, bytes);
+    assert_true(c > 0);
+    coproc__task_clock tc = {.submitted = b->now(rt)};
+    b->task_begin(rt, dev, &tc);
+    double at1 = b->copy_queued(dev, 0, bytes), at2 = b->copy_queued(dev, 0, bytes);
+    assert_near(at1, tc.start + c);
+    assert_near(at2, tc.start + 2 * c);
+    assert_near(b->task_elapsed(rt, dev, &tc), 0);
+    b->queue_waits(dev, at1);
+    assert_near(b->task_elapsed(rt, dev, &tc), c);
+    double k = b->pipeline_ran(dev, bytes, rows, 2, -1);
+    assert_true(k > 0 && k < c); /* the H100 reads far faster than the bus brings */
+    assert_near(b->task_elapsed(rt, dev, &tc), c + k);
+    b->queue_waits(dev, at2);
+    assert_near(b->task_elapsed(rt, dev, &tc), 2 * c);
+    b->queue_waits(dev, at1); /* already past: no move */
+    assert_near(b->task_elapsed(rt, dev, &tc), 2 * c);
+    b->task_end(rt, dev, &tc);
+    b->task_waited(rt, &tc);
+    assert_near(tc.seconds, 2 * c);
+    /* On the one queue, as ever: a copy and a kernel one after the other. */
+    coproc__task_clock one = {.submitted = b->now(rt)};
+    b->task_begin(rt, dev, &one);
+    double c1 = b->copy_ran(dev, 1, 0, 0, bytes, -1);
+    assert_near(c1, c);
+    b->pipeline_ran(dev, bytes, rows, 2, -1);
+    b->task_end(rt, dev, &one);
+    b->task_waited(rt, &one);
+    assert_near(one.seconds, c + k);
+    double before = b->now(rt);
+    assert_true(b->copy_queued(dev, 0, bytes) < 0);
+    assert_near(b->now(rt), before + c);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     /* COPROC_DEVICES replaces coproc_options.devices, and so every selection
@@ -321,10 +382,9 @@ int main(void)
         return TEST_SKIP;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(describes_devices),
-        cmocka_unit_test(bad_selections),
-        cmocka_unit_test(places_by_cost),
-        cmocka_unit_test(models_converge),
+        cmocka_unit_test(describes_devices), cmocka_unit_test(bad_selections),
+        cmocka_unit_test(places_by_cost),    cmocka_unit_test(models_converge),
+        cmocka_unit_test(copy_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@
 typedef struct coproc__device coproc__device;
 
 /* Raise when a field is added; a table of another version is refused. */
-#define COPROC__BACKEND_VERSION 2
+#define COPROC__BACKEND_VERSION 3
 
 /* One task's time on its device, on the runtime's clock (seconds). */
 typedef struct coproc__task_clock {
@@ -60,6 +60,16 @@ typedef struct coproc__backend {
      * dev. ahead: made by the prefetcher for the task after the running one. */
     double (*copy_ran)(coproc__device *dev, int to_device, int pinned, int ahead, double bytes,
                        double measured);
+
+    /* A copy of `bytes` to dev, from pinned host memory or not, was enqueued on dev->copy_queue
+     * inside a task, not waited for: it runs beside the kernels on dev->queue (a copy engine),
+     * starting once the work enqueued before it is done. Returns when it ends on the backend's
+     * clock, for queue_waits; -1 where the backend keeps no clock of its own (OpenCL: the events
+     * order it). */
+    double (*copy_queued)(coproc__device *dev, int pinned, double bytes);
+    /* dev->queue's next command waits for a copy that ends at `at`
+     * (copy_queued's; -1: none): it starts no earlier. */
+    void (*queue_waits)(coproc__device *dev, double at);
 
     /* A fused query kernel ran on dev over `rows` rows reading `bytes` of
      * columns with `work` operations a row, `measured` seconds on the

@@ -7,7 +7,12 @@
  * aggregates (q_main without q_fresh, or the GPU path's atomics); the
  * partials merge on the host once. A device reads a morsel in place where
  * it shares the host's memory or already holds the column (a sub-buffer),
- * else the morsel's rows are copied into a buffer of its own.
+ * else the morsel's rows are copied into a buffer of its own. A device with
+ * a copy queue copies the next morsel into a second buffer (on
+ * dev->copy_queue) while the current one's kernel runs (dev->queue), the
+ * kernel behind a barrier on its copy's event and each copy behind the
+ * kernel that last read its buffer: copies and kernels overlap, as streamed
+ * operators' do (exec/stream.c).
  *
  * Real devices pull from a thread each; simulated devices pull in the
  * calling thread in order of their virtual time (their kernels share one
@@ -16,12 +21,11 @@
  * learned estimate until it has run a morsel, then what it measured: so a
  * slow device neither delays the end nor sits idle while it can help; near
  * the end a morsel is cut to the device's fair share of what is left. A
- * device that fails gives back every morsel it ran; the others run them
- * again, and its partials are dropped: nothing is lost or counted twice.
- * The measured rates stay within the run: they do not teach the devices'
- * corrections (estimates count every column of the table as moved, a
- * morsel copies only those read; mixed in, they misled the next first
- * split: SSB SF 1 cold on simulated H100 + PoCL went from 1.10 to 1.24
+ * device that fails gives back every morsel it ran or had taken (one
+ * being copied in too); the others run them again, and its partials are dropped: nothing is lost or
+ * counted twice. The measured rates stay within the run: they do not teach the devices' corrections
+ * (estimates count every column of the table as moved, a morsel copies only those read; mixed in,
+ * they misled the next first split: SSB SF 1 cold on simulated H100 + PoCL went from 1.10 to 1.24
  * times the ideal split). */
 #include <math.h>
 #include <pthread.h>
@@ -60,6 +64,19 @@ typedef struct hdev {
     int nbound;
     int fact[COPROC__QP_MAX_ARGS];    /* 1: argument i is a column of the scanned table */
     cl_mem stage[COPROC__QP_MAX_ARGS]; /* a fact column's morsel copied in (else NULL: in place) */
+    /* Double-buffered (overlap): the second set of stage buffers (set 1;
+     * stage is set 0), the set the next morsel goes into, and per set the
+     * copy under way into it (its end on the backend's clock) and the
+     * kernel that last read it (a marker). */
+    int overlap;
+    cl_mem spare[COPROC__QP_MAX_ARGS];
+    cl_mem pinned[2][COPROC__QP_MAX_ARGS];    /* pinned host buffers a pageable column's */
+    void *pinned_ptr[2][COPROC__QP_MAX_ARGS]; /* morsel is staged through, per set (or NULL) */
+    int set;
+    cl_event copied[2], read[2];
+    double copied_at[2];
+    morsel next; /* taken, its copy under way (has_next) */
+    int has_next;
     coproc__qbuilt built[COPROC__QP_MAX_STEPS]; /* its tables of h->builds[i], while not in the plan */
     int opened;
     coproc__qgroup g;
@@ -117,6 +134,12 @@ static int push(morsel **v, size_t *n, size_t *cap, morsel m)
 static int in_place(const coproc__device *dev)
 {
     return dev->zero_copy && dev->info.host_unified_memory;
+}
+
+/* Whether dev copies morsels beside its kernels (two stage buffers a column). */
+static int overlaps(const coproc__device *dev)
+{
+    return !in_place(dev) && dev->copy_queue && dev->copy_queue != dev->queue;
 }
 
 /* ---------------------------------------------------------------- the split */
@@ -222,8 +245,9 @@ static int take(hybrid *h, hdev *d, double now, morsel *m)
     return got;
 }
 
-/* d failed: its morsels go back to the others, its partials are dropped. */
-static void give_back(hybrid *h, hdev *d, const morsel *current)
+/* d failed: its morsels go back to the others, its partials are dropped;
+ * with them the one it ran and the one it had taken next (being copied). */
+static void give_back(hybrid *h, hdev *d, const morsel *current, const morsel *next)
 {
     pthread_mutex_lock(&h->lock);
     d->failed = 1;
@@ -232,12 +256,154 @@ static void give_back(hybrid *h, hdev *d, const morsel *current)
         lost = push(&h->retry, &h->nretry, &h->capretry, d->ran[i]) != 0;
     if (current && !lost)
         lost = push(&h->retry, &h->nretry, &h->capretry, *current) != 0;
+    if (next && !lost)
+        lost = push(&h->retry, &h->nretry, &h->capretry, *next) != 0;
     if (lost) /* no memory to note them: nobody may finish without them */
         h->next = h->total + 1;
     pthread_mutex_unlock(&h->lock);
 }
 
 /* ---------------------------------------------------------------- one morsel */
+
+/* Morsel m ran on d (its kernel done), from task seconds t0 and wall clock
+ * w0: its time teaches d's rate, and it is d's to give back should d fail.
+ * Double-buffered, t0 is when the morsel before ended, so the rate is the
+ * pipeline's (a copy longer than the kernel beside it shows in it). */
+static coproc_status ran(hybrid *h, hdev *d, const morsel *m, double bytes, double t0, double w0)
+{
+    coproc_runtime *rt = h->f->rt;
+    coproc__device *dev = d->dev;
+    dev->backend->pipeline_ran(dev, bytes, (double)m->len, h->work, coproc__now() - w0);
+    double t = rt->backend->task_elapsed(rt, dev, &d->clock);
+    pthread_mutex_lock(&h->lock);
+    d->busy += t - t0;
+    d->rows += m->len;
+    d->nmorsels++;
+    d->per_row = d->busy / (double)d->rows;
+    d->free_at = clock_at(h, d, t) + (d->has_next ? d->per_row * (double)d->next.len : 0);
+    int lost = push(&d->ran, &d->nran, &d->capran, *m) != 0;
+    pthread_mutex_unlock(&h->lock);
+    return lost ? coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory")
+                : COPROC_OK;
+}
+
+/* A sub-buffer of morsel m of argument i's whole column (held or in place). */
+static coproc_status morsel_view(hybrid *h, hdev *d, const morsel *m, int i, cl_mem *sub)
+{
+    size_t size = coproc_type_size(d->b[i].col->type);
+    cl_buffer_region r = {m->off * size, m->len * size};
+    cl_int err;
+    *sub = clCreateSubBuffer(d->b[i].mem, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    if (!*sub)
+        return coproc__fail_cl(h->f->rt, err, "query (hybrid): a morsel of \"%s\" on device %d",
+                               h->q->src->names[d->k->args[i].col], d->dev->index);
+    return COPROC_OK;
+}
+
+/* Argument i's stage buffer in set b. */
+static cl_mem stage_of(const hdev *d, int b, int i)
+{
+    return b ? d->spare[i] : d->stage[i];
+}
+
+/* Start copying morsel m's fact columns into set b on the copy queue, after
+ * the kernel that last read that set; a pageable column through the set's
+ * pinned buffer (a DMA from pageable memory runs at a fraction of the bus,
+ * and a driver may make such a copy block). */
+static coproc_status copy_beside(hybrid *h, hdev *d, const morsel *m, int b)
+{
+    coproc_status s = COPROC_OK;
+    if (d->copied[b]) { /* the set's last copy (its pinned buffers free again) */
+        cl_int err = coproc__wait_event(d->dev, d->copied[b]);
+        if (err != CL_SUCCESS)
+            return coproc__fail_cl(h->f->rt, err, "query (hybrid): a copy to device %d",
+                                   d->dev->index);
+    }
+    for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
+        if (!d->stage[i])
+            continue;
+        const coproc_column *c = d->b[i].col;
+        size_t size = coproc_type_size(c->type);
+        const char *src = (const char *)c->host + m->off * size;
+        if (d->pinned_ptr[b][i] && m->len) {
+            coproc__memcpy_parallel(d->pinned_ptr[b][i], src, m->len * size);
+            src = d->pinned_ptr[b][i];
+        }
+        cl_event ev;
+        double at;
+        /* Charged as a copy from the column's own memory, as coproc__h2d's staged copies are. */
+        s = coproc__h2d_beside(h->f->rt, d->dev, stage_of(d, b, i), 0, src, m->len * size,
+                               c->pinned != NULL, d->read[b] ? 1 : 0, &d->read[b], &ev, &at);
+        if (s != COPROC_OK)
+            break;
+        /* The copy queue is in order: the last copy's event covers the others. */
+        if (d->copied[b])
+            clReleaseEvent(d->copied[b]);
+        d->copied[b] = ev;
+        d->copied_at[b] = at;
+    }
+    return s;
+}
+
+/* Double-buffered: run morsel m (its copy into set d->set already under way
+ * when `copied`), the next morsel's copy started beside its kernel. */
+static coproc_status run_overlapped(hybrid *h, hdev *d, const morsel *m, int copied)
+{
+    coproc_runtime *rt = h->f->rt;
+    coproc__device *dev = d->dev;
+    cl_mem cols[COPROC__QP_MAX_ARGS] = {0}, subs[COPROC__QP_MAX_ARGS] = {0};
+    coproc_status s = COPROC_OK;
+    double bytes = 0;
+    double t0 = rt->backend->task_elapsed(rt, dev, &d->clock), w0 = coproc__now();
+    int b = d->set;
+    d->set ^= 1;
+    if (!copied)
+        s = copy_beside(h, d, m, b);
+    if (s == COPROC_OK && take(h, d, clock_at(h, d, t0) + d->per_row * (double)m->len, &d->next)) {
+        d->has_next = 1;
+        s = copy_beside(h, d, &d->next, b ^ 1);
+    }
+    for (int i = 0; i < d->k->nargs && s == COPROC_OK; i++) {
+        if (!d->fact[i])
+            continue;
+        bytes += (double)(m->len * coproc_type_size(d->b[i].col->type));
+        if (d->stage[i])
+            cols[i] = stage_of(d, b, i);
+        else if ((s = morsel_view(h, d, m, i, &subs[i])) == COPROC_OK)
+            cols[i] = subs[i];
+    }
+    if (s == COPROC_OK && dev->index == h->fault_device && d->nmorsels + 1 == h->fault_morsel)
+        s = coproc__fail(rt, COPROC_DEVICE_LOST, "query (hybrid): device %d failed (injected)",
+                         dev->index);
+    if (s == COPROC_OK && d->copied[b])
+        s = coproc__queue_wait_copy(rt, dev, d->copied[b], d->copied_at[b]);
+    if (s == COPROC_OK)
+        s = coproc__qgroup_add(&d->g, m->len, cols);
+    if (s == COPROC_OK) {
+        /* The next copy into set b waits for this kernel. */
+        if (d->read[b])
+            clReleaseEvent(d->read[b]);
+        d->read[b] = NULL;
+        coproc__submit_begin(dev);
+        cl_int err = clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &d->read[b]);
+        coproc__submit_end(dev);
+        if (err == CL_SUCCESS)
+            err = coproc__finish(dev, dev->queue);
+        if (err != CL_SUCCESS)
+            s = coproc__fail_cl(rt, err, "query (hybrid): a morsel on device %d", dev->index);
+    }
+    if (s != COPROC_OK) {
+        /* Nothing may still read the sub-buffers or write the stage buffers;
+         * the copy under way counts as d's time. */
+        coproc__finish(dev, dev->queue);
+        coproc__finish(dev, dev->copy_queue);
+        dev->backend->queue_waits(dev, d->copied_at[b ^ 1]);
+    }
+    for (int i = 0; i < d->k->nargs; i++)
+        if (subs[i])
+            clReleaseMemObject(subs[i]);
+    return s == COPROC_OK ? ran(h, d, m, bytes, t0, w0) : s;
+}
 
 static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
 {
@@ -284,29 +450,34 @@ static coproc_status run_morsel(hybrid *h, hdev *d, const morsel *m)
             clReleaseMemObject(subs[i]);
     if (s != COPROC_OK)
         return s;
-    dev->backend->pipeline_ran(dev, bytes, (double)m->len, h->work, coproc__now() - w0);
-    double t = rt->backend->task_elapsed(rt, dev, &d->clock);
-    pthread_mutex_lock(&h->lock);
-    d->busy += t - t0;
-    d->rows += m->len;
-    d->nmorsels++;
-    d->per_row = d->busy / (double)d->rows;
-    d->free_at = clock_at(h, d, t);
-    int lost = push(&d->ran, &d->nran, &d->capran, *m) != 0;
-    pthread_mutex_unlock(&h->lock);
-    return lost ? coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "query: out of host memory") : s;
+    return ran(h, d, m, bytes, t0, w0);
 }
 
-/* Run morsel m on d. A failure is d's alone: its morsels go back (its
- * error kept for the case that every device fails). */
-static void run_or_give_back(hybrid *h, hdev *d, const morsel *m)
+/* Run morsel m on d (copied: its copy under way, the one d took next). A
+ * failure is d's alone: its morsels go back (its error kept for the case
+ * that every device fails). */
+static void run_or_give_back(hybrid *h, hdev *d, const morsel *m, int copied)
 {
-    coproc_status s = run_morsel(h, d, m);
+    coproc_status s = d->overlap ? run_overlapped(h, d, m, copied) : run_morsel(h, d, m);
     if (s != COPROC_OK) {
         d->s = s;
         snprintf(d->err, sizeof d->err, "%s", coproc_errmsg(h->f->rt));
-        give_back(h, d, m);
+        give_back(h, d, m, d->has_next ? &d->next : NULL);
+        d->has_next = 0;
     }
+}
+
+/* d's next morsel: the one it took while running the last (*copied: its
+ * copy is under way), else one taken now (now: d's time). */
+static int next_morsel(hybrid *h, hdev *d, double now, morsel *m, int *copied)
+{
+    *copied = d->has_next;
+    if (d->has_next) {
+        *m = d->next;
+        d->has_next = 0;
+        return 1;
+    }
+    return !d->done && take(h, d, now, m); /* done: a take failed while its last morsel ran */
 }
 
 /* Pull morsels until none is left for d. */
@@ -314,9 +485,11 @@ static void pull(hybrid *h, hdev *d)
 {
     coproc_runtime *rt = h->f->rt;
     morsel m;
+    int copied;
     while (!d->failed &&
-           take(h, d, clock_at(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock)), &m))
-        run_or_give_back(h, d, &m);
+           next_morsel(h, d, clock_at(h, d, rt->backend->task_elapsed(rt, d->dev, &d->clock)), &m,
+                       &copied))
+        run_or_give_back(h, d, &m, copied);
 }
 
 static void *pull_main(void *arg)
@@ -363,8 +536,9 @@ static void dispatch(hybrid *h)
                 continue;
             }
             morsel m;
-            if (take(h, next, at, &m))
-                run_or_give_back(h, next, &m);
+            int copied;
+            if (next_morsel(h, next, at, &m, &copied))
+                run_or_give_back(h, next, &m, copied);
         }
     }
     pthread_t th[COPROC__QMAX_DEVICES];
@@ -439,6 +613,28 @@ static coproc_status open_device(hybrid *h, hdev *d)
             s = coproc__qbind_column(f, dev, c, t->names[d->k->args[i].col], &d->b[i], NULL);
         }
     }
+    /* Double-buffered: a second stage buffer for each staged column, within
+     * the budget as the first (size_for_budget counted both), and a pinned
+     * host buffer per set for a pageable column (none: copied straight). */
+    int staged_cols = 0;
+    for (int i = 0; i < d->nbound && s == COPROC_OK && d->overlap; i++)
+        if (d->stage[i]) {
+            uint64_t bytes = d->morsel_rows * coproc_type_size(d->b[i].col->type);
+            d->staged += coproc__residency_reserve(dev, bytes);
+            s = coproc__buffer_new(rt, dev, bytes, &d->spare[i]);
+            staged_cols++;
+            for (int b = 0; b < 2 && s == COPROC_OK && !d->b[i].col->pinned && bytes; b++) {
+                cl_int err;
+                d->pinned[b][i] = clCreateBuffer(
+                    dev->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+                if (d->pinned[b][i])
+                    d->pinned_ptr[b][i] =
+                        coproc__map_now(dev, dev->queue, d->pinned[b][i],
+                                        CL_MAP_READ | CL_MAP_WRITE, 0, bytes, &err);
+            }
+        }
+    if (!staged_cols)
+        d->overlap = 0; /* nothing copied: as in place */
     if (s == COPROC_OK)
         s = coproc__qmake_payloads(f, dev, d->k, d->b);
     return s;
@@ -448,6 +644,30 @@ static void close_device(hybrid *h, hdev *d)
 {
     if (d->opened)
         coproc__qgroup_release(&d->g);
+    if (d->overlap && d->dev->copy_queue)
+        coproc__finish(d->dev, d->dev->copy_queue); /* nothing writes the stage buffers */
+    for (int b = 0; b < 2; b++) {
+        if (d->copied[b])
+            clReleaseEvent(d->copied[b]);
+        if (d->read[b])
+            clReleaseEvent(d->read[b]);
+    }
+    for (int i = 0; i < d->nbound; i++) {
+        if (d->spare[i])
+            clReleaseMemObject(d->spare[i]);
+        for (int b = 0; b < 2; b++) {
+            if (d->pinned_ptr[b][i]) {
+                coproc__submit_begin(d->dev);
+                clEnqueueUnmapMemObject(d->dev->queue, d->pinned[b][i], d->pinned_ptr[b][i], 0,
+                                        NULL, NULL);
+                coproc__submit_end(d->dev);
+            }
+            if (d->pinned[b][i])
+                clReleaseMemObject(d->pinned[b][i]);
+        }
+    }
+    if (d->overlap)
+        coproc__finish(d->dev, d->dev->queue); /* the unmaps */
     for (int i = 0; i < d->nbound; i++)
         if (d->stage[i])
             clReleaseMemObject(d->stage[i]);
@@ -552,6 +772,8 @@ static void size_for_budget(hybrid *h, hdev *d)
     uint64_t fixed, per_row, budget = d->dev->budget_bytes;
     if (coproc__qfootprint(h->f, d->dev, h->pi, &fixed, &per_row) != 0)
         fixed = per_row = 0; /* its error comes when it opens */
+    if (d->overlap)
+        per_row *= 2; /* two stage buffers a column */
     if (per_row > 0) {
         uint64_t room = fixed < budget ? budget - fixed : 0;
         uint64_t rows = room / 2 / per_row / MORSEL_ALIGN * MORSEL_ALIGN;
@@ -692,6 +914,8 @@ coproc_status coproc__hybrid_group(coproc__fused *f, int pi, const int *devices,
     for (int i = 0; i < h->n; i++) {
         h->d[i].per_row = estimated_per_row(f, h->d[i].dev, pi);
         h->d[i].morsel_rows = morsel_size(h->d[i].dev, h->d[i].per_row, h->total, h->n);
+        h->d[i].overlap = overlaps(h->d[i].dev);
+        h->d[i].copied_at[0] = h->d[i].copied_at[1] = -1;
     }
     if (s == COPROC_OK)
         s = admit(h);

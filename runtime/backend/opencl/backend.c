@@ -106,6 +106,17 @@ static double opencl_copy_ran(coproc__device *dev, int to_device, int pinned, in
     return measured;
 }
 
+static double opencl_copy_queued(coproc__device *dev, int pinned, double bytes)
+{
+    (void)dev, (void)pinned, (void)bytes;
+    return -1;
+}
+
+static void opencl_queue_waits(coproc__device *dev, double at)
+{
+    (void)dev, (void)at;
+}
+
 static double opencl_pipeline_ran(coproc__device *dev, double bytes, double rows, double work,
                                   double measured)
 {
@@ -154,6 +165,8 @@ const coproc__backend coproc__backend_opencl = {
     .calibrates = 1,
     .op_ran = opencl_op_ran,
     .copy_ran = opencl_copy_ran,
+    .copy_queued = opencl_copy_queued,
+    .queue_waits = opencl_queue_waits,
     .pipeline_ran = opencl_pipeline_ran,
     .now = opencl_now,
     .task_begin = opencl_task_begin,

@@ -299,3 +299,44 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
         dev->backend->copy_ran(dev, 1, 0, 0, (double)bytes, -1);
     return counted(rt, dev, err, bytes, 1);
 }
+
+coproc_status coproc__h2d_beside(coproc_runtime *rt, coproc__device *dev, cl_mem dst,
+                                 size_t dst_off, const void *src, size_t bytes, int src_pinned,
+                                 cl_uint nwait, const cl_event *wait, cl_event *done, double *at)
+{
+    *done = NULL;
+    *at = -1;
+    int injected = coproc__fault(rt, dev->index, COPROC__FAULT_H2D);
+    if (injected)
+        return coproc__fail_cl(rt, injected, "copy of %zu bytes to device %d (COPROC_FAULT)", bytes,
+                               dev->index);
+    cl_command_queue q = dev->copy_queue;
+    wait = nwait ? wait : NULL; /* a list with no events must be NULL */
+    coproc__submit_begin(dev);
+    cl_int err =
+        bytes ? clEnqueueWriteBuffer(q, dst, CL_FALSE, dst_off, bytes, src, nwait, wait, done)
+              : clEnqueueMarkerWithWaitList(q, nwait, wait, done);
+    if (err == CL_SUCCESS)
+        err = clFlush(q); /* started now, so that it runs while the kernels do */
+    coproc__submit_end(dev);
+    if (err == CL_SUCCESS && bytes) /* not timed here; a simulated device charges it */
+        *at = dev->backend->copy_queued(dev, src_pinned, (double)bytes);
+    if (err != CL_SUCCESS && *done) {
+        clReleaseEvent(*done);
+        *done = NULL;
+    }
+    return counted(rt, dev, err, bytes, 1);
+}
+
+coproc_status coproc__queue_wait_copy(coproc_runtime *rt, coproc__device *dev, cl_event copied,
+                                      double at)
+{
+    coproc__submit_begin(dev);
+    cl_int err = clEnqueueBarrierWithWaitList(dev->queue, 1, &copied, NULL);
+    coproc__submit_end(dev);
+    if (err != CL_SUCCESS)
+        return coproc__fail_cl(
+            rt, err, "device %d: waiting for a copy (clEnqueueBarrierWithWaitList)", dev->index);
+    dev->backend->queue_waits(dev, at);
+    return COPROC_OK;
+}

@@ -44,4 +44,18 @@ coproc_status coproc__h2d_async(coproc_runtime *rt, coproc__device *dev, cl_comm
                                 cl_mem dst, size_t dst_off, const void *src, size_t bytes,
                                 cl_event *done);
 
+/* Start copying host->device on dev->copy_queue once the events in wait are
+ * complete, beside the kernels on dev->queue, without waiting: *done (never
+ * NULL on success) completes when the bytes are on the device, which is *at
+ * on the backend's clock (backend.h copy_queued; -1: the events alone tell).
+ * src must stay untouched until then. Submitted at once. */
+coproc_status coproc__h2d_beside(coproc_runtime *rt, coproc__device *dev, cl_mem dst,
+                                 size_t dst_off, const void *src, size_t bytes, int src_pinned,
+                                 cl_uint nwait, const cl_event *wait, cl_event *done, double *at);
+
+/* dev->queue's commands from now on wait for `copied` (a copy on another of
+ * its queues, ending at `at` on the backend's clock): a barrier. */
+coproc_status coproc__queue_wait_copy(coproc_runtime *rt, coproc__device *dev, cl_event copied,
+                                      double at);
+
 #endif

@@ -7,8 +7,12 @@
  * the runtime's clock is the latest task end a caller waited for. Work outside
  * any task (a column's upload or download) is the caller's own and moves the
  * clock at once; copies the prefetcher makes ahead of a task are that task's.
- * Copies and kernels do not overlap (profiles carry no overlap figure). Lock order: a device's,
- * then the clock's. */
+ * A copy and a kernel on the one queue follow each other; a copy enqueued on
+ * the copy queue (copy_queued) runs on the device's copy engine beside its
+ * kernels, from when the work enqueued before it is done, and a kernel that
+ * waits for it (queue_waits) starts no earlier than it ends (issue 17: a
+ * discrete device copies the next morsel while the current one runs).
+ * Lock order: a device's, then the clock's. */
 #include "backend/sim/sim.h"
 
 #include <math.h>
@@ -26,6 +30,13 @@ static uint64_t mix(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* seconds times the next noise factor (st->lock held). */
+static double noisy(coproc__sim_state *st, double seconds)
+{
+    double u = (double)(mix(st->seed ^ mix(st->draws++)) >> 11) * 0x1.0p-53 * 2 - 1;
+    return seconds * (1 + st->noise * u);
+}
+
 /* Charge `seconds` (noiseless) of work to dev, or to its next task (ahead);
  * returns the noisy seconds charged. */
 static double charge(coproc__device *dev, double seconds, int ahead)
@@ -34,8 +45,7 @@ static double charge(coproc__device *dev, double seconds, int ahead)
     if (!(seconds > 0) || !isfinite(seconds))
         return 0;
     pthread_mutex_lock(&st->lock);
-    double u = (double)(mix(st->seed ^ mix(st->draws++)) >> 11) * 0x1.0p-53 * 2 - 1;
-    double t = seconds * (1 + st->noise * u);
+    double t = noisy(st, seconds);
     if (ahead) {
         st->ahead += t;
         pthread_mutex_unlock(&st->lock);
@@ -71,6 +81,40 @@ static double sim_copy_ran(coproc__device *dev, int to_device, int pinned, int a
     (void)measured;
     coproc__sim_state *st = dev->backend_state;
     return charge(dev, coproc__profile_transfer_time(st->truth, to_device, pinned, bytes), ahead);
+}
+
+/* On the copy engine: from when it is free and the work charged so far is
+ * done (the host enqueued the copy after waiting for that work), beside the
+ * kernels. Outside a task the caller waits for it, as for any copy. */
+static double sim_copy_queued(coproc__device *dev, int pinned, double bytes)
+{
+    coproc__sim_state *st = dev->backend_state;
+    double seconds = coproc__profile_transfer_time(st->truth, 1, pinned, bytes);
+    if (!(seconds > 0) || !isfinite(seconds))
+        return -1;
+    pthread_mutex_lock(&st->lock);
+    if (st->tasks_open == 0) {
+        pthread_mutex_unlock(&st->lock);
+        charge(dev, seconds, 0);
+        return -1;
+    }
+    double t = noisy(st, seconds);
+    double start = st->copy_free > st->frontier ? st->copy_free : st->frontier;
+    st->copy_free = start + t;
+    st->work += t;
+    double end = st->copy_free;
+    pthread_mutex_unlock(&st->lock);
+    return end;
+}
+
+/* The kernel queue idles until the copy it waits for ends. */
+static void sim_queue_waits(coproc__device *dev, double at)
+{
+    coproc__sim_state *st = dev->backend_state;
+    pthread_mutex_lock(&st->lock);
+    if (st->tasks_open > 0 && at > st->frontier)
+        st->frontier = at;
+    pthread_mutex_unlock(&st->lock);
 }
 
 /* The profile's roofline, as the fused engine estimates a pipeline (fused.c). */
@@ -154,6 +198,8 @@ const coproc__backend coproc__backend_sim = {
     .calibrates = 0,
     .op_ran = sim_op_ran,
     .copy_ran = sim_copy_ran,
+    .copy_queued = sim_copy_queued,
+    .queue_waits = sim_queue_waits,
     .pipeline_ran = sim_pipeline_ran,
     .now = sim_now,
     .task_begin = sim_task_begin,

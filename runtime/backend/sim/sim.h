@@ -29,6 +29,7 @@ typedef struct coproc__sim_state {
     double busy_until;        /* the runtime clock when its last task ended */
     double frontier;          /* when the work charged to its open tasks so far ends: tasks
                                  open at once share the device, one's work after another's */
+    double copy_free;         /* when its copy engine ends the copies queued on it so far */
     int tasks_open;           /* tasks running now: work outside one (a column's upload)
                                  is the caller's, and moves the runtime clock itself */
     struct coproc__sim_clock *clock; /* the runtime's */
