@@ -316,15 +316,24 @@ static coproc_status do_argsort(ctx *c, const coproc_column *keys, coproc_column
 
 /* ---------------------------------------------------------------- host glue */
 
+/* A new host column of n elements (not a temporary yet). */
+static coproc_status host_col(ctx *c, coproc_type t, size_t n, coproc_column **out)
+{
+    coproc_status s = coproc_column_host_alloc(c->rt, t, n, out);
+    if (s != COPROC_OK)
+        return coproc__fail(c->rt, s, "%s: a column of %zu elements: %s", LABEL(c), n,
+                            coproc_status_message(s));
+    return COPROC_OK;
+}
+
 /* A new host column of rows elements, each v (i64 for integer types, f64 for floats). */
 static coproc_status fill_col(ctx *c, coproc_type t, size_t rows, int64_t i, double f,
                               coproc_column **out)
 {
     coproc_column *col;
-    coproc_status s = coproc_column_host_alloc(c->rt, t, rows, &col);
+    coproc_status s = host_col(c, t, rows, &col);
     if (s != COPROC_OK)
-        return coproc__fail(c->rt, s, "%s: a column of %zu rows: %s", LABEL(c), rows,
-                            coproc_status_message(s));
+        return s;
     void *d = coproc_column_host_data(col);
     for (size_t k = 0; k < rows; k++)
         switch (t) {
@@ -408,10 +417,9 @@ static coproc_status and_bitmap(ctx *c, size_t rows, const coproc_column *const 
 {
     size_t words = (rows + 31) / 32;
     coproc_column *b;
-    coproc_status s = coproc_column_host_alloc(c->rt, COPROC_UINT32, words, &b);
+    coproc_status s = host_col(c, COPROC_UINT32, words, &b);
     if (s != COPROC_OK)
-        return coproc__fail(c->rt, s, "%s: a bitmap of %zu rows: %s", LABEL(c), rows,
-                            coproc_status_message(s));
+        return s;
     uint32_t *d = coproc_column_host_data(b);
     for (size_t k = 0; k < words; k++)
         d[k] = ~0u;
