@@ -821,8 +821,9 @@ static void plan_order_nulls(ctx *c, int group)
         assert_false(valid && seen_null); /* nulls last */
         seen_null |= !valid;
         if (valid && i > 0 && (!w || ((w[(i - 1) / 32] >> ((i - 1) % 32)) & 1u)))
-            assert_true(t == COPROC_INT64 ? ((const int64_t *)data)[i - 1] <= ((const int64_t *)data)[i]
-                                          : ((const int32_t *)data)[i - 1] <= ((const int32_t *)data)[i]);
+            assert_true(t == COPROC_INT64
+                            ? ((const int64_t *)data)[i - 1] <= ((const int64_t *)data)[i]
+                            : ((const int32_t *)data)[i - 1] <= ((const int32_t *)data)[i]);
     }
     coproc_query_result_free(&r);
     coproc_plan_free(p);
