@@ -1,7 +1,6 @@
 /* run.c - coproc_query_run/submit/wait: one run's bookkeeping, the choice of
  * engine (fused, else one operator at a time) and the result. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
