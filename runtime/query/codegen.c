@@ -697,36 +697,97 @@ static int build_key_col(const coproc__qpipe *bp, const char *name)
     return -1;
 }
 
+/* The key of a join on several columns packed into one long: the sum over
+ * its columns m of (x_m - klo<tag>m) * kst<tag>m, where x_m is the code in
+ * xs[m] (kernel arguments klo/kst: the source depends on the query's shape,
+ * not on the ranges). The caller has checked each x_m within its range. */
+static void packed_key(coproc__strbuf *o, int n, char xs[][96], const char *tag)
+{
+    coproc__sb_printf(o, "(");
+    for (int m = 0; m < n; m++)
+        coproc__sb_printf(o, "%s(%s - klo%s%d) * kst%s%d", m ? " + " : "", xs[m], tag, m, tag, m);
+    coproc__sb_printf(o, ")");
+}
+
+/* The build side's key at row `row` of its source, as a long: its column,
+ * or its columns packed (the table holds only keys within the ranges). */
+static int build_key_at(gen *g, const coproc__qpipe *bp, const coproc_node *j, const char *row,
+                        const char *tag, coproc__strbuf *o)
+{
+    char xs[COPROC__QP_MAX_JOIN_KEYS][96];
+    for (int m = 0; m < j->njoin_keys; m++) {
+        int bc = build_key_col(bp, j->build_keys[m]);
+        if (bc < 0)
+            return fail(g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_keys[m]);
+        int kc = arg_of(g, bp->src, bc);
+        if (kc < 0)
+            return -1;
+        snprintf(xs[m], sizeof xs[m], "(long)c%d[%s]", kc, row);
+    }
+    if (j->njoin_keys == 1)
+        coproc__sb_printf(o, "%s", xs[0]);
+    else
+        packed_key(o, j->njoin_keys, xs, tag);
+    return o->failed ? fail(g, "out of host memory") : 0;
+}
+
 static int probe(gen *g, scope *s, const coproc__qstep *st)
 {
     const coproc_node *j = st->node;
     const coproc__qpipe *bp = &g->prog->p[st->build];
-    if (j->njoin_keys > 1)
-        return fail(g, "%s: a key of %d columns (a fused table hashes one)", j->label,
-                    j->njoin_keys);
-    if (j->key_remap[0])
-        return fail(g, "%s: strings of two dictionaries (their codes are mapped first)",
-                    j->label);
+    int nk = j->njoin_keys;
+    if (nk > COPROC__QP_MAX_JOIN_KEYS)
+        return fail(g, "%s: a key of %d columns (%d at most)", j->label, nk, COPROC__QP_MAX_JOIN_KEYS);
+    for (int m = 0; m < nk; m++)
+        if (j->key_remap[m])
+            return fail(g, "%s: strings of two dictionaries (their codes are mapped first)",
+                        j->label);
     if (!bp->src)
         return fail(g, "%s: the build side has not run", j->label);
     int jb = g->k->nbuilds++;
     g->k->builds[jb] = st->build;
-    const binding *key = lookup(s, j->probe_key);
-    if (!key)
-        return fail(g, "%s: no probe key \"%s\"", j->label, j->probe_key);
-    int bc = build_key_col(bp, j->build_key);
-    if (bc < 0)
-        return fail(g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
-    int kc = arg_of(g, bp->src, bc);
-    if (kc < 0)
-        return -1;
-    char kbuf[64], vbuf[160];
-    const char *kcode = bcode(g, key, kbuf, sizeof kbuf);
     coproc__strbuf *o = &g->body;
-    /* A null key matches nothing. */
-    const char *kvalid = bvalid(g, key, vbuf, sizeof vbuf);
-    if (kvalid)
-        coproc__sb_printf(o, "        if (!%s)\n            continue;\n", kvalid);
+    char tag[16], held_row[24], xs[COPROC__QP_MAX_JOIN_KEYS][96];
+    snprintf(tag, sizeof tag, "%d_", jb);
+    snprintf(held_row, sizeof held_row, "r%d - 1u", jb);
+    /* The build side's key first: its columns take the lower argument numbers. */
+    coproc__strbuf pk = {0}, bk = {0};
+    if (build_key_at(g, bp, j, held_row, tag, &bk) < 0) {
+        coproc__sb_free(&bk);
+        return -1;
+    }
+    for (int m = 0; m < nk; m++) {
+        const binding *key = lookup(s, j->probe_keys[m]);
+        if (!key) {
+            coproc__sb_free(&bk);
+            return fail(g, "%s: no probe key \"%s\"", j->label, j->probe_keys[m]);
+        }
+        char kbuf[64], vbuf[160];
+        const char *kcode = bcode(g, key, kbuf, sizeof kbuf);
+        /* A null key matches nothing. */
+        const char *kvalid = bvalid(g, key, vbuf, sizeof vbuf);
+        if (kvalid)
+            coproc__sb_printf(o, "        if (!%s)\n            continue;\n", kvalid);
+        snprintf(xs[m], sizeof xs[m], "%s", kcode);
+        if (nk > 1) {
+            /* A column outside the build side's range matches nothing. */
+            snprintf(xs[m], sizeof xs[m], "pk%d_%d", jb, m);
+            coproc__sb_printf(o,
+                              "        long pk%d_%d = %s;\n"
+                              "        if (pk%d_%d < klo%d_%d || pk%d_%d > khi%d_%d)\n"
+                              "            continue;\n",
+                              jb, m, kcode, jb, m, jb, m, jb, m, jb, m);
+        }
+    }
+    if (nk > 1)
+        packed_key(&pk, nk, xs, tag);
+    else
+        coproc__sb_printf(&pk, "%s", xs[0]);
+    if (pk.failed) {
+        coproc__sb_free(&pk);
+        coproc__sb_free(&bk);
+        return fail(g, "out of host memory");
+    }
     /* Dense: the key bitmap says whether the key is in the table, and the
      * build side's columns are read from their payloads at d. Hashed: the
      * row number r, then the columns at r. The probe loop ends on a flag, not
@@ -747,15 +808,17 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
                       "            uint h = QHASH(pk%d) & mask%d;\n"
                       "            for (int go = 1; go;) {\n"
                       "                r%d = ht%d[h];\n"
-                      "                go = r%d != 0u && (long)c%d[r%d - 1u] != pk%d;\n"
+                      "                go = r%d != 0u && %s != pk%d;\n"
                       "                h = (h + 1u) & mask%d;\n"
                       "            }\n"
                       "            if (r%d == 0u)\n"
                       "                continue;\n"
                       "            r%d -= 1u;\n"
                       "        }\n",
-                      jb, kcode, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, kc,
-                      jb, jb, jb, jb, jb);
+                      jb, pk.s, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, jb, bk.s,
+                      jb, jb, jb, jb);
+    coproc__sb_free(&pk);
+    coproc__sb_free(&bk);
     if (j->join == COPROC_JOIN_SEMI)
         return 0;
     /* The build side's columns, read at the matching row. */
@@ -856,7 +919,7 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
          * is always in bounds. */
         int jb = nprobes++;
         const binding *key = lookup(s, st->node->probe_key);
-        if (!key || !key->table)
+        if (!key || !key->table || st->node->njoin_keys > 1)
             break;
         /* In the body an earlier probe's build columns shadow the row's. */
         int shadowed = 0;
@@ -1075,9 +1138,14 @@ static void params(gen *g, coproc__strbuf *o)
         coproc__sb_printf(o, ", __global const %s *restrict c%d",
                           arg_type(g, coproc__qarg_column(a)->type), i);
     }
-    for (int j = 0; j < g->k->nbuilds; j++)
+    for (int j = 0; j < g->k->nbuilds; j++) {
         coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
                           " long kmax%d, uint mask%d", j, j, j, j, j, j);
+        /* a key of several columns: each column's range and stride */
+        const coproc_node *jn = g->prog->p[g->k->builds[j]].sink_node;
+        for (int m = 0; jn->njoin_keys > 1 && m < jn->njoin_keys; m++)
+            coproc__sb_printf(o, ", long klo%d_%d, long khi%d_%d, long kst%d_%d", j, m, j, m, j, m);
+    }
     for (int p = 0; p < g->k->npays; p++) {
         const coproc__qarg *a = &g->k->args[g->k->pays[p].arg];
         coproc__sb_printf(o, ", __global const %s *restrict py%d", arg_type(g, a->table->cols[a->col]->type), p);
@@ -1410,19 +1478,41 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         }
     } else if (!g.failed && q->sink == COPROC__QK_BUILD) {
         const coproc_node *j = q->sink_node;
-        const binding *b = lookup(s, j->build_key);
-        if (j->njoin_keys > 1) {
-            fail(&g, "%s: a key of %d columns (a fused table hashes one)", j->label,
-                 j->njoin_keys);
-        } else if (j->key_remap[0]) {
-            fail(&g, "%s: strings of two dictionaries (their codes are mapped first)", j->label);
-        } else if (!b || b->table != q->src) {
-            fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_key);
-        } else {
+        int nk = j->njoin_keys;
+        const binding *kb[COPROC__QP_MAX_JOIN_KEYS] = {0};
+        for (int m = 0; m < nk && m < COPROC__QP_MAX_JOIN_KEYS && !g.failed; m++) {
+            kb[m] = lookup(s, j->build_keys[m]);
+            if (j->key_remap[m])
+                fail(&g, "%s: strings of two dictionaries (their codes are mapped first)", j->label);
+            else if (!kb[m] || kb[m]->table != q->src)
+                fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_keys[m]);
+        }
+        if (nk > COPROC__QP_MAX_JOIN_KEYS)
+            fail(&g, "%s: a key of %d columns (%d at most)", j->label, nk, COPROC__QP_MAX_JOIN_KEYS);
+        if (!g.failed) {
+            const binding *b = kb[0];
             k->key_col = b->col;
+            k->nkey_cols = nk;
             char buf[64];
-            const char *kcode = bcode(&g, b, buf, sizeof buf);
-            int kc = arg_of(&g, q->src, b->col);
+            /* The key as a long (several columns: packed, klo_m and kst_m),
+             * and the key of the row a hashed slot holds, to compare. */
+            coproc__strbuf kcs = {0}, held = {0}, kparams = {0};
+            char xs[COPROC__QP_MAX_JOIN_KEYS][96];
+            for (int m = 0; m < nk; m++) {
+                k->key_cols[m] = kb[m]->col;
+                snprintf(xs[m], sizeof xs[m], "%s", bcode(&g, kb[m], buf, sizeof buf));
+            }
+            if (nk == 1) {
+                coproc__sb_printf(&kcs, "%s", xs[0]);
+                coproc__sb_printf(&held, "(long)c%d[old - 1u]", arg_of(&g, q->src, b->col));
+            } else {
+                packed_key(&kcs, nk, xs, "_");
+                for (int m = 0; m < nk; m++) {
+                    snprintf(xs[m], sizeof xs[m], "(long)c%d[old - 1u]", arg_of(&g, q->src, kb[m]->col));
+                    coproc__sb_printf(&kparams, ", long klo_%d, long kst_%d", m, m);
+                }
+                packed_key(&held, nk, xs, "_");
+            }
             /* The ranges of the probing group-by's keys over the rows inserted. */
             coproc__strbuf ranges = {0};
             for (int r = 0; r < q->nranges; r++) {
@@ -1446,22 +1536,25 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             }
             /* A null key is left out of the table (it matches nothing), and
              * its row out of the measured ranges. */
-            char vbuf[160];
-            const char *kvalid = bvalid(&g, b, vbuf, sizeof vbuf);
-            if (kvalid) {
-                coproc__strbuf skip = {0};
-                coproc__sb_printf(&skip, "        if (!%s)\n            continue;\n%s", kvalid,
-                                  ranges.s ? ranges.s : "");
+            coproc__strbuf skip = {0};
+            for (int m = 0; m < nk; m++) {
+                char vbuf[160];
+                const char *kvalid = bvalid(&g, kb[m], vbuf, sizeof vbuf);
+                if (kvalid)
+                    coproc__sb_printf(&skip, "        if (!%s)\n            continue;\n", kvalid);
+            }
+            if (skip.len) {
+                coproc__sb_printf(&skip, "%s", ranges.s ? ranges.s : "");
                 coproc__sb_free(&ranges);
                 ranges = skip;
             }
-            if (ranges.failed)
+            if (ranges.failed || kcs.failed || held.failed || kparams.failed)
                 fail(&g, "out of host memory");
             params(&g, &head);
             /* The insert loop ends on a flag, not a break, as the probe's does. */
             coproc__sb_printf(o,
                               "__kernel void q_build(%s, __global uint *ht, __global uint *bm, int dense, long kmin,"
-                              " uint mask, int check_dup, __global uint *flag, __global uint *kr)\n{\n"
+                              " uint mask, int check_dup, __global uint *flag, __global uint *kr%s)\n{\n"
                               "    uint inserted = 0;\n"
                               "    COPROC_FOR_EACH_ROW(i, n) {\n%s%s"
                               "        long k = %s;\n"
@@ -1481,7 +1574,7 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                               "            if (old == 0u) {\n"
                               "                inserted++;\n"
                               "                go = 0;\n"
-                              "            } else if ((long)c%d[old - 1u] == k) {\n"
+                              "            } else if (%s == k) {\n"
                               "                if (check_dup)\n"
                               "                    atomic_or(flag, 1u);\n"
                               "                go = 0;\n"
@@ -1493,8 +1586,12 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
                               "    if (inserted)\n"
                               "        atomic_add(&flag[1], inserted);\n"
                               "}\n",
-                              head.s, g.body.s ? g.body.s : "", ranges.s ? ranges.s : "", kcode, kc);
+                              head.s, kparams.s ? kparams.s : "", g.body.s ? g.body.s : "",
+                              ranges.s ? ranges.s : "", kcs.s ? kcs.s : "0", held.s ? held.s : "0");
             coproc__sb_free(&ranges);
+            coproc__sb_free(&kcs);
+            coproc__sb_free(&held);
+            coproc__sb_free(&kparams);
         }
     } else if (!g.failed) {
         fail(&g, "pipeline without a sink");

@@ -102,6 +102,12 @@ void coproc__qset_common_args(coproc__args *a, fused *f, const coproc__qkernel *
         COPROC__ARG(*a, kmin);
         COPROC__ARG(*a, kmax);
         COPROC__ARG(*a, mask);
+        for (int m = 0; t->nkeys > 1 && m < t->nkeys; m++) {
+            cl_long lo = t->klo[m], hi = t->khi[m], st = t->kst[m];
+            COPROC__ARG(*a, lo);
+            COPROC__ARG(*a, hi);
+            COPROC__ARG(*a, st);
+        }
     }
     for (int p = 0; p < k->npays; p++) {
         const coproc__qbuilt *t = &f->prog.p[k->builds[k->pays[p].build]].built;
@@ -480,6 +486,60 @@ coproc_status coproc__qread(fused *f, coproc__device *dev, cl_mem m, void *dst, 
 #define DENSE_CACHED_SLOTS (1u << 18)
 
 /* A join's table over the build pipeline's rows, on dev. */
+/* The range of build pipeline q's key: its column's, or for a key of
+ * several columns the packed key's, [0, range - 1], with each column's range
+ * and stride kept in the table (the last column varies fastest). range 0:
+ * no key (no row, or a key column null in every row). A packed key that
+ * would need more than 62 bits is UNSUPPORTED with the run's note: the plan
+ * runs one operator at a time, whose composite-key joins hash the columns. */
+static coproc_status key_range(fused *f, coproc__qpipe *q, const coproc__qkernel *k, int64_t *lo,
+                               int64_t *hi, uint64_t *range)
+{
+    coproc__qbuilt *t = &q->built;
+    int nk = k->nkey_cols > 1 ? k->nkey_cols : 1;
+    t->nkeys = nk;
+    uint64_t r[COPROC__QP_MAX_JOIN_KEYS], packed = 1;
+    int empty = 0, wide = 0;
+    memset(t->kst, 0, sizeof t->kst);
+    for (int m = 0; m < nk; m++) {
+        coproc_status s = coproc__qcolumn_range(f, q->src->cols[nk > 1 ? k->key_cols[m] : k->key_col],
+                                                &t->klo[m], &t->khi[m]);
+        if (s != COPROC_OK)
+            return s;
+        /* 0 for a column's full 64-bit range (hi - lo + 1 wraps) */
+        r[m] = t->khi[m] >= t->klo[m] ? (uint64_t)t->khi[m] - (uint64_t)t->klo[m] + 1 : 0;
+        if (t->khi[m] < t->klo[m])
+            empty = 1;
+        else if (r[m] == 0 || packed > (UINT64_C(1) << 62) / r[m])
+            wide = 1;
+        else
+            packed *= r[m];
+    }
+    if (nk == 1) {
+        *lo = t->klo[0];
+        *hi = t->khi[0];
+        *range = r[0];
+        return COPROC_OK;
+    }
+    if (empty) {
+        *lo = 0;
+        *hi = -1;
+        *range = 0;
+        return COPROC_OK;
+    }
+    if (wide) {
+        snprintf(f->run->note, sizeof f->run->note,
+                 "%s: the key columns' ranges need more than 62 bits packed", q->sink_node->label);
+        return COPROC_UNSUPPORTED;
+    }
+    for (int m = nk - 1; m >= 0; m--)
+        t->kst[m] = m == nk - 1 ? 1 : t->kst[m + 1] * (int64_t)r[m + 1];
+    *lo = 0;
+    *hi = (int64_t)(packed - 1);
+    *range = packed;
+    return COPROC_OK;
+}
+
 static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -491,19 +551,22 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: more than 2^32 - 2 build rows", q->sink_node->label);
     t->key_col = k->key_col;
     int64_t lo, hi;
-    coproc_status s = coproc__qcolumn_range(f, q->src->cols[k->key_col], &lo, &hi);
+    uint64_t range;
+    coproc_status s = key_range(f, q, k, &lo, &hi, &range);
     if (s != COPROC_OK)
         return s;
+    /* No key to insert: no row, or a key column null in every row (a
+     * single column's full 64-bit range, range 0 too, is hashed). */
+    int none = n == 0 || (hi < lo && k->nkey_cols > 1);
     size_t slots;
-    uint64_t range = hi >= lo ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
     /* Direct indexing (one load a probe, no key compare) when the key range
      * is within twice the rows, or small enough to stay in a core's cache
      * anyway (dates as yyyymmdd: 2556 keys over a range of 70,000). */
-    if (n == 0 || (range > 0 && (range <= 2 * (uint64_t)n + 1024 || range <= DENSE_CACHED_SLOTS))) {
+    if (none || (range > 0 && (range <= 2 * (uint64_t)n + 1024 || range <= DENSE_CACHED_SLOTS))) {
         t->dense = 1;
-        t->kmin = n ? lo : 1;
-        t->kmax = n ? hi : 0;
-        slots = n ? range : 1;
+        t->kmin = none ? 1 : lo;
+        t->kmax = none ? 0 : hi;
+        slots = none ? 1 : range;
     } else {
         size_t cap = 16;
         while (cap < 2 * n)
@@ -515,8 +578,10 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         slots = cap;
     }
     t->src_rows = n;
-    t->bytes = (double)slots * sizeof(cl_uint) +
-               (t->dense ? 0 : (double)n * coproc_type_size(q->src->cols[k->key_col]->type));
+    double key_bytes = 0;
+    for (int m = 0; m < t->nkeys; m++)
+        key_bytes += coproc_type_size(q->src->cols[t->nkeys > 1 ? k->key_cols[m] : k->key_col]->type);
+    t->bytes = (double)slots * sizeof(cl_uint) + (t->dense ? 0 : (double)n * key_bytes);
     /* Dense tables also get a bitmap of the keys present (one bit a slot, a
      * 32nd of the table: it stays in a near cache where the table does
      * not), which probes test first; a hashed table gets one unused word. */
@@ -532,8 +597,10 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
                                    0, NULL, NULL);
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clearing the hash table", q->sink_node->label);
-    if (n == 0)
+    if (none) {
+        t->rows = 0;
         return COPROC_OK;
+    }
     cl_mem flag, kr;
     /* flag[0]: a duplicate key was seen; flag[1]: the rows inserted. */
     if ((s = buffer(f, dev, 2 * sizeof(cl_uint), &flag)) != COPROC_OK)
@@ -572,6 +639,11 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
         COPROC__ARG(a, check);
         COPROC__ARG(a, flag);
         COPROC__ARG(a, kr);
+        for (int m = 0; t->nkeys > 1 && m < t->nkeys; m++) {
+            cl_long klo = t->klo[m], kst = t->kst[m];
+            COPROC__ARG(a, klo);
+            COPROC__ARG(a, kst);
+        }
         coproc__geometry g = coproc__geometry_for(dev, n, 0);
         s = coproc__launch(rt, dev, &a, &g, "query build");
     }

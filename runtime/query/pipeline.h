@@ -15,6 +15,8 @@
 #include "query/plan.h"
 
 #define COPROC__QP_MAX_STEPS 48
+/* Key columns of one join (plan.c's limit). */
+#define COPROC__QP_MAX_JOIN_KEYS 8
 
 typedef enum coproc__qstep_kind {
     COPROC__QS_FILTER = 0,  /* node->pred */
@@ -47,6 +49,12 @@ typedef struct coproc__qbuilt {
     int64_t kmin, kmax;
     uint32_t mask;
     int key_col;             /* the key's column in the build pipeline's source table */
+    /* A key of several columns (nkeys > 1) is packed into one long, the sum
+     * of (column m - klo[m]) * kst[m]; kmin/kmax are then the packed key's.
+     * Every build row lies within [klo[m], khi[m]], so the packing is one
+     * to one there; a probe row outside them matches nothing. */
+    int nkeys;
+    int64_t klo[COPROC__QP_MAX_JOIN_KEYS], khi[COPROC__QP_MAX_JOIN_KEYS], kst[COPROC__QP_MAX_JOIN_KEYS];
     uint64_t rows, src_rows; /* rows inserted, of the source's rows (the share a probe passes) */
     double bytes;            /* what a probe reads from: the table (and keys when hashed) */
 } coproc__qbuilt;
@@ -147,8 +155,10 @@ typedef struct coproc__qkernel {
     /* MATERIALIZE: 1 for an output column that can be null: q_write also
      * writes its validity, a byte a row (ovM, after the columns) */
     unsigned char out_valid[256];
-    /* BUILD: the key's source column */
+    /* BUILD: the key's source columns (key_col = key_cols[0]) */
     int key_col;
+    int nkey_cols;
+    int key_cols[COPROC__QP_MAX_JOIN_KEYS];
     char why[256];             /* when it cannot be fused */
 } coproc__qkernel;
 

@@ -47,8 +47,9 @@ static int independent(const coproc__qpipe *q, int a, int b)
             if (i == j)
                 continue;
             const coproc_node *jj = q->steps[j].node;
-            if (in_schema(&jj->build->schema, ji->probe_key))
-                return 0;
+            for (int k = 0; k < ji->njoin_keys; k++)
+                if (in_schema(&jj->build->schema, ji->probe_keys[k]))
+                    return 0;
             if (ji->join == COPROC_JOIN_INNER && jj->join == COPROC_JOIN_INNER)
                 for (int c = 0; c < ji->build->schema.n; c++)
                     if (in_schema(&jj->build->schema, ji->build->schema.names[c]))
