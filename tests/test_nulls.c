@@ -1418,8 +1418,8 @@ static void test_nulls_validity_api(void **state)
 /* Over the device budget, reduce, select and map stream the validity beside
  * the rows (tests/test_budget_stream.c checks them at every edge): here the
  * public calls at the smallest budget, against the scalar reference, and
- * that the run really streamed. What does not stream nulls yet (group-by,
- * sort) refuses with UNSUPPORTED, never runs without its nulls. */
+ * that the run really streamed; group-by streams them too, its chunks'
+ * partial groups merged on the host. */
 static void test_nulls_over_budget(void **state)
 {
     coproc_options o;
@@ -1470,9 +1470,37 @@ static void test_nulls_over_budget(void **state)
         check_column(rt, out, COPROC_INT32, want, v, n, ctx);
         coproc_column_free(out);
         free(want);
-        coproc_group_result g;
-        assert_status(COPROC_UNSUPPORTED, coproc_group_by(rt, c, NULL, 0, &g));
-        assert_non_null(strstr(coproc_errmsg(rt), "nulls"));
+        /* group-by: c's values as keys (up to 2000 groups and the null
+         * one), alone and with int32 values of their own nulls; the chunks'
+         * partial groups merge on the host, the null keys' group last. */
+        uint32_t *vv = make_validity(n, rates[(ri + 1) % NRATES], &r);
+        int32_t *vd = make_values(COPROC_INT32, n, 1u << 20, vv, &r);
+        coproc_column *cv = make_col(rt, -1, COPROC_INT32, vd, n, vv);
+        ref_group *wantg = malloc((n + 1) * sizeof *wantg);
+        for (int with_values = 0; with_values < 2; with_values++) {
+            coproc_op gop;
+            coproc_op_init(&gop, COPROC_OP_GROUP_BY);
+            gop.a = c;
+            gop.b = with_values ? cv : NULL;
+            gop.sorted = with_values;
+            coproc_task *t = NULL;
+            coproc_result res;
+            assert_ok(rt, coproc_submit(rt, &gop, &t));
+            assert_ok(rt, coproc_wait(t, &res));
+            char gctx[128];
+            snprintf(gctx, sizeof gctx, "%s group-by%s", ctx, with_values ? " with values" : "");
+            if (!res.streamed)
+                fail_msg("%s: device %d not streamed", gctx, res.device);
+            size_t ng = ref_group_by(COPROC_INT32, d, v, COPROC_INT32, with_values ? vd : NULL,
+                                     vv, n, wantg);
+            check_groups(rt, res.device, &res.groups, COPROC_INT32, COPROC_INT32, with_values,
+                         with_values && vv, wantg, ng, with_values, COPROC_GROUP_ALL, gctx);
+            coproc_result_free(&res);
+        }
+        free(wantg);
+        coproc_column_free(cv);
+        free(vd);
+        free(vv);
         coproc_column_free(c);
         free(d);
         free(v);

@@ -140,9 +140,12 @@ COPROC_API coproc_node *coproc_plan_join(coproc_plan *p, coproc_join_kind kind,
                                          coproc_node *build, const char *build_key);
 
 /* Equi-join on several key columns (1 to 8): probe_keys[k] = build_keys[k] for
- * every k (integer columns). Composite keys run one operator at a time (the
- * fused pipelines hash one key column; the result's note says so), through
- * coproc_hash_join_keys / coproc_semi_join_keys (coproc.h). */
+ * every k (integer columns). Fused, the key columns are packed into one 64-bit
+ * key by the build side's value ranges (a probe row outside them matches
+ * nothing; a null in any key column matches nothing). Where the ranges need
+ * more than 62 bits packed, or the build keys are columns computed by a
+ * projection, the plan runs one operator at a time (the result's note says
+ * so), through coproc_hash_join_keys / coproc_semi_join_keys (coproc.h). */
 COPROC_API coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind,
                                               coproc_node *probe, int nkeys,
                                               const char *const *probe_keys, coproc_node *build,

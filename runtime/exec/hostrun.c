@@ -319,7 +319,7 @@ static coproc_status stream_within(coproc_runtime *rt, coproc__device *dev,
                                 "%s on device %d: input %d has nulls "
                                 "(a validity bitmap) and the inputs exceed the device's budget "
                                 "(%llu bytes) or 2^32 rows; its streamed or partitioned run "
-                                "does not handle nulls yet (reduce, select and map do)",
+                                "does not handle nulls yet (reduce, select, map and group-by do)",
                                 def->name, dev->index, i, (unsigned long long)dev->budget_bytes);
     uint64_t got = coproc__residency_reserve(dev, budget);
     coproc_status s;

@@ -317,6 +317,20 @@ static void group_by_cost(const coproc__device *dev, const plan *p, size_t rows,
     size_t peak = insert.total;
     peak = number.total > peak ? number.total : peak;
     peak = out.total > peak ? out.total : peak;
+    if (p->bitmaps) {
+        /* Nulls composed from the null-free group-by (ops/group_by.c): a
+         * filled copy of the keys or values, the null rows' positions and
+         * their compacted keys and values beside the table, at worst. */
+        cost nulls = cost_init(dev);
+        cost_add(&nulls, 1, rows * (ks > vs ? ks : vs));
+        cost_add(&nulls, 1, rows * 4);
+        cost_add(&nulls, 1, rows * ks);
+        if (vs)
+            cost_add(&nulls, 1, rows * vs);
+        cost_add(&nulls, 2, (rows + 31) / 32 * 4);
+        peak += nulls.total;
+        c->over |= nulls.over;
+    }
     c->total += table.total + peak;
     c->over |= table.over | insert.over | number.over | out.over;
 }
@@ -718,13 +732,19 @@ fail:
 
 /* ---------------------------------------------------------------- group-by */
 
-/* The chunks' results, concatenated: run k is rows [start[k], start[k+1]). */
+/* The chunks' results, concatenated: run k is rows [start[k], start[k+1]).
+ * With nulls, a chunk's group of null keys is folded into `nullg` (row 0 of
+ * its own columns) instead, and a group's sum, min and max count only where
+ * its count (of valid values) is not 0. */
 typedef struct partials {
     size_t len, cap;
     unsigned char *col[5]; /* keys, count, sum, min, max */
     size_t size[5];        /* element bytes; 0: absent */
     size_t *start;
     size_t runs;
+    int null_values;       /* the values have a validity: count 0 = no valid value */
+    int has_nullg;         /* some chunk had rows with a null key */
+    unsigned char nullg[5][8];
 } partials;
 
 static void partials_free(partials *p)
@@ -734,6 +754,10 @@ static void partials_free(partials *p)
     free(p->start);
     memset(p, 0, sizeof *p);
 }
+
+static void fold_group(const partials *p, int i, unsigned char *acc, const unsigned char *acc_count,
+                       const unsigned char *v, const unsigned char *vcount, coproc_type sum_t,
+                       coproc_type vt);
 
 /* Append one chunk's group-by result (device columns). */
 static coproc_status partials_add(coproc_runtime *rt, coproc__device *dev, partials *p,
@@ -763,7 +787,26 @@ static coproc_status partials_add(coproc_runtime *rt, coproc__device *dev, parti
         if (s != COPROC_OK)
             return s;
     }
-    p->len += g->groups;
+    size_t groups = g->groups;
+    if (groups && g->keys->validity) {
+        /* The null keys' group is the last one, its key's bit 0. */
+        uint32_t w;
+        size_t last = groups - 1;
+        coproc_status s = coproc__d2h(rt, dev, NULL, &w, g->keys->validity->mem, last / 32 * 4, 4, 0);
+        if (s != COPROC_OK)
+            return s;
+        if (!(w >> (last % 32) & 1u)) {
+            groups--;
+            size_t at = p->len + last;
+            for (int i = 4; i >= 1; i--) /* the count last: the others read it */
+                if (cols[i])
+                    fold_group(p, i, p->nullg[i], p->has_nullg ? p->nullg[1] : NULL,
+                               p->col[i] + at * p->size[i], p->col[1] + at * p->size[1],
+                               g->sum ? g->sum->type : COPROC_INT64, g->min ? g->min->type : COPROC_INT64);
+            p->has_nullg = 1;
+        }
+    }
+    p->len += groups;
     p->start[++p->runs] = p->len;
     return COPROC_OK;
 }
@@ -827,6 +870,35 @@ static void fold_sum(coproc_type t, unsigned char *acc, const unsigned char *v)
         x += y;
         memcpy(acc, &x, 8);
     }
+}
+
+/* Fold aggregate i (1 count, 2 sum, 3 min, 4 max) of a partial group (v,
+ * its count vcount) into acc, whose group counted acc_count so far (NULL:
+ * acc holds nothing yet). With nullable values a count of 0 means no valid
+ * value: such a sum, min or max is null and left out (or replaced). The
+ * caller folds the count (i = 1) after the others. */
+static void fold_group(const partials *p, int i, unsigned char *acc, const unsigned char *acc_count,
+                       const unsigned char *v, const unsigned char *vcount, coproc_type sum_t,
+                       coproc_type vt)
+{
+    uint64_t ac = 0, vc = 1;
+    if (acc_count)
+        memcpy(&ac, acc_count, 8);
+    if (p->null_values)
+        memcpy(&vc, vcount, 8);
+    int empty = !acc_count || (i > 1 && p->null_values && ac == 0);
+    if (i > 1 && vc == 0)
+        return; /* nothing valid to add (not even to a count, which is i == 1) */
+    if (empty) {
+        memcpy(acc, v, p->size[i]);
+        return;
+    }
+    if (i == 1)
+        fold_sum(COPROC_UINT64, acc, v);
+    else if (i == 2)
+        fold_sum(sum_t, acc, v);
+    else
+        fold_minmax(vt, i == 3, acc, v);
 }
 
 /* Heap of runs ordered by their current key (a min-heap on key_order). */
@@ -894,7 +966,8 @@ static coproc_status merge_partials(coproc_runtime *rt, const partials *p, copro
         if (!same)
             groups++;
         size_t g = groups - 1;
-        for (int i = 0; i < 5; i++) {
+        /* the aggregates first: they read the group's count before it adds up */
+        for (int i = 4; i >= 0; i--) {
             if (!dst[i])
                 continue;
             size_t es = p->size[i];
@@ -902,12 +975,9 @@ static coproc_status merge_partials(coproc_runtime *rt, const partials *p, copro
             const unsigned char *v = p->col[i] + row * es;
             if (!same || i == 0)
                 memcpy(acc, v, es);
-            else if (i == 1)
-                fold_sum(COPROC_UINT64, acc, v);
-            else if (i == 2)
-                fold_sum(sum_t, acc, v);
             else
-                fold_minmax(vt, i == 3, acc, v);
+                fold_group(p, i, acc, (unsigned char *)dst[1]->host + g * 8, v, p->col[1] + row * 8,
+                           sum_t, vt);
         }
         last = key;
         if (++h.pos[r] < p->start[r + 1])
@@ -921,6 +991,29 @@ static coproc_status merge_partials(coproc_runtime *rt, const partials *p, copro
     free(h.pos);
     out->groups = groups;
     return COPROC_OK;
+}
+
+/* Give host column col (NULL: nothing to do) a validity: valid where the
+ * group's count is not 0, or (count NULL, last_null) every row but the last. */
+static coproc_status group_validity(coproc_runtime *rt, coproc_column *col, const coproc_column *count,
+                                    int last_null)
+{
+    if (!col)
+        return COPROC_OK;
+    size_t n = col->length, words = (n + 31) / 32;
+    coproc_column *bits;
+    coproc_status s = coproc__host_column_new(rt, COPROC_UINT32, words, &bits);
+    if (s != COPROC_OK)
+        return s;
+    uint32_t *w = bits->host;
+    memset(w, 0, words * 4);
+    const uint64_t *c = count ? count->host : NULL;
+    for (size_t i = 0; i < n; i++)
+        if (c ? c[i] != 0 : !(last_null && i == n - 1))
+            w[i / 32] |= 1u << (i % 32);
+    if ((s = coproc_column_set_validity(col, bits)) != COPROC_OK)
+        coproc_column_free(bits);
+    return s;
 }
 
 coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
@@ -944,8 +1037,12 @@ coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
     if (values && values->length != keys->length)
         return coproc__fail(rt, COPROC_LENGTH_MISMATCH, "%s: %zu keys but %zu values", what,
                             keys->length, values->length);
+    /* With nulls, the validities stream beside the rows (chunks of whole
+     * words) and each chunk's group-by follows SQL (coproc.h, "nulls"). */
+    int nulls = coproc__has_nulls(keys) || coproc__has_nulls(values);
     plan p = {.op = OP_GROUP_BY, .t = {keys->type, values ? values->type : keys->type},
-              .inputs = values ? 2 : 1, .has_values = values != NULL};
+              .inputs = values ? 2 : 1, .has_values = values != NULL,
+              .bitmaps = nulls ? (values ? 2 : 1) : 0};
     size_t rows = 0;
     /* The in-memory group-by takes at most 2^32 - 1 rows; tables stay below 2^31 slots. */
     if ((s = plan_rows(rt, dev, &p, keys->length, budget, (size_t)1 << 30, what, &rows)) !=
@@ -961,7 +1058,8 @@ coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
     partials pt;
     memset(&pt, 0, sizeof pt);
     coproc_type sum_t = COPROC_INT64;
-    if ((s = stream_open(&st, rt, dev, keys, values, rows, 0)) != COPROC_OK)
+    pt.null_values = coproc__has_nulls(values);
+    if ((s = stream_open(&st, rt, dev, keys, values, rows, p.bitmaps > 0)) != COPROC_OK)
         goto fail;
     for (size_t k = 0; k < st.chunks; k++) {
         /* Sorted partials merge in one pass on the host. */
@@ -977,22 +1075,35 @@ coproc_status coproc__stream_group_by(coproc_runtime *rt, coproc__device *dev,
     }
     stream_close(&st);
 
-    if ((s = coproc__host_column_new(rt, keys->type, pt.len, &r.keys)) != COPROC_OK ||
-        (s = coproc__host_column_new(rt, COPROC_UINT64, pt.len, &r.count)) != COPROC_OK)
+    size_t cap = pt.len + 1; /* and the null keys' group */
+    if ((s = coproc__host_column_new(rt, keys->type, cap, &r.keys)) != COPROC_OK ||
+        (s = coproc__host_column_new(rt, COPROC_UINT64, cap, &r.count)) != COPROC_OK)
         goto fail;
     if (values &&
-        ((s = coproc__host_column_new(rt, sum_t, pt.len, &r.sum)) != COPROC_OK ||
-         (s = coproc__host_column_new(rt, values->type, pt.len, &r.min)) != COPROC_OK ||
-         (s = coproc__host_column_new(rt, values->type, pt.len, &r.max)) != COPROC_OK))
+        ((s = coproc__host_column_new(rt, sum_t, cap, &r.sum)) != COPROC_OK ||
+         (s = coproc__host_column_new(rt, values->type, cap, &r.min)) != COPROC_OK ||
+         (s = coproc__host_column_new(rt, values->type, cap, &r.max)) != COPROC_OK))
         goto fail;
     if ((s = merge_partials(rt, &pt, keys->type, sum_t, values ? values->type : keys->type,
                             &r)) != COPROC_OK)
         goto fail;
-    partials_free(&pt);
     coproc_column *cols[5] = {r.keys, r.count, r.sum, r.min, r.max};
+    if (pt.has_nullg) { /* the null keys' group, last */
+        for (int i = 0; i < 5; i++)
+            if (cols[i])
+                memcpy((unsigned char *)cols[i]->host + r.groups * pt.size[i], pt.nullg[i], pt.size[i]);
+        memset((unsigned char *)r.keys->host + r.groups * pt.size[0], 0, pt.size[0]);
+        r.groups++;
+    }
     for (int i = 0; i < 5; i++)
         if (cols[i] && (s = host_resize(rt, cols[i], r.groups)) != COPROC_OK)
             goto fail;
+    if ((pt.has_nullg && (s = group_validity(rt, r.keys, NULL, 1)) != COPROC_OK) ||
+        (pt.null_values && ((s = group_validity(rt, r.sum, r.count, 0)) != COPROC_OK ||
+                            (s = group_validity(rt, r.min, r.count, 0)) != COPROC_OK ||
+                            (s = group_validity(rt, r.max, r.count, 0)) != COPROC_OK)))
+        goto fail;
+    partials_free(&pt);
     *out = r;
     return COPROC_OK;
 fail:

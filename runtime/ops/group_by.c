@@ -1787,4 +1787,5 @@ const coproc__op_def coproc__op_group_by = {
     .inputs = coproc__inputs_a_opt_b, .same_length = 1, .check = group_by_check,
     .features = group_by_features, .device_bytes = group_by_device_bytes,
     .learn = group_by_learn, .run = group_by_in_memory, .stream = group_by_stream,
+    .stream_nulls = 1,
 };
