@@ -504,10 +504,11 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   NULLS LAST); coproc_sort_nulls and coproc_argsort_nulls put them first on
  *   request. A sort permutes the values' validity with their rows.
  * - Host inputs larger than the device budget, or over 2^32 rows: reduce,
- *   select and map (map_const) stream the validities beside the rows, in
- *   chunks of a multiple of 32 rows, with the results above. Not handled
- *   yet, refused with UNSUPPORTED (never ignored): the other operators'
- *   streamed or partitioned runs over inputs with nulls.
+ *   select, map (map_const) and group_by stream the validities beside the
+ *   rows, in chunks of a multiple of 32 rows, with the results above (a
+ *   group-by's partial groups merged on the host). Not handled yet, refused
+ *   with UNSUPPORTED (never ignored): the other operators' streamed or
+ *   partitioned runs over inputs with nulls (scan, sort, the joins).
  * - Query plans (coproc/query.h) take columns with nulls, with SQL's
  *   semantics there too (coproc/query.h, "Nulls").
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes

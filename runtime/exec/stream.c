@@ -3,9 +3,9 @@
  * operator computes chunk k on dev->queue, chunk k+1 is copied on
  * dev->copy_queue; once chunk k is done its buffer takes chunk k+2. Each chunk
  * runs the in-memory operator (runtime/ops/) on a view of its buffer, and the
- * host combines the chunks' results. Reduce, select and map stream the
- * inputs' validities beside them (chunks of a multiple of 32 rows, so each
- * chunk's bits are whole words of the bitmap). */
+ * host combines the chunks' results. Each streams the inputs' validities
+ * beside them (chunks of a multiple of 32 rows, so each chunk's bits are
+ * whole words of the bitmap). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
