@@ -590,6 +590,17 @@ static coproc_node *q_string_join(coproc_plan *p, coproc_node *f, coproc_node *d
                                e);
 }
 
+static coproc_node *q_string_semi(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    return ids(p, coproc_plan_join(p, COPROC_JOIN_SEMI, f, "s", d, "ds"));
+}
+
+static coproc_node *q_semi_string_key(coproc_plan *p, coproc_node *f, coproc_node *d)
+{
+    const char *pk[] = {"k", "s"}, *bk[] = {"dk", "ds"};
+    return ids(p, coproc_plan_join_keys(p, COPROC_JOIN_SEMI, f, 2, pk, d, bk));
+}
+
 static coproc_node *q_join_two_keys(coproc_plan *p, coproc_node *f, coproc_node *d)
 {
     const char *pk[] = {"k", "u"}, *bk[] = {"dk", "dv"};
@@ -648,7 +659,12 @@ static const query queries[] = {
      "SELECT id FROM f WHERE (NOT (s = 'banana') AND NOT (s LIKE 'ch%')) OR s IN ('date', 'fig')",
      q_strings, 0, 0, 0, 0},
     {"string group", "SELECT s, count(*), count(a) FROM f GROUP BY s", q_string_group, 0, 0, 0, 0},
-    {"string join", "SELECT id, s, dv FROM f JOIN d ON f.s = d.ds", q_string_join, 0, 0, 0, 0},
+    {"string join", "SELECT id, s, dv FROM f JOIN d ON f.s = d.ds", q_string_join, 0, 0, 0, 2},
+    {"string semi join", "SELECT id FROM f WHERE EXISTS (SELECT 1 FROM d WHERE d.ds = f.s)",
+     q_string_semi, 0, 0, 0, 1},
+    {"semi join key and string",
+     "SELECT id FROM f WHERE EXISTS (SELECT 1 FROM d WHERE d.dk = f.k AND d.ds = f.s)",
+     q_semi_string_key, 0, 0, 0, 1},
     {"join two keys", "SELECT id, dv FROM f JOIN d ON f.k = d.dk AND f.u = d.dv", q_join_two_keys,
      0, 0, 0, 2},
     {"semi join two keys",

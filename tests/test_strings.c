@@ -220,8 +220,8 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
 }
 
 /* Joins on strings of two dictionaries (the probe's codes mapped onto the
- * build's): inner, grouped by the probe's string, and semi, against nested
- * loops over the strings; both engines. */
+ * build's): inner, grouped by the probe's string, and semi (fused: the map
+ * read by the probe), against nested loops over the strings; both engines. */
 static void check_join_two_dicts(coproc_runtime *rt, size_t n)
 {
     const char **s = malloc((n + 1) * sizeof *s);
@@ -293,8 +293,14 @@ static void check_join_two_dicts(coproc_runtime *rt, size_t n)
                              semi ? "semi" : "inner", mode, n, words[w]);
             }
             assert_int_equal(groups, m);
-            if (mode == 0 && n && !r.note[0])
-                fail_msg("two dictionaries: the fused run should say why it fell back");
+            /* "ab" twice on the build side: the fused inner join falls back
+             * (its table holds one row a key) and says so; the semi join's
+             * probe maps the codes itself. */
+            if (mode == 0 && n && !semi && !strstr(r.note, "duplicate keys"))
+                fail_msg("two dictionaries: the fused inner join should say it met duplicate keys (\"%s\")",
+                         r.note);
+            if (mode == 0 && semi && r.note[0])
+                fail_msg("two dictionaries, semi, %zu rows: fell back: %s", n, r.note);
             free(codes), free(cnt), free(sum);
             coproc_query_result_free(&r);
             coproc_plan_free(p);

@@ -109,7 +109,7 @@ COPROC_API coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *e, int n,
  * filter or projection is built and runs as a test of the codes; a string
  * column compares with another of the same strings only. A join of string
  * keys with different dictionaries maps the probe's codes onto the build's
- * (and runs one operator at a time). Results keep a string column's
+ * (a map made when the join is built, read by the fused probe). Results keep a string column's
  * dictionary (group-by keys, columns passed through). */
 COPROC_API coproc_expr *coproc_expr_string(coproc_plan *p, const char *s);
 COPROC_API coproc_expr *coproc_expr_prefix(coproc_plan *p, coproc_expr *e, const char *prefix);

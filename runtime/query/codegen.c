@@ -738,10 +738,6 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
     int nk = j->njoin_keys;
     if (nk > COPROC__QP_MAX_JOIN_KEYS)
         return fail(g, "%s: a key of %d columns (%d at most)", j->label, nk, COPROC__QP_MAX_JOIN_KEYS);
-    for (int m = 0; m < nk; m++)
-        if (j->key_remap[m])
-            return fail(g, "%s: strings of two dictionaries (their codes are mapped first)",
-                        j->label);
     if (!bp->src)
         return fail(g, "%s: the build side has not run", j->label);
     int jb = g->k->nbuilds++;
@@ -769,14 +765,24 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
         if (kvalid)
             coproc__sb_printf(o, "        if (!%s)\n            continue;\n", kvalid);
         snprintf(xs[m], sizeof xs[m], "%s", kcode);
+        if (j->key_remap[m]) {
+            /* Strings of two dictionaries: the probe's code becomes the
+             * build side's (-1 where it lacks the string: no match). */
+            coproc__sb_printf(o,
+                              "        long pm%d_%d = %s;\n"
+                              "        long pk%d_%d = (ulong)pm%d_%d < (ulong)nrm%d_%d ? (long)rm%d_%d[pm%d_%d] : -1L;\n",
+                              jb, m, kcode, jb, m, jb, m, jb, m, jb, m, jb, m);
+            snprintf(xs[m], sizeof xs[m], "pk%d_%d", jb, m);
+        }
         if (nk > 1) {
             /* A column outside the build side's range matches nothing. */
+            if (!j->key_remap[m])
+                coproc__sb_printf(o, "        long pk%d_%d = %s;\n", jb, m, kcode);
             snprintf(xs[m], sizeof xs[m], "pk%d_%d", jb, m);
             coproc__sb_printf(o,
-                              "        long pk%d_%d = %s;\n"
                               "        if (pk%d_%d < klo%d_%d || pk%d_%d > khi%d_%d)\n"
                               "            continue;\n",
-                              jb, m, kcode, jb, m, jb, m, jb, m, jb, m);
+                              jb, m, jb, m, jb, m, jb, m);
         }
     }
     if (nk > 1)
@@ -919,7 +925,7 @@ static void prefilter(gen *g, const scope *s, int pi, coproc__strbuf *filters, c
          * is always in bounds. */
         int jb = nprobes++;
         const binding *key = lookup(s, st->node->probe_key);
-        if (!key || !key->table || st->node->njoin_keys > 1)
+        if (!key || !key->table || st->node->njoin_keys > 1 || st->node->key_remap[0])
             break;
         /* In the body an earlier probe's build columns shadow the row's. */
         int shadowed = 0;
@@ -1142,9 +1148,15 @@ static void params(gen *g, coproc__strbuf *o)
         coproc__sb_printf(o, ", __global const uint *ht%d, __global const uint *bm%d, int dense%d, long kmin%d,"
                           " long kmax%d, uint mask%d", j, j, j, j, j, j);
         /* a key of several columns: each column's range and stride */
+        /* a key of several columns: each column's range and stride; a
+         * string key of two dictionaries: its map of codes */
         const coproc_node *jn = g->prog->p[g->k->builds[j]].sink_node;
-        for (int m = 0; jn->njoin_keys > 1 && m < jn->njoin_keys; m++)
-            coproc__sb_printf(o, ", long klo%d_%d, long khi%d_%d, long kst%d_%d", j, m, j, m, j, m);
+        for (int m = 0; m < jn->njoin_keys; m++) {
+            if (jn->njoin_keys > 1)
+                coproc__sb_printf(o, ", long klo%d_%d, long khi%d_%d, long kst%d_%d", j, m, j, m, j, m);
+            if (jn->key_remap[m])
+                coproc__sb_printf(o, ", __global const int *rm%d_%d, long nrm%d_%d", j, m, j, m);
+        }
     }
     for (int p = 0; p < g->k->npays; p++) {
         const coproc__qarg *a = &g->k->args[g->k->pays[p].arg];
@@ -1482,9 +1494,7 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
         const binding *kb[COPROC__QP_MAX_JOIN_KEYS] = {0};
         for (int m = 0; m < nk && m < COPROC__QP_MAX_JOIN_KEYS && !g.failed; m++) {
             kb[m] = lookup(s, j->build_keys[m]);
-            if (j->key_remap[m])
-                fail(&g, "%s: strings of two dictionaries (their codes are mapped first)", j->label);
-            else if (!kb[m] || kb[m]->table != q->src)
+            if (!kb[m] || kb[m]->table != q->src)
                 fail(&g, "%s: build key \"%s\" is computed, not a column", j->label, j->build_keys[m]);
         }
         if (nk > COPROC__QP_MAX_JOIN_KEYS)

@@ -20,6 +20,7 @@
 #include "cost/profile.h"
 #include "data/admission.h"
 #include "data/column.h"
+#include "data/dictionary.h"
 #include "data/residency.h"
 #include "query/order.h"
 #include "query/fused.h"
@@ -102,11 +103,18 @@ void coproc__qset_common_args(coproc__args *a, fused *f, const coproc__qkernel *
         COPROC__ARG(*a, kmin);
         COPROC__ARG(*a, kmax);
         COPROC__ARG(*a, mask);
-        for (int m = 0; t->nkeys > 1 && m < t->nkeys; m++) {
-            cl_long lo = t->klo[m], hi = t->khi[m], st = t->kst[m];
-            COPROC__ARG(*a, lo);
-            COPROC__ARG(*a, hi);
-            COPROC__ARG(*a, st);
+        const coproc_node *jn = f->prog.p[k->builds[j]].sink_node;
+        for (int m = 0; m < jn->njoin_keys; m++) {
+            cl_long lo = t->klo[m], hi = t->khi[m], st = t->kst[m], nrm = t->nremap[m];
+            if (jn->njoin_keys > 1) {
+                COPROC__ARG(*a, lo);
+                COPROC__ARG(*a, hi);
+                COPROC__ARG(*a, st);
+            }
+            if (jn->key_remap[m]) {
+                COPROC__ARG(*a, t->remap[m]);
+                COPROC__ARG(*a, nrm);
+            }
         }
     }
     for (int p = 0; p < k->npays; p++) {
@@ -540,6 +548,31 @@ static coproc_status key_range(fused *f, coproc__qpipe *q, const coproc__qkernel
     return COPROC_OK;
 }
 
+/* The maps of the join's string keys whose two sides have different
+ * dictionaries (plan.h, key_remap) into buffers on dev, for the probe. */
+static coproc_status upload_remaps(fused *f, coproc__device *dev, coproc__qpipe *q)
+{
+    const coproc_node *j = q->sink_node;
+    coproc__qbuilt *t = &q->built;
+    for (int m = 0; m < j->njoin_keys && m < COPROC__QP_MAX_JOIN_KEYS; m++) {
+        if (!j->key_remap[m])
+            continue;
+        int pi = coproc__schema_find(&j->in->schema, j->probe_keys[m]);
+        const coproc__dict *d = pi >= 0 ? j->in->schema.dicts[pi] : NULL;
+        size_t n = d ? (size_t)d->n : 0;
+        coproc_status s = buffer(f, dev, (n ? n : 1) * sizeof(int32_t), &t->remap[m]);
+        if (s != COPROC_OK)
+            return s;
+        t->nremap[m] = (int64_t)n;
+        cl_int err = n ? coproc__write_now(dev, dev->queue, t->remap[m], 0, n * sizeof(int32_t),
+                                           j->key_remap[m], 0, NULL, NULL)
+                       : CL_SUCCESS;
+        if (err != CL_SUCCESS)
+            return coproc__fail_cl(f->rt, err, "%s: the map of string codes", j->label);
+    }
+    return COPROC_OK;
+}
+
 static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
                                const bound *b)
 {
@@ -553,6 +586,8 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     int64_t lo, hi;
     uint64_t range;
     coproc_status s = key_range(f, q, k, &lo, &hi, &range);
+    if (s == COPROC_OK)
+        s = upload_remaps(f, dev, q);
     if (s != COPROC_OK)
         return s;
     /* No key to insert: no row, or a key column null in every row (a

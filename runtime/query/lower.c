@@ -139,6 +139,9 @@ void coproc__qbuilt_free(coproc__qbuilt *t)
         clReleaseMemObject(t->ht);
     if (t->bits)
         clReleaseMemObject(t->bits);
+    for (int m = 0; m < COPROC__QP_MAX_JOIN_KEYS; m++)
+        if (t->remap[m])
+            clReleaseMemObject(t->remap[m]);
     for (int c = 0; c < t->npay; c++)
         if (t->pay[c])
             clReleaseMemObject(t->pay[c]);

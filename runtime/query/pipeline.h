@@ -55,6 +55,11 @@ typedef struct coproc__qbuilt {
      * to one there; a probe row outside them matches nothing. */
     int nkeys;
     int64_t klo[COPROC__QP_MAX_JOIN_KEYS], khi[COPROC__QP_MAX_JOIN_KEYS], kst[COPROC__QP_MAX_JOIN_KEYS];
+    /* A string key whose two sides have different dictionaries: the join's
+     * key_remap (probe code -> build code, -1: absent) on the device, nremap
+     * entries; NULL for the other keys. */
+    cl_mem remap[COPROC__QP_MAX_JOIN_KEYS];
+    int64_t nremap[COPROC__QP_MAX_JOIN_KEYS];
     uint64_t rows, src_rows; /* rows inserted, of the source's rows (the share a probe passes) */
     double bytes;            /* what a probe reads from: the table (and keys when hashed) */
 } coproc__qbuilt;

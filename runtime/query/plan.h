@@ -102,7 +102,8 @@ struct coproc_node {
     char **probe_keys, **build_keys; /* JOIN: all njoin_keys of them */
     /* JOIN: for a string key whose two sides have different dictionaries,
      * each probe code's build code (-1: the string is not there), made when
-     * the node is built; else NULL. The join then runs one operator at a time. */
+     * the node is built; else NULL. Fused, the map is copied to the device
+     * beside the join's table (fused.c); one operator at a time, gathered. */
     int32_t **key_remap;
     int naggs;                   /* GROUP_BY */
     coproc__agg *aggs;
