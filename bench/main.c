@@ -4,7 +4,7 @@
  * copy kernel) and, on CPU devices, the ratio to a plain multi-threaded C loop
  * (or qsort for sorts) on the same cores; then the cost of nulls: the same
  * operators with a validity bitmap (1 % nulls) and without, interleaved
- * (nulls.c). */
+ * (nulls.c); --joins: query joins on two key columns (joins.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 
 #include "cases.h"
 #include "coproc/inspect.h"
+#include "joins.h"
 #include "nulls.h"
 #include "overhead.h"
 
@@ -24,7 +25,7 @@
 #define BENCH_SCHEMA_VERSION 1
 
 typedef struct options {
-    int json, quiet, reps, min_log2, max_log2, overhead, nulls, no_zero_copy;
+    int json, quiet, reps, min_log2, max_log2, overhead, nulls, no_zero_copy, joins;
     const char *devices, *only;
     unsigned long long budget; /* device_budget_bytes; 0: the default */
 } options;
@@ -47,6 +48,9 @@ static void usage(FILE *f)
                "                  host columns past it stream (--nulls: the host-column sum)\n"
                "  --no-zero-copy  copy host columns to CPU devices too (so that they stream\n"
                "                  past the budget there as on a GPU)\n"
+               "  --joins         only query joins on two key columns: fused (the columns\n"
+               "                  packed in the kernel) vs fused on one key column packed\n"
+               "                  by hand vs one operator at a time, interleaved (--reps)\n"
                "  --overhead[=N]  only the per-call overhead of a 1,000-row sum: a bare\n"
                "                  OpenCL kernel vs coproc_reduce vs submit+wait, N calls\n"
                "                  each (default 10000), interleaved in rounds\n");
@@ -74,7 +78,7 @@ static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (vo
 
 int main(int argc, char **argv)
 {
-    options o = {0, 0, 3, 20, 28, 0, 0, 0, NULL, NULL, 0};
+    options o = {0, 0, 3, 20, 28, 0, 0, 0, 0, NULL, NULL, 0};
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},           {"device", required_argument, NULL, 'd'},
         {"max-log2", required_argument, NULL, 'm'}, {"min-log2", required_argument, NULL, 'n'},
@@ -82,7 +86,8 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
         {"overhead", optional_argument, NULL, 'O'}, {"nulls", no_argument, NULL, 'N'},
         {"version", no_argument, NULL, 'V'},        {"budget", required_argument, NULL, 'b'},
-        {"no-zero-copy", no_argument, NULL, 'Z'},   {NULL, 0, NULL, 0}};
+        {"no-zero-copy", no_argument, NULL, 'Z'},   {"joins", no_argument, NULL, 'J'},
+        {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhVb:Z", longopts, NULL)) != -1) {
         switch (c) {
@@ -102,6 +107,9 @@ int main(int argc, char **argv)
         case 'O': o.overhead = optarg ? atoi(optarg) : 10000; break;
         case 'N':
             o.nulls = 1;
+            break;
+        case 'J':
+            o.joins = 1;
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("coproc-bench %s\n", coproc_version_string()); return 0;
@@ -153,7 +161,7 @@ int main(int argc, char **argv)
                     is_cpu ? "" : "");
         if (is_cpu)
             fprintf(out, "   C baselines on %d thread(s) (cores %s)\n", threads, info.cpuset);
-        if (!o.overhead && !o.nulls)
+        if (!o.overhead && !o.nulls && !o.joins)
             fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms",
                     "Grows/s", "GB/s", "of mem", "vs C");
         json_t *jdev = json_object();
@@ -163,6 +171,19 @@ int main(int argc, char **argv)
         json_object_set_new(jdev, "copy_bandwidth_GBps", json_real(bw / 1e9));
         json_object_set_new(jdev, "c_threads", is_cpu ? json_integer(threads) : json_null());
         json_t *jres = json_array(), *jnulls = json_array();
+        if (o.joins) {
+            json_t *jjoins = json_array();
+            fprintf(out, "%-12s %10s %9s %9s %9s  %-20s  %s\n", "joins", "rows", "2 keys ms",
+                    "1 key ms", "ops ms", "2 keys / 1 key", "operators / 2 keys");
+            for (int lg = o.min_log2; lg <= o.max_log2; lg += 2)
+                if (bench_joins(rt, dev, (size_t)1 << lg, o.reps, out, jjoins) != 0)
+                    mismatches++;
+            json_decref(jnulls);
+            json_object_set_new(jdev, "results", jres);
+            json_object_set_new(jdev, "joins", jjoins);
+            json_array_append_new(jdevices, jdev);
+            continue;
+        }
         if (o.overhead) {
             json_decref(jnulls);
             if (bench_overhead(rt, dev, is_cpu, 1000, o.overhead, out, jdev) != 0)
