@@ -84,6 +84,20 @@ int main(int argc, char **argv)
     coproc_node *pr = coproc_plan_project(p, coproc_plan_filter(p, lo, pred), 2, names, ex);
     bad |= dump(argv[1], "expressions", rt, pr);
     coproc_plan_free(p);
+    /* Joins on two key columns (packed in the kernels): inner, grouped by a
+     * build-side column, and semi. */
+    for (int semi = 0; semi < 2; semi++) {
+        coproc_plan_create(rt, &p);
+        const char *pk[] = {"lo_partkey", "lo_quantity"}, *bk[] = {"p_partkey", "p_mfgr"};
+        coproc_node *j = coproc_plan_join_keys(p, semi ? COPROC_JOIN_SEMI : COPROC_JOIN_INNER,
+                                               coproc_plan_scan(p, t.t[SSB_LINEORDER], "lineorder"), 2,
+                                               pk, coproc_plan_scan(p, t.t[SSB_PART], "part"), bk);
+        const char *gk[] = {"p_brand1"};
+        coproc_aggregate ag[] = {{COPROC_AGG_SUM, coproc_expr_column(p, "lo_revenue"), "revenue"}};
+        coproc_node *g = coproc_plan_group_by(p, j, semi ? 0 : 1, semi ? NULL : gk, 1, ag);
+        bad |= dump(argv[1], semi ? "semi-two-keys" : "join-two-keys", rt, g);
+        coproc_plan_free(p);
+    }
     ssb_tables_close(&t);
     ssb_free(&db);
     coproc_close(rt);
