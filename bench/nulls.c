@@ -24,6 +24,7 @@ typedef struct nulls_data {
     coproc_column *cpos;
     coproc_column *dst, *dstn;     /* scatter targets: dstn takes a's nulls */
     coproc_column *ha, *han;       /* a as host columns, without and with `valid` */
+    coproc_column *hk, *hkn;       /* gkeys as host columns, without and with `valid` */
     /* the fused queries: tables (k = gkeys, a) over ca and over can, and
      * plans [shape][nulls] (query_setup) */
     coproc_table *qt[2];
@@ -31,6 +32,8 @@ typedef struct nulls_data {
     coproc_node *qroot[2][2];
     uint64_t result;               /* of the last run, to check */
 } nulls_data;
+
+static coproc_status group(nulls_data *d, const coproc_column *keys, const coproc_column *values);
 
 typedef struct nulls_case {
     const char *name;
@@ -60,6 +63,12 @@ static coproc_status run_sum_host(nulls_data *d, int nulls)
     coproc_status s = coproc_reduce(d->rt, COPROC_REDUCE_SUM, nulls ? d->han : d->ha, &r);
     d->result = (uint64_t)r.v.i64;
     return s;
+}
+/* The group-by over host columns (null keys): streamed through the device
+ * when they exceed its budget, the chunks' groups merged on the host. */
+static coproc_status run_group_host(nulls_data *d, int nulls)
+{
+    return group(d, nulls ? d->hkn : d->hk, d->ha);
 }
 static uint64_t expect_sum(const nulls_data *d, int nulls)
 {
@@ -236,6 +245,7 @@ static const nulls_case cases[] = {
     {"group-by sum+count, null keys", run_group_keys, expect_groups_null_key},
     {"scatter int32, null src rows", run_scatter, expect_zero},
     {"sum int32, host columns", run_sum_host, expect_sum},
+    {"group-by null keys, host columns", run_group_host, expect_groups_null_key},
     {"query fused filter a+group-by", run_query_filter, expect_select},
     {"query fused filter k+group-by", run_query_values, expect_keys_below},
 };
@@ -290,6 +300,8 @@ static void data_free(nulls_data *d)
     coproc_column_free(d->dstn);
     coproc_column_free(d->ha);
     coproc_column_free(d->han);
+    coproc_column_free(d->hk);
+    coproc_column_free(d->hkn);
     free(d->pos);
     free(d->a);
     free(d->valid);
@@ -319,7 +331,7 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
         d.pos[i] = (uint32_t)(mix(&seed) % n);
     }
     coproc_status s;
-    coproc_column *hv = NULL;
+    coproc_column *hv = NULL, *hkv = NULL;
     if ((s = upload(rt, dev, COPROC_INT32, d.a, n, NULL, &d.ca)) ||
         (s = upload(rt, dev, COPROC_INT32, d.a, n, d.valid, &d.can)) ||
         (s = upload(rt, dev, COPROC_UINT32, d.gkeys, n, NULL, &d.ckeys)) ||
@@ -330,10 +342,16 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
         (s = coproc_column_wrap(rt, COPROC_INT32, d.a, n, &d.ha)) ||
         (s = coproc_column_wrap(rt, COPROC_INT32, d.a, n, &d.han)) ||
         (s = coproc_column_wrap(rt, COPROC_UINT32, d.valid, (n + 31) / 32, &hv)) ||
-        (s = coproc_column_set_validity(d.han, hv)) || (s = query_setup(&d, 0)) ||
+        (s = coproc_column_set_validity(d.han, hv)) ||
+        (s = coproc_column_wrap(rt, COPROC_UINT32, d.gkeys, n, &d.hk)) ||
+        (s = coproc_column_wrap(rt, COPROC_UINT32, d.gkeys, n, &d.hkn)) ||
+        (s = coproc_column_wrap(rt, COPROC_UINT32, d.valid, (n + 31) / 32, &hkv)) ||
+        (s = coproc_column_set_validity(d.hkn, hkv)) || (s = query_setup(&d, 0)) ||
         (s = query_setup(&d, 1))) {
         if (!d.han || coproc_column_validity(d.han) != hv)
             coproc_column_free(hv);
+        if (!d.hkn || coproc_column_validity(d.hkn) != hkv)
+            coproc_column_free(hkv);
         fprintf(out, "nulls: setup of %zu rows failed: %s\n", n, coproc_errmsg(rt));
         data_free(&d);
         return -1;

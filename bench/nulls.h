@@ -16,8 +16,9 @@
  * The cost of nulls on device `dev` at n rows: each operator (a sum, a
  * selection to positions and to a count, a scan, a map, a group-by with
  * nullable values and one with nullable keys, a scatter with null source
- * rows, and a sum over host columns - streamed when they exceed the device's
- * budget, coproc-bench --budget) run on the same int32 data
+ * rows, and a sum and a group-by with nullable keys over host columns -
+ * streamed when they exceed the device's budget, coproc-bench --budget) run
+ * on the same int32 data
  * without a validity and with one (BENCH_NULL_RATE nulls), the two
  * interleaved over `reps` rounds (after one warm-up round each; the order
  * flips every round). Prints one line per operator on `out`: both best times
