@@ -493,7 +493,6 @@ coproc_status coproc__qread(fused *f, coproc__device *dev, cl_mem m, void *dst, 
 /* A dense table this small (1 MiB of slots) stays in a CPU core's L2. */
 #define DENSE_CACHED_SLOTS (1u << 18)
 
-/* A join's table over the build pipeline's rows, on dev. */
 /* The range of build pipeline q's key: its column's, or for a key of
  * several columns the packed key's, [0, range - 1], with each column's range
  * and stride kept in the table (the last column varies fastest). range 0:
@@ -560,6 +559,9 @@ static coproc_status upload_remaps(fused *f, coproc__device *dev, coproc__qpipe 
         int pi = coproc__schema_find(&j->in->schema, j->probe_keys[m]);
         const coproc__dict *d = pi >= 0 ? j->in->schema.dicts[pi] : NULL;
         size_t n = d ? (size_t)d->n : 0;
+        if (t->remap[m]) /* a build run again (on another device) */
+            clReleaseMemObject(t->remap[m]);
+        t->remap[m] = NULL;
         coproc_status s = buffer(f, dev, (n ? n : 1) * sizeof(int32_t), &t->remap[m]);
         if (s != COPROC_OK)
             return s;
@@ -573,6 +575,7 @@ static coproc_status upload_remaps(fused *f, coproc__device *dev, coproc__qpipe 
     return COPROC_OK;
 }
 
+/* A join's table over the build pipeline's rows, on dev. */
 static coproc_status run_build(fused *f, coproc__device *dev, int bi, const coproc__qkernel *k,
                                const bound *b)
 {
