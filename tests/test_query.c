@@ -964,7 +964,7 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             plan_snowflake(&c);
             plan_hashed_inner(&c);
             plan_composite_join(&dup); /* the inner join falls back, as duplicates */
-            plan_composite_hashed(&c);
+            plan_composite_hashed(&dup); /* the wide keys fall back too */
             ctx ord = c; /* float64 columns copied, not computed; sorted only with fp64 */
             ord.fact = fp64 ? tb.f : tb.f_no64;
             plan_order_then_filter(&ord);

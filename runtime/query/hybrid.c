@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hwloc.h>
+
 #include "backend/backend.h"
 #include "backend/opencl/sync.h"
 #include "backend/opencl/transfer.h"
@@ -712,6 +714,44 @@ static double estimated_per_row(coproc__fused *f, coproc__device *dev, int pi)
     return t / (double)(rows ? rows : 1);
 }
 
+/* Which of the n devices that are CPU devices may take part (ok[i] = 1):
+ * they share the host's cores (PoCL's pthread and basic, llvmpipe), so their
+ * throughputs add only while their threads fit in those cores. The fastest
+ * (least whole[i]) takes part; each next fastest too while the compute units
+ * (threads) of those taken stay within the hardware threads of their
+ * cpusets: PoCL's pthread with POCL_MAX_PTHREAD_COUNT=1 beside basic on two
+ * cores, not pthread on every core beside anything. Devices that say no
+ * compute units or cpuset count as the whole machine. */
+static void cpus_taking_part(coproc__fused *f, const int *devices, int n, const double *whole,
+                             int *ok)
+{
+    hwloc_bitmap_t all = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+    for (int i = 0; i < n; i++) {
+        const coproc_device_info *info = &f->rt->devices[devices[i]].info;
+        if (info->type == COPROC_DEVICE_CPU && all && one && info->cpuset[0] &&
+            hwloc_bitmap_list_sscanf(one, info->cpuset) == 0)
+            hwloc_bitmap_or(all, all, one);
+    }
+    int threads = all ? hwloc_bitmap_weight(all) : 0;
+    hwloc_bitmap_free(all);
+    hwloc_bitmap_free(one);
+    unsigned used = 0;
+    for (;;) {
+        int next = -1;
+        for (int i = 0; i < n; i++)
+            if (!ok[i] && f->rt->devices[devices[i]].info.type == COPROC_DEVICE_CPU &&
+                (next < 0 || whole[i] < whole[next]))
+                next = i;
+        if (next < 0)
+            return;
+        unsigned cu = f->rt->devices[devices[next]].info.compute_units;
+        if (used > 0 && (cu == 0 || threads <= 0 || used + cu > (unsigned)threads))
+            return;
+        ok[next] = 1;
+        used += cu ? cu : (unsigned)(threads > 0 ? threads : 1);
+    }
+}
+
 int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
 {
     if (n < 2)
@@ -727,15 +767,12 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
         whole[i] = coproc__qestimate(f, dev, pi);
         best = lag[i] + whole[i] < best ? lag[i] + whole[i] : best;
     }
-    /* CPU devices share the host's cores (PoCL's pthread and basic, llvmpipe):
-     * their throughputs do not add, so only the fastest of them takes part;
-     * COPROC_HYBRID_CPUS=all lets every one (tests: two PoCL devices). */
+    /* CPU devices share the host's cores: those whose threads fit in them
+     * (cpus_taking_part); COPROC_HYBRID_CPUS=all lets every one (tests: two
+     * PoCL devices). */
     const char *cpus = getenv("COPROC_HYBRID_CPUS");
-    int fastest_cpu = -1;
-    for (int i = 0; i < n; i++)
-        if (f->rt->devices[devices[i]].info.type == COPROC_DEVICE_CPU &&
-            (fastest_cpu < 0 || whole[i] < whole[fastest_cpu]))
-            fastest_cpu = i;
+    int cpu_ok[COPROC__QMAX_DEVICES] = {0};
+    cpus_taking_part(f, devices, n, whole, cpu_ok);
     /* Each one's first morsel: its morsel size, or its share of the rows at
      * the estimated rates if that is less. */
     double rate = 0, per_row[COPROC__QMAX_DEVICES];
@@ -746,7 +783,7 @@ int coproc__hybrid_choose(coproc__fused *f, int pi, int *devices, int n)
     int kept = 0;
     for (int i = 0; i < n; i++) {
         coproc__device *dev = &f->rt->devices[devices[i]];
-        if (dev->info.type == COPROC_DEVICE_CPU && i != fastest_cpu && !(cpus && !strcmp(cpus, "all")))
+        if (dev->info.type == COPROC_DEVICE_CPU && !cpu_ok[i] && !(cpus && !strcmp(cpus, "all")))
             continue;
         uint64_t m = morsel_size(dev, per_row[i], rows, n);
         double share = per_row[i] > 0 && rate > 0 ? (double)rows / per_row[i] / rate : (double)rows;
