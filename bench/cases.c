@@ -1,19 +1,13 @@
 /* cases.c - the measured operators and the C loops that do the same work. */
 #include "cases.h"
 
+#include "bench_util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
 #include "coproc/opencl.h"
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, size_t n,
                               int threads)
@@ -42,7 +36,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
         return COPROC_HOST_OUT_OF_MEMORY;
     uint64_t s = 2026;
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(&s);
+        uint64_t r = bench_mix(&s);
         d->a[i] = (int32_t)(uint32_t)r;
         d->keys[i] = (uint32_t)(r >> 32);
         d->gkeys[i] = (uint32_t)(r >> 20) % BENCH_GROUPS;
@@ -55,7 +49,7 @@ coproc_status bench_data_init(bench_data *d, coproc_runtime *rt, int device, siz
     for (size_t i = 0; i < d->nb; i++)
         d->build[i] = (uint32_t)(i * 2654435761u + 12345u);
     for (size_t i = 0; i < n; i++)
-        d->probe[i] = d->build[mix(&s) % d->nb];
+        d->probe[i] = d->build[bench_mix(&s) % d->nb];
 
     coproc_status st;
     if ((st = coproc_column_upload(rt, device, COPROC_INT32, d->a, n, &d->ca)) ||

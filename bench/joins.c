@@ -4,6 +4,8 @@
  * joins.h). */
 #include "joins.h"
 
+#include "bench_util.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,27 +28,6 @@ typedef struct joins_data {
     coproc_table *fact, *dim;
     coproc_column *cols[8];
 } joins_data;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 /* One run of the join (semi or inner) the way asked: its count and sum. */
 static coproc_status run_way(joins_data *d, int way, int semi, int64_t *count, int64_t *sum)
@@ -111,7 +92,7 @@ static coproc_status data_init(joins_data *d)
         d->dk[i] = d->da[i] * stride + d->db[i];
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(&seed);
+        uint64_t r = bench_mix(&seed);
         d->fa[i] = (int32_t)(r % DIM_A);
         d->fb[i] = (int32_t)((r >> 20) % (uint64_t)fb_range);
         d->fv[i] = (int32_t)((r >> 40) % 1000);
@@ -163,9 +144,9 @@ int bench_joins(coproc_runtime *rt, int dev, size_t n, int reps, FILE *out, json
             for (int k = 0; k < NWAYS && !bad; k++) {
                 int way = (k + r) % NWAYS; /* the order turns every round */
                 int64_t cnt = 0, sum = 0;
-                double t0 = now_s();
+                double t0 = bench_now_s();
                 s = run_way(&d, way, semi, &cnt, &sum);
-                t[way] = now_s() - t0;
+                t[way] = bench_now_s() - t0;
                 if (s != COPROC_OK || cnt != want_n || sum != want_s) {
                     fprintf(out, "joins: %s %s: %s (count %lld sum %lld, expected %lld and %lld)\n",
                             semi ? "semi" : "inner", way_name[way],
@@ -183,8 +164,8 @@ int bench_joins(coproc_runtime *rt, int dev, size_t n, int reps, FILE *out, json
         }
         if (bad)
             break;
-        qsort(ratio, (size_t)reps, sizeof *ratio, cmp_double);
-        qsort(ratio + reps, (size_t)reps, sizeof *ratio, cmp_double);
+        qsort(ratio, (size_t)reps, sizeof *ratio, bench_cmp_double);
+        qsort(ratio + reps, (size_t)reps, sizeof *ratio, bench_cmp_double);
         double m1 = ratio[reps / 2], m2 = ratio[reps + reps / 2];
         fprintf(out, "%-12s %10zu %9.3f %9.3f %9.3f  %5.2fx [%.2f, %.2f]  %6.2fx [%.2f, %.2f]\n",
                 semi ? "semi join" : "inner join", n, best[TWO_KEYS] * 1e3, best[ONE_KEY] * 1e3,

@@ -15,6 +15,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 
+#include "bench_util.h"
 #include "cases.h"
 #include "coproc/inspect.h"
 #include "joins.h"
@@ -66,13 +67,6 @@ static int cores_of(const coproc_device_info *info)
         n = hwloc_bitmap_weight(set);
     hwloc_bitmap_free(set);
     return n > 0 ? n : 1;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (void)l; (void)m; }
@@ -219,9 +213,9 @@ int main(int argc, char **argv)
                 for (int r = 0; r <= o.reps && s == COPROC_OK; r++) { /* run 0 warms up */
                     if (bc->prepare && (s = bc->prepare(&d)) != COPROC_OK)
                         break;
-                    double t0 = now_s();
+                    double t0 = bench_now_s();
                     s = bc->run(&d);
-                    double t = now_s() - t0;
+                    double t = bench_now_s() - t0;
                     if (r > 0 && t < best)
                         best = t;
                 }
@@ -233,9 +227,9 @@ int main(int argc, char **argv)
                 }
                 if (is_cpu && bc->c_run) {
                     for (int r = 0; r < o.reps; r++) {
-                        double t0 = now_s();
+                        double t0 = bench_now_s();
                         bc->c_run(&d);
-                        double t = now_s() - t0;
+                        double t = bench_now_s() - t0;
                         if (t < cbest)
                             cbest = t;
                     }

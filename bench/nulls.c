@@ -4,6 +4,8 @@
  * affect both alike. */
 #include "nulls.h"
 
+#include "bench_util.h"
+
 #include "coproc/query.h"
 
 #include <stdint.h>
@@ -250,27 +252,6 @@ static const nulls_case cases[] = {
     {"query fused filter k+group-by", run_query_values, expect_keys_below},
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* A device column of the host rows with (valid not NULL) that validity. */
 static coproc_status upload(coproc_runtime *rt, int dev, coproc_type t, const void *host, size_t n,
                             const uint32_t *valid, coproc_column **out)
@@ -323,12 +304,12 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
     }
     uint64_t seed = 19;
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(&seed);
+        uint64_t r = bench_mix(&seed);
         d.a[i] = (int32_t)(uint32_t)r;
         d.gkeys[i] = (uint32_t)(r >> 40) % 1024;
         if ((double)((r >> 32) & 0xFF) >= 256 * BENCH_NULL_RATE)
             d.valid[i >> 5] |= 1u << (i & 31);
-        d.pos[i] = (uint32_t)(mix(&seed) % n);
+        d.pos[i] = (uint32_t)(bench_mix(&seed) % n);
     }
     coproc_status s;
     coproc_column *hv = NULL, *hkv = NULL;
@@ -368,9 +349,9 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
             double t[2];
             for (int k = 0; k < 2 && s == COPROC_OK; k++) {
                 int nulls = (r + k) % 2; /* the order flips every round */
-                double t0 = now_s();
+                double t0 = bench_now_s();
                 s = c->run(&d, nulls);
-                t[nulls] = now_s() - t0;
+                t[nulls] = bench_now_s() - t0;
                 uint64_t want = c->expect(&d, nulls);
                 if (s == COPROC_OK && want != NOT_CHECKED && d.result != want) {
                     fprintf(out, "MISMATCH %s%s: %llu, expected %llu\n", c->name,
@@ -392,7 +373,7 @@ int bench_nulls(coproc_runtime *rt, int dev, size_t n, int reps, const char *onl
             bad = 1;
             continue;
         }
-        qsort(ratio, (size_t)reps, sizeof *ratio, cmp_double);
+        qsort(ratio, (size_t)reps, sizeof *ratio, bench_cmp_double);
         double median = reps % 2 ? ratio[reps / 2] : (ratio[reps / 2 - 1] + ratio[reps / 2]) / 2;
         fprintf(out, "%-34s %10zu %10.3f %10.3f %8.2fx  [%.2f, %.2f]\n", c->name, n, best[0] * 1e3,
                 best[1] * 1e3, median, ratio[0], ratio[reps - 1]);

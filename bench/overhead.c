@@ -11,6 +11,8 @@
  * ratio to bare as the median (and range) of the per-round ratios. */
 #include "overhead.h"
 
+#include "bench_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,22 +39,9 @@ static const char *const bare_source_text =
     "        out[0] = scratch[0];\n"
     "}\n";
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -180,16 +169,16 @@ static const char *const form_key[FORMS] = {"bare", "direct", "submit", "submit_
 static double time_form(int form, coproc_runtime *rt, bare *b, const coproc_column *col,
                         int count, long long *v)
 {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (form == BATCH)
-        return batch_run(rt, col, count, v) == 0 ? (now_s() - t0) / count : -1;
+        return batch_run(rt, col, count, v) == 0 ? (bench_now_s() - t0) / count : -1;
     for (int i = 0; i < count; i++) {
         int rc = form == BARE ? bare_run(b) : form == DIRECT ? direct_run(rt, col, v)
                                                              : submit_run(rt, col, v);
         if (rc != 0)
             return -1;
     }
-    return (now_s() - t0) / count;
+    return (bench_now_s() - t0) / count;
 }
 
 int bench_overhead(coproc_runtime *rt, int dev, int is_cpu, size_t rows, int iterations,
