@@ -216,7 +216,8 @@ static int cell_cmp(const void *x, const void *y)
 static void rows_sort(rows *r)
 {
     ncols_sort = r->ncols;
-    qsort(r->v, r->n, r->ncols * sizeof *r->v, cell_cmp);
+    if (r->n > 1) /* no rows: r->v may be NULL, which qsort must not get */
+        qsort(r->v, r->n, r->ncols * sizeof *r->v, cell_cmp);
 }
 
 /* The result table's rows: values, and nulls where its validity says so. */
