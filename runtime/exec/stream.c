@@ -1006,7 +1006,8 @@ static coproc_status group_validity(coproc_runtime *rt, coproc_column *col, cons
     if (s != COPROC_OK)
         return s;
     uint32_t *w = bits->host;
-    memset(w, 0, words * 4);
+    if (words) /* no groups: no words, and w may be NULL */
+        memset(w, 0, words * 4);
     const uint64_t *c = count ? count->host : NULL;
     for (size_t i = 0; i < n; i++)
         if (c ? c[i] != 0 : !(last_null && i == n - 1))

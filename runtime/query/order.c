@@ -96,7 +96,8 @@ static coproc_status permute_validity(coproc_runtime *rt, const coproc_column *s
         return s;
     uint32_t *d = bits->host;
     const uint32_t *v = src->validity->host;
-    memset(d, 0, (keep + 31) / 32 * sizeof *d);
+    if (keep) /* no rows: no words, and d may be NULL */
+        memset(d, 0, (keep + 31) / 32 * sizeof *d);
     for (size_t r = 0; r < keep; r++)
         if (is_valid(v, idx[r]))
             d[r / 32] |= 1u << (r % 32);
