@@ -204,9 +204,13 @@ coproc_status coproc__qgroup_table(coproc__fused *f, int pi, const coproc__qkern
             continue;
         for (int m = 0; m < gb->n; m++) {
             uint64_t at = (s / sl->stride[m]) % sl->range[m];
-            if (valid_key[m] && at != sl->range[m] - 1)
+            int null_slot = valid_key[m] && at == sl->range[m] - 1;
+            if (valid_key[m] && !null_slot)
                 valid_key[m][r / 32] |= 1u << (r % 32);
-            put_value(t->owned[m]->host, r, gb->schema.types[m], 0, sl->kmin[m] + (int64_t)at, 0);
+            /* the null keys' slot holds 0 (its key's range may be empty:
+             * kmin INT64_MAX, where kmin + at would overflow) */
+            put_value(t->owned[m]->host, r, gb->schema.types[m], 0,
+                      null_slot ? 0 : (int64_t)((uint64_t)sl->kmin[m] + at), 0);
         }
         for (int a = 0; a < gb->naggs; a++) {
             int fl = agg_is_float(k, a);
