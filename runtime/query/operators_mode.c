@@ -1200,53 +1200,12 @@ static coproc_status run_project(ctx *c, const coproc_node *n, rel *in, rel *out
 }
 
 /* Join keys of one type: as they are when the types agree, else both as int64. */
-/* cast (orig read as INT64, a temporary) gets null keys where orig, a
- * UINT64 host column, holds a value past INT64_MAX: read as INT64 it would
- * equal the negative key of the same bits on the other side, which it is
- * not; as a null it matches nothing. */
-static coproc_status null_past_int64(ctx *c, const coproc_column *orig, const coproc_column *cast)
-{
-    const uint64_t *v = coproc_column_host_data(orig);
-    size_t n = coproc_column_length(orig), words = (n + 31) / 32;
-    int past = 0;
-    for (size_t r = 0; v && r < n && !past; r++)
-        past = v[r] > (uint64_t)INT64_MAX;
-    if (!past)
-        return COPROC_OK;
-    coproc_column *bits;
-    coproc_status s = coproc_column_host_alloc(c->rt, COPROC_UINT32, words, &bits);
-    if (s != COPROC_OK)
-        return coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
-    uint32_t *d = coproc_column_host_data(bits);
-    const uint32_t *w = valid_words(cast);
-    for (size_t r = 0; r < n; r++) {
-        if (r % 32 == 0)
-            d[r / 32] = 0;
-        if (bit_at(w, r) && v[r] <= (uint64_t)INT64_MAX)
-            d[r / 32] |= 1u << (r % 32);
-    }
-    if ((s = coproc_column_set_validity((coproc_column *)cast, bits)) != COPROC_OK) {
-        coproc_column_free(bits);
-        return coproc__fail(c->rt, s, "%s: a validity: %s", LABEL(c), coproc_status_message(s));
-    }
-    return COPROC_OK;
-}
-
-/* Join keys of two types, both read as INT64 (a UINT64 key's values past
- * INT64_MAX made null keys: null_past_int64). */
 static coproc_status join_keys(ctx *c, const coproc_column **pk, const coproc_column **bk)
 {
     if (coproc_column_type(*pk) == coproc_column_type(*bk))
         return COPROC_OK;
-    const coproc_column *p0 = *pk, *b0 = *bk;
     coproc_status s = as_i64(c, *pk, pk);
-    if (s == COPROC_OK)
-        s = as_i64(c, *bk, bk);
-    if (s == COPROC_OK && coproc_column_type(p0) == COPROC_UINT64)
-        s = null_past_int64(c, p0, *pk);
-    if (s == COPROC_OK && coproc_column_type(b0) == COPROC_UINT64)
-        s = null_past_int64(c, b0, *bk);
-    return s;
+    return s == COPROC_OK ? as_i64(c, *bk, bk) : s;
 }
 
 /* A key column of one side, as a host column (the composite-key operators
