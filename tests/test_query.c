@@ -923,44 +923,6 @@ static void plan_full_range_keys(coproc_runtime *rt, const char *path, coproc_qu
     coproc_column_free(cv);
 }
 
-/* A uint64 probe key past INT64_MAX never meets a negative int64 build key
- * (as longs both are -1): a semi join counts only the equal 5. Fused only:
- * one operator at a time casts both sides to int64 and still matches them
- * (open: docs/api.md, "Whole queries"). */
-static void plan_uint64_probe(coproc_runtime *rt, const char *path)
-{
-    static const uint64_t pk[] = {UINT64_MAX, 5, 7, (uint64_t)INT64_MAX + 1};
-    static const int64_t bk[] = {-1, 5, INT64_MIN};
-    coproc_column *cp, *cb;
-    coproc_table *tp, *tb;
-    assert_int_equal(coproc_column_wrap(rt, COPROC_UINT64, pk, 4, &cp), COPROC_OK);
-    assert_int_equal(coproc_column_wrap(rt, COPROC_INT64, bk, 3, &cb), COPROC_OK);
-    assert_int_equal(coproc_table_create(rt, &tp), COPROC_OK);
-    assert_int_equal(coproc_table_create(rt, &tb), COPROC_OK);
-    assert_int_equal(coproc_table_add(tp, "p", cp), COPROC_OK);
-    assert_int_equal(coproc_table_add(tb, "b", cb), COPROC_OK);
-    coproc_plan *p;
-    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
-    coproc_node *j = coproc_plan_join(p, COPROC_JOIN_SEMI, coproc_plan_scan(p, tp, "p"), "p",
-                                      coproc_plan_scan(p, tb, "b"), "b");
-    coproc_aggregate ag[] = {{COPROC_AGG_COUNT, NULL, "n"}};
-    coproc_node *g = coproc_plan_group_by(p, j, 0, NULL, 1, ag);
-    coproc_query_options o;
-    coproc_query_options_init(&o);
-    coproc_query_result r;
-    assert_int_equal(coproc_query_run(p, g, &o, &r), COPROC_OK);
-    int64_t n = *(const int64_t *)coproc_column_host_data(coproc_table_column(r.table, "n"));
-    if (n != 1 || r.note[0])
-        fail_msg("uint64 probe keys (%s): %lld rows matched, expected 1 (note \"%s\")", path,
-                 (long long)n, r.note);
-    coproc_query_result_free(&r);
-    coproc_plan_free(p);
-    coproc_table_free(tp);
-    coproc_table_free(tb);
-    coproc_column_free(cp);
-    coproc_column_free(cb);
-}
-
 static void each(coproc_runtime *rt, int device, const char *path, void *user)
 {
     coproc_device_info info;
@@ -994,8 +956,6 @@ static void each(coproc_runtime *rt, int device, const char *path, void *user)
             }
             if (si == 0)
                 plan_full_range_keys(rt, path, c.mode);
-            if (si == 0 && !mode)
-                plan_uint64_probe(rt, path);
             plan_semi_global(&c);
             plan_two_keys_limit(&c);
             ctx dup = c; /* it falls back to operators, which gather float64 */

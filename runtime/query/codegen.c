@@ -764,11 +764,6 @@ static int probe(gen *g, scope *s, const coproc__qstep *st)
         const char *kvalid = bvalid(g, key, vbuf, sizeof vbuf);
         if (kvalid)
             coproc__sb_printf(o, "        if (!%s)\n            continue;\n", kvalid);
-        /* A uint64 value past INT64_MAX reads as a negative long: it has no
-         * equal on the build side (whose keys are refused past INT64_MAX,
-         * fused.c), so it must not meet a negative signed key there. */
-        if (key->type == COPROC_UINT64)
-            coproc__sb_printf(o, "        if (%s < 0L)\n            continue;\n", kcode);
         snprintf(xs[m], sizeof xs[m], "%s", kcode);
         if (j->key_remap[m]) {
             /* Strings of two dictionaries: the probe's code becomes the
