@@ -1501,7 +1501,6 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             fail(&g, "%s: a key of %d columns (%d at most)", j->label, nk, COPROC__QP_MAX_JOIN_KEYS);
         if (!g.failed) {
             const binding *b = kb[0];
-            k->key_col = b->col;
             k->nkey_cols = nk;
             char buf[64];
             /* The key as a long (several columns: packed, klo_m and kst_m),

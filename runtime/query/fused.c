@@ -503,13 +503,13 @@ static coproc_status key_range(fused *f, coproc__qpipe *q, const coproc__qkernel
                                int64_t *hi, uint64_t *range)
 {
     coproc__qbuilt *t = &q->built;
-    int nk = k->nkey_cols > 1 ? k->nkey_cols : 1;
+    int nk = k->nkey_cols;
     t->nkeys = nk;
     uint64_t r[COPROC__QP_MAX_JOIN_KEYS], packed = 1;
     int empty = 0, wide = 0;
     memset(t->kst, 0, sizeof t->kst);
     for (int m = 0; m < nk; m++) {
-        coproc_status s = coproc__qcolumn_range(f, q->src->cols[nk > 1 ? k->key_cols[m] : k->key_col],
+        coproc_status s = coproc__qcolumn_range(f, q->src->cols[k->key_cols[m]],
                                                 &t->klo[m], &t->khi[m]);
         if (s != COPROC_OK)
             return s;
@@ -585,7 +585,6 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     size_t n = q->src->rows;
     if (n >= UINT32_MAX)
         return coproc__fail(rt, COPROC_UNSUPPORTED, "%s: more than 2^32 - 2 build rows", q->sink_node->label);
-    t->key_col = k->key_col;
     int64_t lo, hi;
     uint64_t range;
     coproc_status s = key_range(f, q, k, &lo, &hi, &range);
@@ -618,7 +617,7 @@ static coproc_status run_build(fused *f, coproc__device *dev, int bi, const copr
     t->src_rows = n;
     double key_bytes = 0;
     for (int m = 0; m < t->nkeys; m++)
-        key_bytes += coproc_type_size(q->src->cols[t->nkeys > 1 ? k->key_cols[m] : k->key_col]->type);
+        key_bytes += coproc_type_size(q->src->cols[k->key_cols[m]]->type);
     t->bytes = (double)slots * sizeof(cl_uint) + (t->dense ? 0 : (double)n * key_bytes);
     /* Dense tables also get a bitmap of the keys present (one bit a slot, a
      * 32nd of the table: it stays in a near cache where the table does

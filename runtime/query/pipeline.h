@@ -48,7 +48,6 @@ typedef struct coproc__qbuilt {
     int dense;
     int64_t kmin, kmax;
     uint32_t mask;
-    int key_col;             /* the key's column in the build pipeline's source table */
     /* A key of several columns (nkeys > 1) is packed into one long, the sum
      * of (column m - klo[m]) * kst[m]; kmin/kmax are then the packed key's.
      * Every build row lies within [klo[m], khi[m]], so the packing is one
@@ -160,8 +159,7 @@ typedef struct coproc__qkernel {
     /* MATERIALIZE: 1 for an output column that can be null: q_write also
      * writes its validity, a byte a row (ovM, after the columns) */
     unsigned char out_valid[256];
-    /* BUILD: the key's source columns (key_col = key_cols[0]) */
-    int key_col;
+    /* BUILD: the key's source columns */
     int nkey_cols;
     int key_cols[COPROC__QP_MAX_JOIN_KEYS];
     char why[256];             /* when it cannot be fused */
