@@ -199,6 +199,8 @@ static int cache_child(const char *dir)
 
 int main(void)
 {
+    /* Binaries are stored even where the driver keeps its own builds (PoCL). */
+    setenv("COPROC_KEEP_BINARIES", "1", 1);
     const char *child = getenv("COPROC_TEST_CACHE_CHILD");
     if (child)
         return cache_child(child);

@@ -1019,6 +1019,25 @@ static void touch_survivors(coproc__strbuf *o, const coproc__strbuf *filters, co
     }
 }
 
+/* QSEL[b]: the positions of b's set bits, in order (the rest 0); read by
+ * the row loop's compaction on the CPU path (and wherever rows keep their
+ * order). Once a program, at its scope: as a kernel's own __constant it made
+ * PoCL 3.1's clBuildProgram 4x slower (1.4 s against 0.36 s for a group-by
+ * pipeline). */
+static void qsel_table(coproc__strbuf *o, int keep_order)
+{
+    coproc__sb_printf(o, "#if COPROC_CPU || %d\n__constant ushort8 QSEL[256] = {", keep_order);
+    for (int b = 0; b < 256; b++) {
+        int pos[8] = {0}, np = 0;
+        for (int x = 0; x < 8; x++)
+            if (b >> x & 1)
+                pos[np++] = x;
+        coproc__sb_printf(o, "%s(ushort8)(%d,%d,%d,%d,%d,%d,%d,%d)", b ? "," : "", pos[0], pos[1], pos[2],
+                          pos[3], pos[4], pos[5], pos[6], pos[7]);
+    }
+    coproc__sb_printf(o, "};\n#endif\n\n");
+}
+
 static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const coproc__strbuf *probe,
                      const char *body, int keep_order)
 {
@@ -1031,19 +1050,6 @@ static void row_loop(coproc__strbuf *o, const coproc__strbuf *filters, const cop
                           "    for (ulong i = get_global_id(0) * chunk_; i < end_; i++) {\n%s    }\n",
                           body);
         return;
-    }
-    if (pre && filters->len) {
-        /* QSEL[b]: the positions of b's set bits, in order (the rest 0). */
-        coproc__sb_printf(o, "#if COPROC_CPU || %d\n    __constant ushort8 QSEL[256] = {", keep_order);
-        for (int b = 0; b < 256; b++) {
-            int pos[8] = {0}, np = 0;
-            for (int x = 0; x < 8; x++)
-                if (b >> x & 1)
-                    pos[np++] = x;
-            coproc__sb_printf(o, "%s(ushort8)(%d,%d,%d,%d,%d,%d,%d,%d)", b ? "," : "", pos[0], pos[1], pos[2],
-                              pos[3], pos[4], pos[5], pos[6], pos[7]);
-        }
-        coproc__sb_printf(o, "};\n#endif\n");
     }
     if (pre) {
         /* Three passes a tile: the filters into flags (a loop without
@@ -1386,6 +1392,12 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
     coproc__strbuf *o = &k->src;
     coproc__strbuf head = {0}, tail = {0}, atomic = {0}, aparams = {0};
     coproc__sb_printf(o, "%s\n", PRELUDE);
+    /* Rows keep their order where it matters: into a stable order-by, and
+     * out of one (the GPU path's strided rows would interleave them). */
+    int keep_order = q->sink == COPROC__QK_MATERIALIZE &&
+                     (q->order != NULL || (q->src_pipe >= 0 && prog->p[q->src_pipe].order != NULL));
+    if (pre_f.len)
+        qsel_table(o, keep_order);
     if (!g.failed && q->sink == COPROC__QK_GROUP) {
         const coproc_node *gb = q->sink_node;
         if (gen_group(&g, s, gb, &head, &tail, &atomic, &aparams) == 0) {
@@ -1433,15 +1445,17 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
             coproc__sb_printf(o, "}\n");
-            if (k->atomic_ok)
+            /* Only the GPU path runs them (group_sink.c); left out of CPU
+             * builds, which they slowed by a third. */
+            if (k->atomic_ok) {
+                coproc__sb_printf(o, "\n#if !COPROC_CPU");
                 atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s,
                                2 * (1 + k->naggs));
+                coproc__sb_printf(o, "#endif\n");
+            }
         }
     } else if (!g.failed && q->sink == COPROC__QK_MATERIALIZE) {
         const coproc__schema *out = &q->top->schema;
-        /* Rows keep their order where it matters: into a stable order-by,
-         * and out of one (the GPU path's strided rows would interleave them). */
-        int keep_order = q->order != NULL || (q->src_pipe >= 0 && prog->p[q->src_pipe].order != NULL);
         for (int m = 0; m < out->n && !g.failed; m++) {
             const binding *b = lookup(s, out->names[m]);
             if (!b) {
