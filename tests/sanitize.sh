@@ -36,6 +36,8 @@ cmake --build "$build" -j"$jobs"
 cd "$build"
 if [ "$mode" = address ]; then
     export ASAN_OPTIONS="detect_leaks=1 abort_on_error=0 ${ASAN_OPTIONS:-}"
+    # PoCL's kernel compiler leaks at every build (tests/lsan.supp says which).
+    export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp print_suppressions=0 ${LSAN_OPTIONS:-}"
     export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1 ${UBSAN_OPTIONS:-}"
     # The tests labelled asan (tests/CMakeLists.txt says which and why). A
     # test run again once if it fails: LeakSanitizer's own tracer has crashed

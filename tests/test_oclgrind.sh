@@ -94,8 +94,8 @@ for path in cpu gpu; do
         run "$path" "" test_query_fused_nulls
 done
 # The dense group-by kernels' own null handling (cl/group_by.cl; CPU path:
-# validity words, runs of null and valid keys; GPU path: null keys) at 64 and
-# 65 rows, 30 % nulls.
+# validity words, runs of null and valid keys, a validity word split across
+# work-items; GPU path: null keys) at 64 and 65 rows, 30 % nulls.
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=65 COPROC_TEST_QUICK=1 run "$path" test_nulls_group_by_dense test_nulls
 done
@@ -104,11 +104,6 @@ done
 # distinct positions only (duplicates race by design: one writer wins).
 for path in cpu gpu; do
     COPROC_TEST_MAX_ROWS=20000 COPROC_TEST_DISTINCT=1 run "$path" "" test_budget_scatter
-done
-# The group-by kernels' own validity reads (CPU path, dense keys) over a
-# validity word split across work-items: 64 and 65 rows.
-for path in cpu gpu; do
-    COPROC_TEST_MAX_ROWS=100 COPROC_TEST_QUICK=1 run "$path" test_nulls_group_by_dense test_nulls
 done
 unset COPROC_QUIRKS
 [ "$failures" -eq 0 ]
