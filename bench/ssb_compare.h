@@ -33,8 +33,9 @@ int ssb_rule_device(coproc_runtime *rt, const double *est, int ndev);
  * device budget, and each query run with the data in host memory (fresh
  * tables every run) by every strategy; prints the totals over the queries
  * (unless quiet) and puts them under "budget_sweep" in doc. Returns 0 when
- * every result was verified (ssb_sweep.c). */
-int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, int npct, int quiet,
-              json_t *doc);
+ * every result was verified (ssb_sweep.c). `operators` 0 leaves out the
+ * strategies that run the plan one operator at a time (WTAR, ops CPU). */
+int ssb_sweep(const ssb_db *db, const int *run_q, int repeat, const int *pct, int npct, int operators,
+              int quiet, json_t *doc);
 
 #endif

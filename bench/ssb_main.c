@@ -58,7 +58,8 @@ static void usage(FILE *f)
                "  --cold          (with --compare) every run on fresh tables: no device has\n"
                "                  their columns cached (the data in host memory)\n"
                "  --sweep P,...   the budget sweep: device budgets of P %% of the queries' working\n"
-               "                  set, each strategy's total with the data in host memory\n");
+               "                  set, each strategy's total with the data in host memory\n"
+               "                  (--mode fused: without the strategies one operator at a time)\n");
 }
 
 static double now_s(void)
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
         json_object_set_new(sw, "version", json_integer(SSB_SCHEMA_VERSION));
         json_object_set_new(sw, "sf", json_real(opt.sf));
         json_object_set_new(sw, "repeat", json_integer(opt.repeat));
-        int rc = ssb_sweep(&db, run_q, opt.repeat, opt.sweep, opt.nsweep, opt.json, sw);
+        int rc = ssb_sweep(&db, run_q, opt.repeat, opt.sweep, opt.nsweep, (opt.modes & 2) != 0, opt.json, sw);
         if (opt.json && strcmp(opt.json_path, "-") == 0)
             json_dumpf(sw, stdout, JSON_INDENT(2));
         else if (opt.json && json_dump_file(sw, opt.json_path, JSON_INDENT(2)) != 0)
