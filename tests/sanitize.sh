@@ -4,7 +4,7 @@
 #            builds BUILD_DIR (default build-asan) with
 #            -DCOPROC_SANITIZE=address,undefined and runs every PoCL test but
 #            those below; any report fails its test. CI runs this one
-#            (.ci/run), about 8 minutes on 2 cores.
+#            (.ci/run), about 10 minutes on 2 cores.
 #   thread   ThreadSanitizer (the default, for compatibility): builds
 #            build-tsan with -DCOPROC_SANITIZE=thread and runs the concurrency
 #            and budget tests with tests/tsan.supp; a report makes its test
