@@ -12,7 +12,7 @@
  * (a plan one operator at a time materialises every intermediate column and
  * cannot come near a fused one, on any device: that gap is the engine's, not
  * a cliff). Without the operators mode (--mode fused) the last two are left
- * out (at SF 10 they take most of an hour). */
+ * out (at SF 10 they take about an hour). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

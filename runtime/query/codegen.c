@@ -1445,8 +1445,8 @@ int coproc__codegen(const coproc__qprog *prog, int pi, int fp64, coproc__qkernel
             for (int a = 0; a < k->naggs; a++)
                 coproc__sb_printf(o, "    oa%d[s] = x%d;\n", a, a);
             coproc__sb_printf(o, "}\n");
-            /* Only the GPU path runs them (group_sink.c); left out of CPU
-             * builds, which they slowed by a third. */
+            /* Only the GPU path runs them (group_sink.c): CPU-path builds
+             * leave them out rather than compile them for nothing. */
             if (k->atomic_ok) {
                 coproc__sb_printf(o, "\n#if !COPROC_CPU");
                 atomic_kernels(o, aparams.s, g.body.s ? g.body.s : "", atomic.s,
