@@ -201,7 +201,7 @@ void coproc_print_profile(FILE *f, int index, const coproc_device_info *info,
             fmt_rate(p->float_ops_per_s, "flop/s", a, sizeof a));
     fprintf(f, "  %-22s %s (empty kernel, enqueue + finish, median)\n", "launch latency",
             fmt_time(p->launch_latency_s, a, sizeof a));
-    fprintf(f, "  %-22s %s from source, %s from the binary cache\n", "program build",
+    fprintf(f, "  %-22s %s from source, %s cached (coproc's binary cache, or the driver's own where it keeps builds)\n", "program build",
             fmt_time(p->build_source_s, a, sizeof a), fmt_time(p->build_cached_s, b, sizeof b));
 
     fprintf(f, "\n  %-10s %6s %17s  %s\n", "operator", "points", "fit error med/p90",
