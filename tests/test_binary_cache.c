@@ -145,6 +145,41 @@ static void test_second_open_hits_cache(void **state)
     remove_cache_dir(dir);
 }
 
+/* Where the driver keeps its own builds (PoCL, its kernel cache on) nothing
+ * is written, and a second runtime builds from source again; elsewhere the
+ * binary is written. COPROC_KEEP_BINARIES other than "1" changes nothing. */
+static void test_driver_kept_builds(void **state)
+{
+    (void)state;
+    unsetenv("COPROC_CACHE_DIR");
+    char *dir = test_temp_dir("kcache-driver");
+    setenv("COPROC_KEEP_BINARIES", "yes", 1);
+    coproc_runtime *rt = open_cache(dir, 0);
+    coproc_device_info info;
+    assert_ok(rt, coproc_device_info_get(rt, 0, &info));
+    const char *pocl_cache = getenv("POCL_KERNEL_CACHE");
+    int kept = strstr(info.platform, "Portable Computing Language") != NULL &&
+               !(pocl_cache && strcmp(pocl_cache, "0") == 0);
+    run_sum(rt);
+    coproc_stats s = stats(rt);
+    assert_true(s.programs_built >= 1);
+    if (kept)
+        assert_int_equal(s.program_cache_writes, 0);
+    else
+        assert_true(s.program_cache_writes >= 1);
+    coproc_close(rt);
+    rt = open_cache(dir, 0);
+    run_sum(rt); /* asserts the right sum */
+    s = stats(rt);
+    if (kept)
+        assert_int_equal(s.programs_from_cache, 0);
+    else
+        assert_true(s.programs_from_cache >= 1);
+    coproc_close(rt);
+    setenv("COPROC_KEEP_BINARIES", "1", 1);
+    remove_cache_dir(dir);
+}
+
 /* Several processes share one cache directory and build the same programs
  * at the same moment (each writes its binary: a temporary file renamed into
  * place): every process gets the right sum, and the cache they leave is whole
@@ -205,6 +240,7 @@ int main(void)
     if (child)
         return cache_child(child);
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_second_open_hits_cache),
+                                       cmocka_unit_test(test_driver_kept_builds),
                                        cmocka_unit_test(test_concurrent_writers)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
