@@ -61,10 +61,10 @@ xs=()
 for v in COPROC_CACHE_DIR COPROC_CALIBRATE POCL_MAX_PTHREAD_COUNT OMPI_MCA_mpi_yield_when_idle; do
     [ -n "${!v+x}" ] && xs+=(-x "$v")
 done
-out=$(timeout 150 mpirun "${root[@]}" --oversubscribe "${xs[@]}" "${ranks[@]}" 2>&1)
+out=$(timeout 300 mpirun "${root[@]}" --oversubscribe "${xs[@]}" "${ranks[@]}" 2>&1)
 rc=$?
 echo "$out"
-[ $rc -eq 124 ] && { echo "FAIL: mpirun -np $np $what did not end in 150 s (a rank hangs)"; exit 1; }
+[ $rc -eq 124 ] && { echo "FAIL: mpirun -np $np $what did not end in 300 s (a rank hangs)"; exit 1; }
 if [ "$what" = ssb-fail ] || [ "$what" = ssb-fault ]; then
     [ $rc -ne 0 ] || { echo "FAIL: a failing rank, yet exit 0"; exit 1; }
     want="q1.1: COPROC_INVALID_ARGUMENT: rank $bad: .*no_such_column"

@@ -701,7 +701,8 @@ static void test_profile_predictions(void **state)
         if (falls)
             print_message("%s: %d of %zu sweep segments fall (noisy medians)\n", xfer_kinds[k],
                           falls, n - 1);
-        /* Beyond: rising, along the last segment where it rises. */
+        /* Beyond: rising, along the last segment where it rises, else from the
+         * last point at the fitted bandwidth. */
         prev = T(xs[n - 1]);
         for (double f = 1.5; f <= 64; f *= 2) {
             double b = xs[n - 1] * f, t = T(b);
@@ -711,6 +712,8 @@ static void test_profile_predictions(void **state)
             if (ts[n - 1] > ts[n - 2])
                 assert_true(NEAR(t, ts[n - 1] + (b - xs[n - 1]) * (ts[n - 1] - ts[n - 2]) /
                                                     (xs[n - 1] - xs[n - 2])));
+            else /* the last segment falls: on from the last point at the fitted rate */
+                assert_true(NEAR(t, ts[n - 1] + (b - xs[n - 1]) / bw));
             prev = t;
         }
         /* 1 GiB at more than 100 TB/s or less than 10 MB/s is not a prediction. */

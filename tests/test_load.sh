@@ -74,7 +74,9 @@ assert p[1]["lost"] == 1, "device 1 not lost: %s" % p
 assert p[1]["tasks_moved"] >= 1, "nothing moved off device 1: %s" % p
 assert d["fault_stall"] == "1:3:60", d["fault_stall"]
 assert d["drain_close_seconds"] < 30, "the close waited for the stall: %s s" % d["drain_close_seconds"]'
-[ "$took" -lt 40 ] || fail "the stall run took $took s (the close must end the 60 s stall)"
+# Waiting out the stall would take 8 + 60 s; start-up and builds on a loaded
+# machine take some of the rest.
+[ "$took" -lt 60 ] || fail "the stall run took $took s (the close must end the 60 s stall)"
 grep -q "device 1" "$tmp/two.out" || fail "no log line names device 1: $(cat "$tmp/two.out")"
 cat "$tmp/two.out"
 exit 0

@@ -240,6 +240,12 @@ static void test_transfer_time(void **state)
     assert_true(fabs(mid - sqrt(200e-6 * 4e-3)) < 1e-12); /* log-log midpoint */
     double beyond = coproc__profile_transfer_time(p, 0, 1, 32 << 20);
     assert_true(fabs(beyond - (4e-3 + (16 << 20) * (4e-3 - 200e-6) / (12 << 20))) < 1e-12);
+    /* A last segment that falls (noisy medians): beyond it, on from the last
+     * point at the fitted rate, never below it. */
+    f->seconds[2] = 150e-6;
+    beyond = coproc__profile_transfer_time(p, 0, 1, 32 << 20);
+    assert_true(fabs(beyond - (150e-6 + (16 << 20) / 20e9)) < 1e-12);
+    assert_true(beyond > coproc__profile_transfer_time(p, 0, 1, 16 << 20));
     free(p);
 }
 

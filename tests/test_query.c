@@ -1196,9 +1196,8 @@ static void test_hybrid_copied(void **state)
         assert_true(rows <= d.n); /* a failed device's share reports no rows */
         failed_runs += given_back;
     }
-    /* Some device ran two morsels and failed: the rows still came out once. */
-    if (split)
-        assert_true(failed_runs >= 1);
+    /* Whether a faulted device gets its morsel is a race (the other may take
+     * them all): counted, not asserted; test_hybrid checks the give-back. */
     printf("test_query: copied hybrid: %d of 4 runs with a failed device\n", failed_runs);
     free_tables(&tb);
     free_data(&d);

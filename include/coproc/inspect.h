@@ -152,7 +152,8 @@ COPROC_API char *coproc_profile_json(const coproc_profile *p);
  * Seconds p predicts to move `bytes` host->device (to_device nonzero) or
  * device->host, from pinned (pinned nonzero) or pageable host memory: inside
  * the calibration sweep interpolated between its measured points, beyond it
- * along the last segment, below it on the fitted line. 0 for bytes <= 0;
+ * along the last segment (where it falls, at the fitted bandwidth), below it
+ * on the fitted line. 0 for bytes <= 0;
  * negative when that direction was never calibrated or p is NULL. This is the
  * profile alone, without the transfer level the runtime scales it by.
  */

@@ -389,11 +389,15 @@ double coproc__profile_transfer_time(const coproc__profile *p, int to_device, in
         return exp(log(t0) + u * log(t1 / t0));
     }
     /* Beyond it: the last point plus the rest at the bandwidth of the last
-     * segment (the large-transfer rate), else at the fitted bandwidth. */
+     * segment (the large-transfer rate), else (that segment falls: noisy
+     * medians) at the fitted bandwidth, so a larger transfer never costs
+     * less than the last point. */
     double x0 = f->bytes[n - 2], x1 = f->bytes[n - 1], t0 = f->seconds[n - 2],
            t1 = f->seconds[n - 1];
-    if (!(bytes > x1) || !(x1 > x0) || !(t1 > t0))
+    if (!(bytes > x1) || !(x1 > x0) || !(t1 > 0))
         return f->latency_s + bytes / f->bytes_per_s;
+    if (!(t1 > t0))
+        return t1 + (bytes - x1) / f->bytes_per_s;
     return t1 + (bytes - x1) * (t1 - t0) / (x1 - x0);
 }
 
