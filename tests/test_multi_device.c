@@ -135,7 +135,9 @@ static void test_prefers_resident_device(void **state)
         double est[2], move[2];
         for (int d = 0; d < 2; d++)
             assert_ok(rt, coproc_op_estimate(rt, &op, d, &est[d], &move[d]));
-        assert_true(move[1] == 0 && move[0] > 0);
+        assert_true(move[1] == 0);
+        if (on1 == i) /* no sum has run on device 0 yet, so c is not cached there */
+            assert_true(move[0] > 0);
         assert_true(est[0] >= move[0] && est[1] >= 0);
         r = run_sum(rt, c, -1);
         assert_int_equal(r.scalar.v.i64, ref_sum(v, n));
