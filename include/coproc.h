@@ -508,7 +508,8 @@ COPROC_API void *coproc_column_host_data(const coproc_column *col);
  *   rows, in chunks of a multiple of 32 rows, with the results above (a
  *   group-by's partial groups merged on the host). Not handled yet, refused
  *   with UNSUPPORTED (never ignored): the other operators' streamed or
- *   partitioned runs over inputs with nulls (scan, sort, the joins).
+ *   partitioned runs over inputs with nulls (scan, sort, argsort, cast,
+ *   gather, scatter, compact, reduce_where and the joins).
  * - Query plans (coproc/query.h) take columns with nulls, with SQL's
  *   semantics there too (coproc/query.h, "Nulls").
  * Cost: select, reduce and scan read the bitmap in their kernels (n / 8 bytes
