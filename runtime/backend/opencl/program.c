@@ -154,24 +154,14 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
 }
 
 /* Whether the driver keeps built programs on disk itself, so that our copy
- * would only cost: PoCL (its kernel cache, on unless POCL_KERNEL_CACHE=0)
- * answers a build from source in 60-100 ms, while asking it for a program's
- * binary compiles every kernel of the program for any work-group size, beside
- * the size each is compiled for at launch: 31 s for the reduce program, 23 s
- * for group-by, 1.4 s for an SSB pipeline, against a build of 0.4-2.2 s
- * (PoCL 3.1, 2-core VM; docs/performance.md). COPROC_KEEP_BINARIES=1 stores
- * them all the same (the tests of the binary cache). */
+ * would only cost (quirks.h driver_kernel_cache: PoCL, unless its cache is
+ * off with POCL_KERNEL_CACHE=0). COPROC_KEEP_BINARIES=1 stores them all the
+ * same (the tests of the binary cache). */
 static int driver_keeps_builds(const coproc__device *dev)
 {
-    const char *keep = getenv("COPROC_KEEP_BINARIES");
-    if (keep && strcmp(keep, "1") == 0)
-        return 0;
-    char name[128] = "";
-    if (clGetPlatformInfo(dev->platform, CL_PLATFORM_NAME, sizeof name, name, NULL) != CL_SUCCESS)
-        return 0;
-    name[sizeof name - 1] = '\0';
-    const char *cache = getenv("POCL_KERNEL_CACHE");
-    return strstr(name, "Portable Computing Language") && !(cache && strcmp(cache, "0") == 0);
+    const char *keep = getenv("COPROC_KEEP_BINARIES"), *cache = getenv("POCL_KERNEL_CACHE");
+    return dev->quirks.driver_kernel_cache && !(keep && strcmp(keep, "1") == 0) &&
+           !(cache && strcmp(cache, "0") == 0);
 }
 
 static coproc_status program_build(coproc_runtime *rt, coproc__device *dev, const char *name,

@@ -20,6 +20,7 @@ typedef struct quirk_entry {
     int context_per_thread;
     int unbounded_waits;
     int serial_submit;
+    int driver_kernel_cache;
 } quirk_entry;
 
 static const quirk_entry table[] = {
@@ -67,6 +68,10 @@ static const quirk_entry table[] = {
      * there, so that every command ends inside its own enqueue (quirks.h
      * serial_submit). */
     {"serial-submit", "Portable Computing Language", "basic", "", "4.0", 0, 0, 0, 0, 0, 0, 0, 1},
+    /* PoCL keeps its builds in its own kernel cache, and asking it for a
+     * program's binary compiles every kernel once more for any work-group
+     * size (quirks.h driver_kernel_cache). */
+    {"driver-kernel-cache", "Portable Computing Language", "", "", "", 0, 0, 0, 0, 0, 0, 0, 0, 1},
 };
 
 /* Compare dotted version numbers found in a and b: <0, 0, >0. */
@@ -134,6 +139,7 @@ void coproc__quirks_find(const coproc_device_info *info, coproc__quirks *out)
         out->context_per_thread |= e->context_per_thread;
         out->unbounded_waits |= e->unbounded_waits;
         out->serial_submit |= e->serial_submit;
+        out->driver_kernel_cache |= e->driver_kernel_cache;
         coproc__quirks_name(out, e->name);
     }
     const char *env = getenv("COPROC_QUIRKS");

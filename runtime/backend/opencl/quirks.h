@@ -60,6 +60,13 @@ typedef struct coproc__quirks {
      * enqueue, each then ends before the next is enqueued, so none waits on
      * another thread's (PoCL basic's deadlock, quirks.c). */
     int serial_submit;
+    /* The driver keeps built programs on disk itself, and asking it for a
+     * program's binary costs a compile of its own: coproc's binary cache
+     * stores none there (program.c). PoCL: its kernel cache answers a build
+     * from source in 60-100 ms, while CL_PROGRAM_BINARIES compiles every
+     * kernel for any work-group size (31 s for reduce against a 1.7 s build;
+     * PoCL 3.1, docs/performance.md). */
+    int driver_kernel_cache;
     char names[128]; /* the quirks that apply, comma-separated; "" for none */
 } coproc__quirks;
 
