@@ -22,8 +22,10 @@
  *
  * Nulls: columns may carry a validity bitmap (coproc.h, "nulls"), given before
  * or after coproc_table_add; a run reads them with SQL's semantics:
- * - arithmetic with a null operand gives null; a comparison (the six, BETWEEN,
- *   IN, string predicates) with a null operand is unknown; AND, OR and NOT are
+ * - arithmetic with a null operand gives null; a comparison (the six, IN,
+ *   string predicates) with a null operand is unknown; BETWEEN is its two
+ *   comparisons, lo <= e AND e <= hi, each decided alone (5 BETWEEN NULL AND 3
+ *   is FALSE, since 5 <= 3 is; 5 BETWEEN NULL AND 9 unknown); AND, OR and NOT are
  *   three-valued (false AND unknown is false, true OR unknown is true, NOT
  *   unknown is unknown); a filter keeps the rows whose predicate is true;
  * - a projected expression is null where it is null or unknown (a boolean is
@@ -96,7 +98,8 @@ COPROC_API coproc_expr *coproc_expr_arith(coproc_plan *p, coproc_arith op, copro
 /* a op b for op EQ, NE, LT, LE, GT, GE (COPROC_CMP_RANGE: use coproc_expr_between). */
 COPROC_API coproc_expr *coproc_expr_compare(coproc_plan *p, coproc_cmp op, coproc_expr *a,
                                             coproc_expr *b);
-/* lo <= e AND e <= hi (SQL's BETWEEN, both ends included). */
+/* lo <= e AND e <= hi (SQL's BETWEEN, both ends included; with nulls, the
+ * AND of the two comparisons in three-valued logic, as SQL defines it). */
 COPROC_API coproc_expr *coproc_expr_between(coproc_plan *p, coproc_expr *e, coproc_expr *lo,
                                             coproc_expr *hi);
 /* e equals one of the n constants (coproc_expr_int/float), n >= 1. */
@@ -188,8 +191,12 @@ COPROC_API coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, in
 /* ---------------------------------------------------------------- running */
 
 typedef enum coproc_query_mode {
-    COPROC_QUERY_FUSED = 0,  /* one generated kernel per pipeline; a pipeline that cannot be
-                                fused runs one operator at a time (reported) */
+    COPROC_QUERY_FUSED = 0,  /* one generated kernel per pipeline. One fallback rule: a plan
+                                whose kernel the code generator refuses (an expression nested
+                                more than 48 deep, a shape it cannot fuse) or the driver's
+                                compiler fails to build runs one operator at a time, the
+                                reason in the result's note - never an error for a plan the
+                                other engine runs */
     COPROC_QUERY_OPERATORS   /* every node through the operators, intermediates materialised */
 } coproc_query_mode;
 
@@ -223,7 +230,9 @@ typedef struct coproc_query_result {
     coproc_pipeline_info *pipeline; /* in execution order, owned */
     double seconds;          /* the whole run */
     uint64_t kernels_built;  /* programs compiled (not from a cache) during the run */
-    char note[256];          /* why a fused run fell back to operators, else "" */
+    char note[256];          /* why a fused run fell back to operators (the code
+                                generator's reason, or "the generated kernel did not
+                                build: " and the compiler's message), else "" */
 } coproc_query_result;
 
 /* Run the plan rooted at root. On error *out holds nothing and everything the

@@ -363,6 +363,14 @@ const coproc_column *coproc_column_validity(const coproc_column *col)
 coproc_type coproc_column_type(const coproc_column *col) { return col ? col->type : COPROC__TYPE_COUNT; }
 int coproc_column_device(const coproc_column *col) { return col && col->dev ? col->dev->index : -1; }
 
+void coproc__column_host_changed(coproc_column *col)
+{
+    if (!col || col->dev)
+        return;
+    for (int i = 0; i < col->rt->device_count; i++)
+        coproc__residency_forget(&col->rt->devices[i], col);
+}
+
 void coproc_column_free(coproc_column *col)
 {
     if (!col)

@@ -91,6 +91,12 @@ coproc_status coproc__host_column_new(coproc_runtime *rt, coproc_type t, size_t 
 coproc_status coproc__column_copy(coproc_runtime *rt, coproc__device *dev,
                                   const coproc_column *src, coproc_column **out);
 
+/* The host memory of host column col was written in place (an internal
+ * temporary the query engine fixes up on the host): drop the copies the
+ * devices' residency caches keep of it, which would be stale. None may be
+ * pinned (no operator is reading col). */
+void coproc__column_host_changed(coproc_column *col);
+
 /* Check a column argument: non-NULL, of rt, optionally on `dev` (NULL: any). */
 coproc_status coproc__column_check(coproc_runtime *rt, const coproc_column *col,
                                    const coproc__device *dev, const char *what);

@@ -84,8 +84,15 @@ typedef struct gen {
      * nulls (the body, or the prefilter's flag loop), indented by ind. */
     coproc__strbuf *stmts;
     const char *ind;
+    int depth;                /* gexpr's nesting now */
     int failed;               /* k->why says why */
 } gen;
+
+/* Expressions nested deeper than this are not generated: each level opens
+ * up to four brackets in the kernel's text, and clang stops at 256 nested
+ * brackets ("bracket nesting level exceeded"), so such a plan runs one
+ * operator at a time (its note says so) instead of failing to build. */
+#define QGEN_MAX_DEPTH 48
 
 static int fail(gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(gen *g, const char *fmt, ...)
@@ -285,9 +292,13 @@ static int needs_valid(const coproc_expr *e, int is_true, const char *name)
 {
     switch (e->kind) {
     case COPROC__QE_CMP:
-    case COPROC__QE_BETWEEN:
     case COPROC__QE_IN:
-        return reads(e->a, name) || reads(e->b, name) || reads(e->c, name);
+        return reads(e->a, name) || reads(e->b, name);
+    case COPROC__QE_BETWEEN: { /* its two comparisons (FALSE needs only one) */
+        coproc_expr lo, hi, both;
+        coproc__between_split(e, &lo, &hi, &both);
+        return needs_valid(&both, is_true, name);
+    }
     case COPROC__QE_AND:
     case COPROC__QE_OR:
         if (is_true == (e->kind == COPROC__QE_AND))
@@ -412,7 +423,19 @@ static int narrow(gen *g, const scope *s, const coproc_expr *e, char *buf, size_
     return 1;
 }
 
+static int gexpr_at(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o);
+
 static int gexpr(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
+{
+    if (g->depth >= QGEN_MAX_DEPTH)
+        return fail(g, "an expression nested more than %d deep", QGEN_MAX_DEPTH);
+    g->depth++;
+    int r = gexpr_at(g, s, e, o);
+    g->depth--;
+    return r;
+}
+
+static int gexpr_at(gen *g, const scope *s, const coproc_expr *e, coproc__strbuf *o)
 {
     coproc__strbuf a = {0}, b = {0};
     char na[64], nb[64], nc[64];
@@ -524,6 +547,11 @@ static int gbool(gen *g, const scope *s, const coproc_expr *e, char *t, char *f,
     case COPROC__QE_NOT:
         /* NOT: TRUE and FALSE swap, UNKNOWN stays */
         return gbool(g, s, e->a, f, t, len);
+    case COPROC__QE_BETWEEN: {
+        coproc_expr lo, hi, both;
+        coproc__between_split(e, &lo, &hi, &both);
+        return gbool(g, s, &both, t, f, len);
+    }
     case COPROC__QE_AND:
     case COPROC__QE_OR: {
         char ta[24], fa[24], tb[24], fb[24];
@@ -1183,10 +1211,14 @@ static const char *agg_identity(int fn, int fl)
 
 static void agg_update(coproc__strbuf *o, int fn, int fl, const char *dst, const char *v)
 {
+    /* v cast to dst's type: a boolean is an int, and min(long, int) is
+     * ambiguous in OpenCL C (the kernel would not build) */
     if (fn == COPROC_AGG_MIN)
-        coproc__sb_printf(o, "%s = %s(%s, %s);\n", dst, fl ? "fmin" : "min", dst, v);
+        coproc__sb_printf(o, "%s = %s(%s, (%s)(%s));\n", dst, fl ? "fmin" : "min", dst,
+                          fl ? "real" : "long", v);
     else if (fn == COPROC_AGG_MAX)
-        coproc__sb_printf(o, "%s = %s(%s, %s);\n", dst, fl ? "fmax" : "max", dst, v);
+        coproc__sb_printf(o, "%s = %s(%s, (%s)(%s));\n", dst, fl ? "fmax" : "max", dst,
+                          fl ? "real" : "long", v);
     else if (fl)
         coproc__sb_printf(o, "%s += %s;\n", dst, v);
     else

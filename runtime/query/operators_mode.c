@@ -505,6 +505,9 @@ static void fill_nulls_where(coproc_column *col, const coproc_column *of, uint64
             else
                 ((uint32_t *)d)[r] = (uint32_t)v;
         }
+    /* An operator's result may also be cached on the device that made it
+     * (not host-unified, or without zero-copy): that copy is stale now. */
+    coproc__column_host_changed(col);
 }
 
 /* An integer column (a fresh temporary) with its null rows set to v and its
@@ -1036,6 +1039,11 @@ static coproc_status eval_pred3(ctx *c, const coproc_expr *e, const coproc_colum
     coproc_status s;
     const coproc_column *a, *b, *t, *f;
     switch (e->kind) {
+    case COPROC__QE_BETWEEN: {
+        coproc_expr lo, hi, both;
+        coproc__between_split(e, &lo, &hi, &both);
+        return eval_pred3(c, &both, out);
+    }
     case COPROC__QE_NOT: {
         coproc_column *m, *r;
         coproc_value m1 = {.i64 = -1}, two = {.i64 = 2};

@@ -6,6 +6,7 @@
 #define COPROC_QUERY_PLAN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "coproc.h"
 #include "coproc/query.h"
@@ -136,6 +137,25 @@ void *coproc__plan_fail(coproc_plan *p, coproc_status s, const char *fmt, ...)
  * error in p (a string compared with a column that has no dictionary). */
 coproc_expr *coproc__resolve_strings(coproc_plan *p, const char *label, coproc_expr *e,
                                      const coproc__schema *s);
+
+/* SQL's BETWEEN as what it means, lo <= e AND e <= hi, in `both` (lo and hi
+ * hold its two comparisons; all three live as long as e). In three-valued
+ * logic each side is decided alone: 5 BETWEEN NULL AND 3 is FALSE, since
+ * 5 <= 3 is. Both engines evaluate a BETWEEN over values that can be null so. */
+static inline void coproc__between_split(const coproc_expr *e, coproc_expr *lo, coproc_expr *hi,
+                                         coproc_expr *both)
+{
+    memset(lo, 0, sizeof *lo);
+    memset(hi, 0, sizeof *hi);
+    memset(both, 0, sizeof *both);
+    lo->kind = hi->kind = COPROC__QE_CMP;
+    lo->cmp = hi->cmp = COPROC_CMP_LE;
+    lo->a = e->b, lo->b = e->a;
+    hi->a = e->a, hi->b = e->c;
+    both->kind = COPROC__QE_AND;
+    both->a = lo, both->b = hi;
+    both->size = lo->size = hi->size = e->size;
+}
 
 /* The kind of value e gives over input schema s; -1 (with the message in why)
  * when a column is missing or the operands do not fit. */

@@ -1,6 +1,7 @@
 /* run.c - coproc_query_run/submit/wait: one run's bookkeeping, the choice of
  * engine (fused, else one operator at a time) and the result. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -106,6 +107,13 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
      * a shape it cannot run with nulls returns UNSUPPORTED with the note. */
     if (run.opts.mode == COPROC_QUERY_FUSED) {
         s = coproc__fused_run(&run, root, &table);
+        if (s == COPROC_BUILD_FAILED) {
+            /* One rule: what the driver's compiler refuses runs one operator
+             * at a time, as what the code generator refuses does. */
+            snprintf(run.note, sizeof run.note, "the generated kernel did not build: %s",
+                     coproc_errmsg(rt));
+            s = COPROC_UNSUPPORTED;
+        }
         if (s == COPROC_UNSUPPORTED && run.note[0]) {
             coproc__log(rt, COPROC_LOG_INFO, "query: one operator at a time: %s", run.note);
             s = coproc__operators_run(&run, root, &table);
