@@ -327,6 +327,11 @@ typedef struct coproc_device_stats {
     uint64_t admitted_bytes;
     uint64_t admitted_peak_bytes;
     uint64_t admission_waits;
+    /* The shadow check (coproc/query.h, COPROC_VERIFY): query runs compared
+     * with their shadow run that used this device (either run), and of
+     * those the ones whose results differed (each logged as an error). */
+    uint64_t verify_runs;
+    uint64_t verify_mismatches;
 } coproc_device_stats;
 
 COPROC_API coproc_status coproc_device_stats_get(const coproc_runtime *rt, int device,

@@ -470,6 +470,89 @@ static void test_build_failure_falls_back(void **state)
     coproc_close(rt);
 }
 
+/* The shadow check (coproc_query_options.verify, COPROC_VERIFY): sampled
+ * runs run again on the other engine and compare equal; a shadow result
+ * changed on purpose (COPROC_FAULT_VERIFY) is found, logged and counted. */
+static int verify_errors;
+static void count_errors(void *user, coproc_log_level level, const char *msg)
+{
+    (void)user;
+    if (level == COPROC_LOG_ERROR && strstr(msg, "COPROC_VERIFY"))
+        verify_errors++;
+}
+
+static void test_shadow_check(void **state)
+{
+    (void)state;
+    setenv("COPROC_FAULT_VERIFY", "7", 1);
+    coproc_options oo;
+    coproc_options_init(&oo);
+    oo.devices = "0";
+    oo.log = count_errors;
+    coproc_runtime *rt = test_open_with(&oo);
+    unsetenv("COPROC_FAULT_VERIFY");
+    enum { R = 300 };
+    int64_t g[R], x[R];
+    for (int r = 0; r < R; r++) {
+        g[r] = r % 7;
+        x[r] = r % 11 ? r * 3 - 200 : NULLV;
+    }
+    int32_t s1[R], s2[R];
+    uint32_t b1[10], b2[10];
+    coltab ct = {0};
+    assert_int_equal(coproc_table_create(rt, &ct.t), COPROC_OK);
+    add_i32(rt, &ct, "g", g, R, s1, b1);
+    add_i32(rt, &ct, "x", x, R, s2, b2);
+    coproc_plan *p;
+    assert_int_equal(coproc_plan_create(rt, &p), COPROC_OK);
+    const char *keys[] = {"g"};
+    coproc_aggregate aggs[] = {{COPROC_AGG_SUM, coproc_expr_column(p, "x"), "s"},
+                               {COPROC_AGG_AVG, coproc_expr_column(p, "x"), "a"},
+                               {COPROC_AGG_COUNT, NULL, "n"}};
+    coproc_node *gb = coproc_plan_group_by(p, coproc_plan_scan(p, ct.t, "t"), 1, keys, 3, aggs);
+    coproc_order_key ok = {"s", 1, 0};
+    coproc_node *top = coproc_plan_order_by(p, gb, 1, &ok, 3);
+    int checked = 0, agreed = 0, differed = 0;
+    for (int i = 0; i < 12; i++) {
+        coproc_query_options o;
+        coproc_query_options_init(&o);
+        assert_true(o.verify < 0); /* the default: COPROC_VERIFY's rate */
+        o.mode = i % 3 == 2 ? COPROC_QUERY_OPERATORS : COPROC_QUERY_FUSED;
+        o.verify = 0.5;
+        coproc_query_result r;
+        assert_ok(rt, coproc_query_run(p, i % 4 < 2 ? gb : top, &o, &r));
+        checked += r.verified != 0;
+        agreed += r.verified == 1;
+        differed += r.verified == -1;
+        coproc_query_result_free(&r);
+    }
+    /* runs 0, 2, 4, ... of the 12: six checks, the 7th would be the fault */
+    assert_int_equal(checked, 6);
+    assert_int_equal(agreed, 6);
+    coproc_query_options o;
+    coproc_query_options_init(&o);
+    o.verify = 1;
+    coproc_query_result r;
+    assert_ok(rt, coproc_query_run(p, gb, &o, &r)); /* the 7th check: its shadow changed */
+    assert_int_equal(r.verified, -1);
+    coproc_query_result_free(&r);
+    assert_int_equal(verify_errors, 1);
+    o.verify = 0; /* off: never checked */
+    assert_ok(rt, coproc_query_run(p, gb, &o, &r));
+    assert_int_equal(r.verified, 0);
+    coproc_query_result_free(&r);
+    coproc_device_stats ds;
+    memset(&ds, 0, sizeof ds);
+    ds.struct_size = sizeof ds;
+    assert_ok(rt, coproc_device_stats_get(rt, 0, &ds));
+    assert_int_equal(ds.verify_runs, 7);
+    assert_int_equal(ds.verify_mismatches, 1);
+    (void)differed;
+    coproc_plan_free(p);
+    free_coltab(&ct);
+    coproc_close(rt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_between_null_bound),
         cmocka_unit_test(test_deep_expression),
         cmocka_unit_test(test_build_failure_falls_back),
+        cmocka_unit_test(test_shadow_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

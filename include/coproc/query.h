@@ -208,6 +208,19 @@ typedef struct coproc_query_options {
      * device that can run it at once, each pulling morsels of the rows
      * (hybrid); 0 (default): each pipeline on one device. */
     int hybrid;
+    /* The shadow check: the fraction of runs (0 to 1) run again and compared -
+     * a fused run one operator at a time, a run one operator at a time fused
+     * (or, with COPROC_VERIFY=sample:P:device and several devices, the same
+     * engine on another device). Rows compare as multisets, floats within a
+     * relative 1e-9 (1e-4 for float32), an order-by's keys in order too. The
+     * first run's result is returned either way; result.verified says what
+     * the check found, and a mismatch is logged as an error and counted in
+     * coproc_device_stats.verify_mismatches of the devices involved. Runs
+     * are sampled evenly: run n of the runtime when floor(nP) changes (the
+     * first run, then one in 1/P). Negative (the default): COPROC_VERIFY's
+     * rate, "sample:P" or "sample:P:device", read at coproc_open (unset:
+     * 0, off; anything else is ignored with a warning). */
+    double verify;
 } coproc_query_options;
 
 COPROC_API void coproc_query_options_init(coproc_query_options *o);
@@ -233,6 +246,8 @@ typedef struct coproc_query_result {
     char note[256];          /* why a fused run fell back to operators (the code
                                 generator's reason, or "the generated kernel did not
                                 build: " and the compiler's message), else "" */
+    int verified;            /* the shadow check (options.verify): 0 not checked, 1 its
+                                shadow run agreed, -1 it differed (logged, counted) */
 } coproc_query_result;
 
 /* Run the plan rooted at root. On error *out holds nothing and everything the

@@ -359,6 +359,7 @@ coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out)
     if (s != COPROC_OK)
         return s;
     apply_placement_options(rt, &o);
+    coproc__query_state_configure(rt); /* COPROC_VERIFY */
     const char *env_cal = env_over(&o, COPROC_OPTION_CALIBRATION, "COPROC_CALIBRATE");
     if (env_cal && parse_calibration(env_cal, &o.calibration) != 0)
         coproc__log(rt, COPROC_LOG_WARN, "COPROC_CALIBRATE=%s ignored (auto, off or full)",

@@ -12,6 +12,7 @@
 #include "data/column.h"
 #include "data/dictionary.h"
 #include "query/run.h"
+#include "query/verify.h"
 
 /* The runtime's clock: the wall clock, or simulated devices' virtual one. */
 double coproc__qrun_now(const coproc__qrun *run) { return run->rt->backend->now(run->rt) - run->t0; }
@@ -38,6 +39,7 @@ void coproc_query_options_init(coproc_query_options *o)
     o->struct_size = sizeof *o;
     o->mode = COPROC_QUERY_FUSED;
     o->device = -1;
+    o->verify = -1;
 }
 
 void coproc_query_result_free(coproc_query_result *r)
@@ -133,6 +135,7 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
     out->seconds = coproc__qrun_now(&run);
     out->kernels_built = atomic_load(&rt->programs_built) - built0;
     memcpy(out->note, run.note, sizeof out->note);
+    coproc__verify_run(p, root, &run.opts, out);
     return COPROC_OK;
 }
 

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/runtime.h"
 #include "query/state.h"
+#include "query/verify.h"
 
 #define MAX_DEVICES 64
 
@@ -24,14 +25,28 @@ struct coproc__query_state {
     size_t n, cap;
     double log_ratio[MAX_DEVICES]; /* mean log(measured / estimated), recent runs weighted */
     int runs[MAX_DEVICES];
+    coproc__verify verify;         /* the shadow check's (verify.c) */
 };
 
 struct coproc__query_state *coproc__query_state_new(void)
 {
     struct coproc__query_state *q = calloc(1, sizeof *q);
-    if (q)
+    if (q) {
         pthread_mutex_init(&q->lock, NULL);
+        coproc__verify_init(&q->verify);
+    }
     return q;
+}
+
+void coproc__query_state_configure(coproc_runtime *rt)
+{
+    if (rt->query)
+        coproc__verify_configure(rt, &rt->query->verify);
+}
+
+coproc__verify *coproc__query_verify(coproc_runtime *rt)
+{
+    return rt->query ? &rt->query->verify : NULL;
 }
 
 void coproc__query_state_free(struct coproc__query_state *q)

@@ -24,4 +24,11 @@ coproc_status coproc__query_program(coproc_runtime *rt, coproc__device *dev, con
 double coproc__query_correction(coproc_runtime *rt, int device);
 void coproc__query_observe(coproc_runtime *rt, int device, double estimate_s, double measured_s);
 
+/* Read what the query layer takes from the environment (COPROC_VERIFY,
+ * COPROC_FAULT_VERIFY: verify.h), once, at coproc_open. */
+void coproc__query_state_configure(coproc_runtime *rt);
+
+/* The shadow check's state (verify.h), NULL without a query state. */
+struct coproc__verify *coproc__query_verify(coproc_runtime *rt);
+
 #endif

@@ -828,6 +828,8 @@ coproc_status coproc_device_stats_get(const coproc_runtime *crt, int device,
     s.struct_size = out->struct_size;
     s.bytes_h2d = atomic_load(&dev->bytes_h2d);
     s.bytes_d2h = atomic_load(&dev->bytes_d2h);
+    s.verify_runs = atomic_load(&dev->verify_runs);
+    s.verify_mismatches = atomic_load(&dev->verify_mismatches);
     coproc__residency *r = dev->residency;
     s.cache_hits = atomic_load(&r->hits);
     s.cache_misses = atomic_load(&r->misses);

@@ -79,6 +79,9 @@ typedef struct coproc__device {
     struct coproc__staging *staging;     /* owned; pinned staging buffers (transfer.h) */
     /* Bytes moved between host and device, each way (transfer.h counts them). */
     atomic_uint_fast64_t bytes_h2d, bytes_d2h;
+    /* Query runs the shadow check (query/verify.c) compared that used it, and
+     * of those the ones whose two results differed. */
+    atomic_uint_fast64_t verify_runs, verify_mismatches;
 
     pthread_mutex_t model_lock;   /* guards profile's models */
     coproc__profile *profile;     /* calibration results and cost models; owned, never NULL after init */

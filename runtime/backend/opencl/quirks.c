@@ -31,33 +31,33 @@ static const quirk_entry table[] = {
      * Rows per work-item are capped at an eighth of it, leaving the rest to the
      * inner loops a row runs (hash probing, local reductions); the joins split
      * their pairs so that no work-item runs more than 65535 steps. */
-    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 65535, 0, 0, 0, 0, 0, 0},
-    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 65535, 0, 0, 0, 0, 0, 0},
+    {"loop-65535", "rusticl", "llvmpipe", "", "", 8192, 65535, 0, 0, 0, 0, 0, 0, 0},
+    {"loop-65535", "Clover", "llvmpipe", "", "", 8192, 65535, 0, 0, 0, 0, 0, 0, 0},
     /* Oclgrind (21.10, the device simulator) takes memory written by
      * clEnqueueFillBuffer as uninitialised: every kernel that reads a cleared
      * buffer was reported (tests/test_oclgrind.sh). Buffers are cleared with a
      * write there instead (quirks.h fill_by_write). */
-    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 0, 1, 0, 0, 0, 0},
+    {"fill-by-write", "Oclgrind", "", "", "", 0, 0, 0, 1, 0, 0, 0, 0, 0},
     /* Oclgrind 21.10 keeps the uninitialised-memory shadow of a released
      * buffer for the next buffer that gets its slot (the shadow is never
      * freed), and sizes a buffer's shadow by its last host write: a kernel's
      * stores past that size are dropped and later reads reported, though the
      * kernel wrote them (scan's group sums, sort's tables, ...). Every new
      * buffer is written whole once there (quirks.h write_new_buffers). */
-    {"write-new-buffers", "Oclgrind", "", "", "", 0, 0, 0, 0, 1, 0, 0, 0},
+    {"write-new-buffers", "Oclgrind", "", "", "", 0, 0, 0, 0, 1, 0, 0, 0, 0},
     /* Oclgrind 21.10's --uninitialized allocates from a pool that is per
      * thread and made only by creating a context (its plugin's constructor):
      * a thread that made none crashes on the first command it runs, as the
      * query layer's and the scheduler's threads did (tests/test_oclgrind.sh).
      * Those threads hold a context of their own while they run (quirks.h
      * context_per_thread). */
-    {"context-per-thread", "Oclgrind", "", "", "", 0, 0, 0, 0, 0, 1, 0, 0},
+    {"context-per-thread", "Oclgrind", "", "", "", 0, 0, 0, 0, 0, 1, 0, 0, 0},
     /* Oclgrind 21.10 runs a queue's commands only inside a wait for them
      * (clWaitForEvents, clFinish, a blocking call), on the waiting thread;
      * clFlush starts nothing and no completion callback ever comes to a wait
      * that sleeps on one. Waits there are not bounded (quirks.h
      * unbounded_waits; sync.h). */
-    {"waits-run-commands", "Oclgrind", "", "", "", 0, 0, 0, 0, 0, 0, 1, 0},
+    {"waits-run-commands", "Oclgrind", "", "", "", 0, 0, 0, 0, 0, 0, 1, 0, 0},
     /* PoCL's basic device (to 4.0; fixed by pocl/pocl#1323, in 5.0) runs a
      * command in the thread that enqueues it, and one whose queue
      * predecessor was still running at its enqueue (another thread's, on a
@@ -67,7 +67,7 @@ static const quirk_entry table[] = {
      * (tests/test_budget_admission.c, gdb). One thread at a time enqueues
      * there, so that every command ends inside its own enqueue (quirks.h
      * serial_submit). */
-    {"serial-submit", "Portable Computing Language", "basic", "", "4.0", 0, 0, 0, 0, 0, 0, 0, 1},
+    {"serial-submit", "Portable Computing Language", "basic", "", "4.0", 0, 0, 0, 0, 0, 0, 0, 1, 0},
     /* PoCL keeps its builds in its own kernel cache, and asking it for a
      * program's binary compiles every kernel once more for any work-group
      * size (quirks.h driver_kernel_cache). */
