@@ -19,6 +19,7 @@
 
 #include "coproc/inspect.h"
 #include "ssb_compare.h"
+#include "ssb_verify.h"
 #include "ssb_mpi_dispatch.h"
 #include "ssb_run.h"
 
@@ -29,6 +30,7 @@
 
 typedef struct options {
     double sf;
+    double verify_cost; /* --verify-cost P: the shadow check's cost at rate P (ssb_verify.c) */
     int repeat, device, resident, json, modes, compare, cold; /* modes: 1 fused, 2 operators, 3 both */
     int strings; /* the string columns as strings, the queries comparing strings */
     int sweep[16], nsweep; /* --sweep: budgets in percent of the working set */
@@ -53,6 +55,9 @@ static void usage(FILE *f)
                "                  else ~/.cache/coproc/ssb)\n"
                "  --json FILE     the results as a versioned JSON document (- for stdout)\n"
                "  --timeline F    an SVG of where and when each pipeline ran (last fused runs)\n"
+               "  --verify-cost P each query's fused runs without and with the shadow check\n"
+               "                  at rate P (coproc_query_options.verify), interleaved --repeat\n"
+               "                  times each: the check's cost\n"
                "  --compare       each query hybrid (every device, by morsels), placed (one device\n"
                "                  a pipeline) and on each device alone, with the ideal split;\n"
                "                  then all of them submitted at once (hybrid, placed, cold)\n"
@@ -146,6 +151,7 @@ int main(int argc, char **argv)
         {"timeline", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'},
         {"compare", no_argument, 0, 'C'},      {"cold", no_argument, 0, 'k'},
         {"sweep", required_argument, 0, 'B'},   {"strings", no_argument, 0, 'S'},
+        {"verify-cost", required_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
@@ -165,6 +171,7 @@ int main(int argc, char **argv)
         case 'C': opt.compare = 1; break;
         case 'k': opt.cold = 1; break;
         case 'S': opt.strings = 1; break;
+        case 'V': opt.verify_cost = atof(optarg); break;
         case 'B':
             for (char *p = optarg; *p && opt.nsweep < 16;) {
                 char *end;
@@ -278,8 +285,10 @@ int main(int argc, char **argv)
     }
 
     json_t *doc = json_object(), *jq = json_array();
-    if (opt.compare) {
-        int rc = ssb_compare(rt, &db, &tables, run_q, opt.repeat, opt.cold, opt.json, doc);
+    if (opt.compare || opt.verify_cost > 0) {
+        int rc = opt.compare ? ssb_compare(rt, &db, &tables, run_q, opt.repeat, opt.cold, opt.json, doc)
+                             : ssb_verify_cost(rt, &db, &tables, run_q, opt.repeat, opt.verify_cost,
+                                               opt.json, doc);
         json_decref(jq);
         if (opt.json && strcmp(opt.json_path, "-") == 0)
             json_dumpf(doc, stdout, JSON_INDENT(2));
