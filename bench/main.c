@@ -19,6 +19,7 @@
 #include "cases.h"
 #include "coproc/inspect.h"
 #include "joins.h"
+#include "skew.h"
 #include "nulls.h"
 #include "overhead.h"
 
@@ -26,7 +27,7 @@
 #define BENCH_SCHEMA_VERSION 1
 
 typedef struct options {
-    int json, quiet, reps, min_log2, max_log2, overhead, nulls, no_zero_copy, joins;
+    int json, quiet, reps, min_log2, max_log2, overhead, nulls, no_zero_copy, joins, skew;
     const char *devices, *only;
     unsigned long long budget; /* device_budget_bytes; 0: the default */
 } options;
@@ -53,6 +54,10 @@ static void usage(FILE *f)
                "  --joins         only query joins on two key columns: fused (the columns\n"
                "                  packed in the kernel) vs fused on one key column packed\n"
                "                  by hand vs one operator at a time, interleaved (--reps)\n"
+               "  --skew          only a hash join over a skewed build side (90 %% of its\n"
+               "                  rows on one key) against an unskewed one of the same size,\n"
+               "                  both giving as many pairs, interleaved (--reps); with\n"
+               "                  --budget (and --no-zero-copy) partitioned past the budget\n"
                "  --overhead[=N]  only the per-call overhead of a 1,000-row sum: a bare\n"
                "                  OpenCL kernel vs coproc_reduce vs submit+wait, N calls\n"
                "                  each (default 10000), interleaved in rounds\n");
@@ -73,7 +78,7 @@ static void quiet_log(void *u, coproc_log_level l, const char *m) { (void)u; (vo
 
 int main(int argc, char **argv)
 {
-    options o = {0, 0, 3, 20, 28, 0, 0, 0, 0, NULL, NULL, 0};
+    options o = {.reps = 3, .min_log2 = 20, .max_log2 = 28};
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},           {"device", required_argument, NULL, 'd'},
         {"max-log2", required_argument, NULL, 'm'}, {"min-log2", required_argument, NULL, 'n'},
@@ -82,6 +87,7 @@ int main(int argc, char **argv)
         {"overhead", optional_argument, NULL, 'O'}, {"nulls", no_argument, NULL, 'N'},
         {"version", no_argument, NULL, 'V'},        {"budget", required_argument, NULL, 'b'},
         {"no-zero-copy", no_argument, NULL, 'Z'},   {"joins", no_argument, NULL, 'J'},
+        {"skew", no_argument, NULL, 'S'},
         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "jd:m:n:r:o:qhVb:Z", longopts, NULL)) != -1) {
@@ -105,6 +111,9 @@ int main(int argc, char **argv)
             break;
         case 'J':
             o.joins = 1;
+            break;
+        case 'S':
+            o.skew = 1;
             break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("coproc-bench %s\n", coproc_version_string()); return 0;
@@ -156,7 +165,7 @@ int main(int argc, char **argv)
                     is_cpu ? "" : "");
         if (is_cpu)
             fprintf(out, "   C baselines on %d thread(s) (cores %s)\n", threads, info.cpuset);
-        if (!o.overhead && !o.nulls && !o.joins)
+        if (!o.overhead && !o.nulls && !o.joins && !o.skew)
             fprintf(out, "%-32s %10s %10s %9s %9s %8s %10s\n", "operator", "rows", "ms",
                     "Grows/s", "GB/s", "of mem", "vs C");
         json_t *jdev = json_object();
@@ -166,6 +175,19 @@ int main(int argc, char **argv)
         json_object_set_new(jdev, "copy_bandwidth_GBps", json_real(bw / 1e9));
         json_object_set_new(jdev, "c_threads", is_cpu ? json_integer(threads) : json_null());
         json_t *jres = json_array(), *jnulls = json_array();
+        if (o.skew) {
+            json_t *jskew = json_array();
+            fprintf(out, "%-12s %10s %11s %11s  %s\n", "skew", "rows", "unskewed ms", "skewed ms",
+                    "skewed / unskewed (range)");
+            for (int lg = o.min_log2; lg <= o.max_log2; lg += 2)
+                if (bench_skew(rt, (size_t)1 << lg, o.reps, out, jskew) != 0)
+                    mismatches++;
+            json_decref(jnulls);
+            json_object_set_new(jdev, "results", jres);
+            json_object_set_new(jdev, "skew", jskew);
+            json_array_append_new(jdevices, jdev);
+            break; /* host columns: the runtime places the joins itself */
+        }
         if (o.joins) {
             json_t *jjoins = json_array();
             fprintf(out, "%-12s %10s %9s %9s %9s  %-20s  %s\n", "joins", "rows", "2 keys ms",

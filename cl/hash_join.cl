@@ -10,9 +10,11 @@
  * Each distinct key has exactly one slot. hj_build_* claims slots with a 32-bit
  * atomic_cmpxchg on the row word; a row that finds its key already owned (the
  * owner's key is read from the build column itself, which no one writes, so
- * no work-item ever waits for another) pushes itself on the owner's list of
- * duplicates (next[], atomic_xchg on next[owner]), counts itself there
- * (dups[owner], atomic_inc) and sets HJ_DUPS in the row word. So a probe reads
+ * no work-item ever waits for another) is a duplicate: it goes on the owner's
+ * list of duplicates (next[], atomic_xchg on next[owner]), is counted there
+ * (dups[owner], atomic_add) and HJ_DUPS is set in the row word - once for each
+ * run of one key's duplicates that a work-item meets, linked in private first,
+ * so that a heavy key is not three contended atomics a row. So a probe reads
  * one slot per step and stops at its key or at a free slot; counting reads
  * dups[] and writing pairs follows next[], only for keys that have duplicates.
  *
@@ -142,30 +144,56 @@ __kernel void hj_dup_start(__global const uint *dups, ulong n, __global uint *ne
     }
 }
 
+/* Push a work-item's run of duplicates (rows head .. tail, linked by next[],
+ * cn of them) of the key owned by row co, in slot cs, onto co's list. */
+#define HJ_PUSH_RUN(S)                                                                   \
+    if (cn) {                                                                            \
+        next[ctail] = atomic_xchg(&next[co], chead);                                     \
+        atomic_add(&dups[co], cn);                                                       \
+        atomic_or(table + (size_t)cs * HJ_W_##S + HJ_ROW_##S, HJ_DUPS);                  \
+    }
+
 #define HJ_KERNELS(S, KT)                                                                \
+    /* A row whose key is owned already is a duplicate. The duplicates of the      \
+     * last such key a work-item met (its cache: ck, owned by row co in slot cs)   \
+     * are linked in private and pushed on the owner's list at once, when another  \
+     * key's duplicate comes or the rows end: a heavy key (most rows on one key)   \
+     * costs each work-item three atomics on the key's words, not three a row.     \
+     * A row of a new key claims a slot and leaves the cache as it is. */           \
     __kernel void hj_build_##S(__global const KT *keys, ulong n, uint shift, uint mask,  \
                                __global uint *table, __global uint *next,                \
                                __global uint *dups)                                      \
     {                                                                                    \
+        KT ck = 0;                                                                       \
+        uint co = HJ_EMPTY, cs = 0, chead = 0, ctail = 0, cn = 0;                        \
         COPROC_FOR_EACH_ROW(i, n) {                                                      \
             KT k = keys[i];                                                              \
-            /* Ends on a flag, not a break: llvmpipe (rusticl) mishandled lanes that   \
-             * break out while others of their SIMD batch loop on. */                   \
-            for (uint s = hj_slot(k, shift), done = 0; !done; s = (s + 1) & mask) {      \
-                __global uint *slot = table + (size_t)s * HJ_W_##S;                      \
-                uint o = atomic_cmpxchg(slot + HJ_ROW_##S, HJ_EMPTY, (uint)i);           \
-                if (o == HJ_EMPTY) {                                                     \
-                    HJ_STORE_KEY_##S(slot, k);                                           \
-                    done = 1;                                                            \
-                } else if (keys[o & ~HJ_DUPS] == k) {                                    \
-                    o &= ~HJ_DUPS;                                                       \
-                    next[i] = atomic_xchg(&next[o], (uint)i);                            \
-                    atomic_inc(&dups[o]);                                                \
-                    atomic_or(slot + HJ_ROW_##S, HJ_DUPS);                               \
-                    done = 1;                                                            \
+            if (co != HJ_EMPTY && k == ck) {                                             \
+                next[i] = chead;                                                         \
+                chead = (uint)i;                                                         \
+                cn++;                                                                    \
+            } else {                                                                     \
+                /* Ends on a flag, not a break: llvmpipe (rusticl) mishandled lanes    \
+                 * that break out while others of their SIMD batch loop on. */          \
+                for (uint s = hj_slot(k, shift), done = 0; !done; s = (s + 1) & mask) {  \
+                    __global uint *slot = table + (size_t)s * HJ_W_##S;                  \
+                    uint o = atomic_cmpxchg(slot + HJ_ROW_##S, HJ_EMPTY, (uint)i);       \
+                    if (o == HJ_EMPTY) {                                                 \
+                        HJ_STORE_KEY_##S(slot, k);                                       \
+                        done = 1;                                                        \
+                    } else if (keys[o & ~HJ_DUPS] == k) {                                \
+                        HJ_PUSH_RUN(S)                                                   \
+                        ck = k;                                                          \
+                        co = o & ~HJ_DUPS;                                               \
+                        cs = s;                                                          \
+                        chead = ctail = (uint)i;                                         \
+                        cn = 1;                                                          \
+                        done = 1;                                                        \
+                    }                                                                    \
                 }                                                                        \
             }                                                                            \
         }                                                                                \
+        HJ_PUSH_RUN(S)                                                                   \
     }                                                                                    \
                                                                                          \
     /* The build rows of k, from slot s whose words are e: the owner's row word      \

@@ -9,8 +9,9 @@
 
 #include "testlib.h"
 
-enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_SKEW, KD_COUNT };
-static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint", "skew"};
+enum { KD_RANDOM, KD_DUPS, KD_EXTREME, KD_EQUAL, KD_DISJOINT, KD_SKEW, KD_COUNT, KD_HEAVY };
+static const char *const kd_name[] = {"random", "dups", "extreme", "equal", "disjoint", "skew",
+                                      "",       "heavy"};
 
 /* side: 0 left, 1 right (KD_DISJOINT gives the sides different keys). */
 static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, int side,
@@ -28,6 +29,9 @@ static void fill_keys(size_t ks, void *k, size_t n, size_t other_n, int dist, in
         case KD_EXTREME: v = extreme[x % (sizeof extreme / sizeof *extreme)]; break;
         case KD_EQUAL: v = UINT64_MAX; break;
         case KD_SKEW: v = x % 50 ? 0x5EED : x % (range + 1) * 0x9E3779B97F4A7C15ull; break;
+        case KD_HEAVY: /* build: 90 % one key; probe: that key once, in row 0 */
+            v = (side ? i != 0 : x % 10 != 0) ? x % (range + 1) * 0x9E3779B97F4A7C15ull : 0x5EED;
+            break;
         default: v = 2 * (x % (range + 1)) + (uint64_t)side; break; /* even vs odd */
         }
         if (ks == 4)
@@ -122,6 +126,11 @@ static void run_long_runs(coproc_runtime *rt, int dev, const char *path, void *u
     check_one(rt, dev, COPROC_INT64, 60, 100000, KD_EQUAL, path, &rng);
     check_one(rt, dev, COPROC_INT32, 30011, 97, KD_SKEW, path, &rng);
     check_one(rt, dev, COPROC_UINT64, 97, 30011, KD_SKEW, path, &rng);
+    /* One probe row meets a build key held by 90 % of 200003 rows, the others
+     * one row each: on the GPU path that row's pairs are split into tasks
+     * (coproc__join_skew_per_task), on the CPU path its list is walked. */
+    check_one(rt, dev, COPROC_INT32, 200003, 5003, KD_HEAVY, path, &rng);
+    check_one(rt, dev, COPROC_UINT64, 200003, 5003, KD_HEAVY, path, &rng);
 }
 
 static void test_hash_join_long_runs(void **state)

@@ -200,12 +200,14 @@ done:
 }
 
 /* The pairs by tasks (ops/join_tasks.h), for a device that caps loop steps
- * where a work-item has more pairs than a task may write: the duplicates' lists
- * laid out as arrays first, so that a task can start mid-key. */
+ * where a work-item has more pairs than a task may write, or where one
+ * work-item has far more pairs than the others (a heavy build key: tasks of
+ * per_task pairs spread them): the duplicates' lists laid out as arrays
+ * first, so that a task can start mid-key. */
 static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *left,
                                        const coproc_column *right, const hj_table *t,
                                        const coproc__geometry *g, cl_mem starts,
-                                       const uint32_t *start, uint64_t pairs,
+                                       const uint32_t *start, uint64_t pairs, uint64_t per_task,
                                        coproc_join_result *r)
 {
     coproc__device *dev = left->dev;
@@ -254,7 +256,7 @@ static coproc_status hj_pairs_by_tasks(coproc_runtime *rt, const coproc_column *
     COPROC__ARG(a2, items);
     if ((s = coproc__launch(rt, dev, &a0, &gb, kname[0])) == COPROC_OK &&
         (s = coproc__launch(rt, dev, &a1, &gb, kname[1])) == COPROC_OK)
-        s = coproc__join_tasks_run(rt, dev, &a2, start, g->global, pairs, r->left->mem,
+        s = coproc__join_tasks_run(rt, dev, &a2, start, g->global, pairs, per_task, r->left->mem,
                                    r->right->mem, "coproc_hash_join");
 done:
     if (total)
@@ -342,8 +344,13 @@ output:
     if (s != COPROC_OK || pairs == 0)
         goto done;
     uint64_t per_task = coproc__join_pairs_per_task(dev);
-    if (per_task && most > per_task) {
-        s = hj_pairs_by_tasks(rt, left, right, &t, &g, starts, start, pairs, &r);
+    /* A heavy key on the GPU path: one work-item would walk its whole list of
+     * duplicates alone (dependent loads, one after another); tasks spread it.
+     * On the CPU path the list lies mostly in row order (hj_build links each
+     * work-item's runs in private), and walking it is as fast as writing. */
+    uint64_t skew = dev->cpu_path ? 0 : coproc__join_skew_per_task(pairs, most, g.global);
+    if ((per_task && most > per_task) || skew) {
+        s = hj_pairs_by_tasks(rt, left, right, &t, &g, starts, start, pairs, skew, &r);
         goto done;
     }
     coproc__args a1 = {k[1]->kernel, 0, CL_SUCCESS};

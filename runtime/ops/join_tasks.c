@@ -35,11 +35,24 @@ coproc__geometry coproc__join_geometry(const coproc__device *dev, size_t n, uint
     return coproc__geometry_cap_rows(g, n, cap);
 }
 
+uint64_t coproc__join_skew_per_task(uint64_t pairs, uint64_t most, size_t items)
+{
+    /* Even enough: no work-item over 4x the average, or too few pairs for
+     * the tasks' own launch and index to pay. */
+    uint64_t even = items ? pairs / items + 1 : pairs;
+    if (most < 64 * 1024 || most <= 4 * even)
+        return 0;
+    return even < 4096 ? 4096 : even;
+}
+
 coproc_status coproc__join_tasks_run(coproc_runtime *rt, coproc__device *dev, coproc__args *a,
                                      const uint32_t *start, size_t items, uint64_t pairs,
-                                     cl_mem out_left, cl_mem out_right, const char *what)
+                                     uint64_t per, cl_mem out_left, cl_mem out_right,
+                                     const char *what)
 {
-    uint64_t per = coproc__join_pairs_per_task(dev);
+    uint64_t cap = coproc__join_pairs_per_task(dev);
+    if (!per || (cap && per > cap))
+        per = cap;
     if (!per)
         per = pairs;
     size_t tasks = 0;

@@ -33,11 +33,21 @@ coproc__geometry coproc__join_geometry(const coproc__device *dev, size_t n, uint
  * out_right, task_done): task t writes pairs [task_begin[t], task_begin[t + 1])
  * of work-item task_item[t] and says in task_done[t] how many it wrote.
  * start[j] is where work-item j's pairs start (items of them, in order;
- * `pairs` in all, > 0). Each task's count is checked: a device that stopped
- * loops early is COPROC_INTERNAL, never pairs left unwritten. Waits.
+ * `pairs` in all, > 0); a task writes at most `per` pairs (0: the device's
+ * coproc__join_pairs_per_task, else all of a work-item's). Each task's count
+ * is checked: a device that stopped loops early is COPROC_INTERNAL, never
+ * pairs left unwritten. Waits.
  */
 coproc_status coproc__join_tasks_run(coproc_runtime *rt, coproc__device *dev, coproc__args *a,
                                      const uint32_t *start, size_t items, uint64_t pairs,
-                                     cl_mem out_left, cl_mem out_right, const char *what);
+                                     uint64_t per, cl_mem out_left, cl_mem out_right,
+                                     const char *what);
+
+/* Skew: pairs a task of an even share writes, where one work-item has far
+ * more pairs than the average (`most` of `pairs` over `items` work-items: a
+ * heavy key of the build side met by the probe), so that every work-item
+ * writes some of them instead of one writing them all while the others
+ * wait; 0 where the pairs are even enough to be written by rows. */
+uint64_t coproc__join_skew_per_task(uint64_t pairs, uint64_t most, size_t items);
 
 #endif

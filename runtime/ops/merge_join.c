@@ -122,7 +122,7 @@ static coproc_status pairs_by_tasks(coproc_runtime *rt, coproc__device *dev, cl_
     COPROC__ARG(a, rp->mem);
     COPROC__ARG(a, n);
     COPROC__ARG(a, rows);
-    s = coproc__join_tasks_run(rt, dev, &a, start, items, pairs, r->left->mem, r->right->mem,
+    s = coproc__join_tasks_run(rt, dev, &a, start, items, pairs, 0, r->left->mem, r->right->mem,
                                what);
 done:
     free(start);
