@@ -328,7 +328,22 @@ static coproc_status open_partitions(coproc__qgroup *g, const coproc__qbound *b,
     const coproc__qkernel *k = g->k;
     size_t S = g->sl.S, per_slot = sizeof(cl_long) * (1 + (size_t)k->naggs);
     int fp64 = dev->info.has_fp64;
+    /* The kernels first: building them teaches the device the work-group
+     * size they allow (program.c), which the geometry keeps to (a register-
+     * hungry kernel on a GPU path may allow 32 where the device allows 256). */
+    coproc_status s = coproc__qkernel_of(g->f, dev, k, "q_main", &g->km);
+    if (s == COPROC_OK)
+        s = coproc__qkernel_of(g->f, dev, k, "q_combine", &g->kc);
+    if (s != COPROC_OK)
+        return s;
     g->g = coproc__geometry_for(dev, max_rows, 0);
+    size_t kern_wg = 0;
+    if (clGetKernelWorkGroupInfo(g->km, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kern_wg,
+                                 &kern_wg, NULL) == CL_SUCCESS &&
+        kern_wg && g->g.local > kern_wg) {
+        g->g.local = kern_wg;
+        g->g.global = g->g.groups * g->g.local;
+    }
     while (g->g.global > 1 && (double)g->g.global * S * per_slot > PARTIALS_MAX_BYTES) {
         if (g->g.groups > 1)
             g->g.groups = (g->g.groups + 1) / 2;
@@ -346,7 +361,7 @@ static coproc_status open_partitions(coproc__qgroup *g, const coproc__qbound *b,
         return COPROC_UNSUPPORTED;
     }
     size_t P = g->g.global;
-    coproc_status s = coproc__buffer_new(rt, dev, P * S * sizeof(cl_long), &g->pcnt);
+    s = coproc__buffer_new(rt, dev, P * S * sizeof(cl_long), &g->pcnt);
     if (s == COPROC_OK)
         s = coproc__buffer_new(rt, dev, S * sizeof(cl_long), &g->ocnt);
     for (int a = 0; a < k->naggs && s == COPROC_OK; a++) {
@@ -355,10 +370,6 @@ static coproc_status open_partitions(coproc__qgroup *g, const coproc__qbound *b,
         if (s == COPROC_OK)
             s = coproc__buffer_new(rt, dev, S * g->asize[a], &g->oa[a]);
     }
-    if (s == COPROC_OK)
-        s = coproc__qkernel_of(g->f, dev, k, "q_main", &g->km);
-    if (s == COPROC_OK)
-        s = coproc__qkernel_of(g->f, dev, k, "q_combine", &g->kc);
     if (s != COPROC_OK)
         return s;
     coproc__args a = {.kernel = g->km};
