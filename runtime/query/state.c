@@ -24,14 +24,23 @@ struct coproc__query_state {
     size_t n, cap;
     double log_ratio[MAX_DEVICES]; /* mean log(measured / estimated), recent runs weighted */
     int runs[MAX_DEVICES];
+    coproc__query_tasks tasks;
 };
 
 struct coproc__query_state *coproc__query_state_new(void)
 {
     struct coproc__query_state *q = calloc(1, sizeof *q);
-    if (q)
+    if (q) {
         pthread_mutex_init(&q->lock, NULL);
+        pthread_mutex_init(&q->tasks.lock, NULL);
+        pthread_cond_init(&q->tasks.finished, NULL);
+    }
     return q;
+}
+
+coproc__query_tasks *coproc__query_tasks_of(coproc_runtime *rt)
+{
+    return rt->query ? &rt->query->tasks : NULL;
 }
 
 void coproc__query_state_free(struct coproc__query_state *q)
@@ -44,6 +53,8 @@ void coproc__query_state_free(struct coproc__query_state *q)
     }
     free(q->e);
     pthread_mutex_destroy(&q->lock);
+    pthread_mutex_destroy(&q->tasks.lock);
+    pthread_cond_destroy(&q->tasks.finished);
     free(q);
 }
 
