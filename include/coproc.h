@@ -208,11 +208,12 @@ COPROC_API void coproc_options_init(coproc_options *opts);
 COPROC_API coproc_status coproc_open(const coproc_options *opts, coproc_runtime **out);
 
 /* Release everything the runtime owns. Columns must have been freed first.
- * Submitted tasks not yet waited on are let finish (queued ones still run),
- * then freed with their results: their handles are invalid after. Their
- * input columns are read until then, so a caller shutting down with work in
- * flight calls coproc_drain, frees its columns, then closes. NULL is a
- * no-op. */
+ * Submitted tasks not yet waited on - operators (coproc_submit) and queries
+ * (coproc_query_submit, coproc/query.h) - are let finish (queued ones still
+ * run), then freed with their results: their handles are invalid after. Their
+ * input columns (and a query's plan) are read until then, so a caller shutting
+ * down with work in flight calls coproc_drain, frees its columns, then closes.
+ * NULL is a no-op. */
 COPROC_API void coproc_close(coproc_runtime *rt);
 
 /*
@@ -996,9 +997,10 @@ COPROC_API int coproc_task_done(const coproc_task *t);
  * Returns the operator's status; on error *out holds no columns. */
 COPROC_API coproc_status coproc_wait(coproc_task *t, coproc_result *out);
 
-/* Return once every operator submitted before the call has finished (the
- * tasks stay the callers', to wait on as usual; their waits do not block).
- * Safe beside other threads' calls; NULL is a no-op. */
+/* Return once every operator and query (coproc_query_submit) submitted before
+ * the call has finished (the tasks stay the callers', to wait on as usual;
+ * their waits do not block). Safe beside other threads' calls; NULL is a
+ * no-op. */
 COPROC_API void coproc_drain(coproc_runtime *rt);
 
 /* coproc_wait for at most `seconds` (negative: no limit). COPROC_TIMEOUT when

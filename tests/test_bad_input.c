@@ -796,6 +796,8 @@ static void query_rows(void)
         assert_ok(rt, coproc_plan_create(rt, &p));                                             \
     } while (0)
     p = NULL;
+    coproc_plan *other = NULL; /* whose nodes and expressions p's builders refuse */
+    assert_ok(rt, coproc_plan_create(rt, &other));
     FRESH();
     plan_row("coproc_plan_scan", "table NULL", COPROC_NULL_POINTER, p,
              coproc_plan_scan(p, NULL, "t"));
@@ -816,6 +818,17 @@ static void query_rows(void)
     s = coproc_plan_scan(p, t, "t");
     plan_row("coproc_plan_filter", "an integer, not a boolean, as predicate",
              COPROC_INVALID_ARGUMENT, p, coproc_plan_filter(p, s, coproc_expr_column(p, "k")));
+    FRESH();
+    s = coproc_plan_scan(p, t, "t");
+    plan_row("coproc_plan_filter", "predicate of another plan", COPROC_INVALID_ARGUMENT, p,
+             coproc_plan_filter(p, s, coproc_expr_compare(other, COPROC_CMP_LT,
+                                                          coproc_expr_column(other, "k"),
+                                                          coproc_expr_int(other, 1))));
+    FRESH();
+    s = coproc_plan_scan(p, t, "t");
+    plan_row("coproc_expr_arith", "operand of another plan", COPROC_INVALID_ARGUMENT, p,
+             coproc_expr_arith(p, COPROC_ARITH_ADD, coproc_expr_column(p, "k"),
+                               coproc_expr_int(other, 1)));
     FRESH();
     s = coproc_plan_scan(p, t, "t");
     plan_row("coproc_expr_compare", "comparison 9", COPROC_INVALID_ARGUMENT, p,
@@ -862,6 +875,10 @@ static void query_rows(void)
     s = coproc_plan_scan(p, t, "t");
     plan_row("coproc_plan_join", "build side NULL", COPROC_NULL_POINTER, p,
              coproc_plan_join(p, COPROC_JOIN_SEMI, s, "k", NULL, "k"));
+    FRESH();
+    s = coproc_plan_scan(p, t, "t");
+    plan_row("coproc_plan_join", "build side of another plan", COPROC_INVALID_ARGUMENT, p,
+             coproc_plan_join(p, COPROC_JOIN_SEMI, s, "k", coproc_plan_scan(other, t, "u"), "k"));
     FRESH();
     s = coproc_plan_scan(p, t, "t");
     plan_row("coproc_plan_group_by", "nkeys -1", COPROC_INVALID_ARGUMENT, p,
@@ -924,6 +941,10 @@ static void query_rows(void)
     sentinel();
     check("coproc_query_run", "root of another plan", COPROC_INVALID_ARGUMENT,
           coproc_query_run(p, foreign, NULL, &qr));
+    coproc_query_task *qt = NULL;
+    sentinel();
+    check("coproc_query_submit", "root of another plan", COPROC_INVALID_ARGUMENT,
+          coproc_query_submit(p, foreign, NULL, &qt));
     coproc_plan_free(q);
     FRESH();
     s = coproc_plan_scan(p, t, "t");
@@ -931,13 +952,13 @@ static void query_rows(void)
     sentinel();
     check("coproc_query_run", "a plan whose builder failed (root NULL)", COPROC_NULL_POINTER,
           coproc_query_run(p, bad, NULL, &qr));
-    coproc_query_task *qt = NULL;
     sentinel();
     check("coproc_query_submit", "root NULL", COPROC_NULL_POINTER,
           coproc_query_submit(p, NULL, NULL, &qt));
     msg_rt = NULL;
     check("coproc_query_wait", "task NULL", COPROC_NULL_POINTER, coproc_query_wait(NULL, &qr));
     coproc_plan_free(p);
+    coproc_plan_free(other);
     coproc_table_free(t2);
     coproc_table_free(t);
 #undef FRESH

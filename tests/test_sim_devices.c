@@ -5,7 +5,8 @@
  * host-resident reduce on the CPU, a sort of data resident on the GPU on the
  * GPU), its learned models converge to the profile's curves, and a copy
  * queued on a device's copy queue runs beside its kernels (copy_engine).
- * Results are checked against C. Bad selections get clear statuses. */
+ * Results are checked against C. Bad selections and profiles whose sizes do
+ * not fit their integers get clear statuses. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,71 @@ static void bad_selections(void **state)
     fclose(f);
     expect_open_error(spec, COPROC_CORRUPT_PROFILE, "not a usable profile");
     unlink(bad);
+}
+
+/* A profile like the H100's whose "simulated_device" object is `section`,
+ * written to a temporary file named in path (the caller unlinks it). */
+static void profile_with_section(const char *section, char *path, size_t size)
+{
+    FILE *f = fopen(H100, "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char *sec = strstr(text, "\"simulated_device\"");
+    assert_non_null(sec);
+    *sec = '\0';
+    snprintf(path, size, "/tmp/coproc-sim-section-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fprintf(f, "%s\"simulated_device\": %s}\n", text, section);
+    fclose(f);
+}
+
+/* Sizes in the "simulated_device" object that do not fit their integers (a
+ * memory of 2^64 bytes or more became 0 bytes: the device opened and every
+ * operator failed DEVICE_OUT_OF_MEMORY) are refused, as the too small ones
+ * are; the largest memory that fits opens. */
+static void profile_sizes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *section, *field;
+    } bad[] = {
+        {"{\"global_mem_bytes\": 1e30}", "global_mem_bytes"},
+        {"{\"global_mem_bytes\": 18446744073709551616.0}", "global_mem_bytes"}, /* 2^64 */
+        {"{\"global_mem_bytes\": -1}", "global_mem_bytes"},
+        {"{\"global_mem_bytes\": 1000}", "global_mem_bytes"},
+        {"{\"compute_units\": 1e30}", "compute_units"},
+        {"{\"compute_units\": 4294967296}", "compute_units"},
+        {"{\"host_unified_memory\": 1e30}", "host_unified_memory"},
+        {"{\"fp64\": -1e30}", "fp64"},
+    };
+    char path[64], spec[128];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        profile_with_section(bad[i].section, path, sizeof path);
+        snprintf(spec, sizeof spec, "sim:%s", path);
+        expect_open_error(spec, COPROC_CORRUPT_PROFILE, bad[i].field);
+        unlink(path);
+    }
+    /* The option too: 2^64 - 1 bytes is 2^64 once a double. */
+    expect_open_error("sim:" H100 ":mem=18446744073709551615", COPROC_INVALID_ARGUMENT, "mem");
+
+    /* 2^64 - 2048, the largest double below 2^64, fits. */
+    profile_with_section("{\"global_mem_bytes\": 18446744073709549568.0, \"compute_units\": 132, "
+                         "\"host_unified_memory\": 0, \"fp64\": false}",
+                         path, sizeof path);
+    snprintf(spec, sizeof spec, "sim:%s", path);
+    coproc_runtime *rt = open_sim(spec);
+    coproc_device_info info;
+    assert_int_equal(coproc_device_info_get(rt, 0, &info), COPROC_OK);
+    assert_true(info.global_mem_bytes == UINT64_MAX - 2047);
+    assert_int_equal(info.compute_units, 132);
+    coproc_close(rt);
+    unlink(path);
 }
 
 /* HyPE's training phase places each kind 3 times on every device before
@@ -384,7 +450,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(describes_devices), cmocka_unit_test(bad_selections),
         cmocka_unit_test(places_by_cost),    cmocka_unit_test(models_converge),
-        cmocka_unit_test(copy_engine),
+        cmocka_unit_test(copy_engine),       cmocka_unit_test(profile_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,9 @@
  * returns the result as a table of host columns.
  *
  * Building never needs error checks between calls: a builder that fails (a
- * column that does not exist, mismatched types, a NULL argument) returns NULL
- * and records the first error in the plan; builders given a NULL input return
+ * column that does not exist, mismatched types, a NULL argument, a node or
+ * expression of another plan - INVALID_ARGUMENT, naming it) returns NULL and
+ * records the first error in the plan; builders given a NULL input return
  * NULL too; coproc_query_run then returns that first error with the node named
  * (also in coproc_errmsg). A plan and its tables are used by one thread at a
  * time; different plans may run at once from different threads.
@@ -55,9 +56,20 @@ extern "C" {
 
 /* ---------------------------------------------------------------- tables */
 
-/* Named columns of equal length. Columns added are borrowed (they must outlive
- * every run over the table) - host columns, device columns or Arrow imports
- * (coproc/arrow.h); a result table owns its columns. */
+/* Named columns of equal length. Columns added are borrowed - host columns,
+ * device columns or Arrow imports (coproc/arrow.h): the caller keeps them alive
+ * (not freed, not changed) until every run over the table has ended; a result
+ * table owns its columns.
+ *
+ * Lifetime: the table itself is shared by its caller and every plan that
+ * scans it. coproc_table_free drops the caller's hold; each plan holds it
+ * from coproc_plan_scan to coproc_plan_free. It is freed (with the columns it
+ * owns) when the last of them lets go, so a table may be freed as soon as it
+ * is scanned; only its columns, borrowed, must still live. A result table's
+ * columns are the runtime's: let it go, and free the plans that scan it,
+ * before coproc_close. Plans, and tables of borrowed columns, hold nothing of
+ * the runtime's and may be freed after it too (a plan whose submitted runs
+ * coproc_close waited for). */
 typedef struct coproc_table coproc_table;
 
 COPROC_API coproc_status coproc_table_create(coproc_runtime *rt, coproc_table **out);
@@ -71,17 +83,22 @@ COPROC_API size_t coproc_table_rows(const coproc_table *t);
 COPROC_API const char *coproc_table_column_name(const coproc_table *t, int i); /* NULL if out of range */
 COPROC_API const coproc_column *coproc_table_column_at(const coproc_table *t, int i);
 COPROC_API const coproc_column *coproc_table_column(const coproc_table *t, const char *name);
-/* Frees the table (and the columns it owns). NULL is a no-op. */
+/* Lets the table go: it is freed (with the columns it owns) now, or when the
+ * last plan scanning it is freed. NULL is a no-op. */
 COPROC_API void coproc_table_free(coproc_table *t);
 
 /* ---------------------------------------------------------------- plans */
 
 typedef struct coproc_plan coproc_plan;
-typedef struct coproc_expr coproc_expr; /* owned by its plan */
-typedef struct coproc_node coproc_node; /* owned by its plan */
+/* Owned by the plan whose builder made them, and used in that plan only: a
+ * builder or run given another plan's node or expression refuses it
+ * (INVALID_ARGUMENT). */
+typedef struct coproc_expr coproc_expr;
+typedef struct coproc_node coproc_node;
 
 COPROC_API coproc_status coproc_plan_create(coproc_runtime *rt, coproc_plan **out);
-/* Frees the plan, its nodes and expressions (not the tables it scans). */
+/* Frees the plan, its nodes and expressions, and lets go of the tables it
+ * scans (freed here if their callers freed them already). */
 COPROC_API void coproc_plan_free(coproc_plan *p);
 /* The first error building recorded (COPROC_OK if none), and its message. */
 COPROC_API coproc_status coproc_plan_status(const coproc_plan *p);
@@ -257,8 +274,12 @@ COPROC_API coproc_status coproc_query_run(coproc_plan *p, coproc_node *root,
                                           coproc_query_result *out);
 
 typedef struct coproc_query_task coproc_query_task;
-/* Run it on a thread of its own; the plan must not change or be freed until
- * coproc_query_wait. */
+/* Run it on a thread of its own; the plan must not change or be freed, nor its
+ * tables' columns, until the run ends: coproc_query_wait, or coproc_drain.
+ * A plan with an error, or a root that is NULL or another plan's, is refused
+ * here (*out NULL); other errors come from coproc_query_wait. A task never
+ * waited on is waited for by coproc_close, which frees it and its result
+ * (coproc.h). */
 COPROC_API coproc_status coproc_query_submit(coproc_plan *p, coproc_node *root,
                                              const coproc_query_options *opts,
                                              coproc_query_task **out);

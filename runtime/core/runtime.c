@@ -374,6 +374,8 @@ void coproc_close(coproc_runtime *rt)
 {
     if (!rt)
         return;
+    /* Query tasks first: their runs may still submit operators to the workers. */
+    coproc__query_tasks_close(rt);
     if (coproc__tasks_stop(rt)) {
         /* Freeing would pull memory from under a thread that may yet come back. */
         coproc__log(rt, COPROC_LOG_ERROR,

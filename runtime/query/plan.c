@@ -61,6 +61,8 @@ void coproc_plan_free(coproc_plan *p)
     }
     for (coproc_node *n = p->nodes, *next; n; n = next) {
         next = n->next_alloc;
+        if (n->table) /* the scan's reference (coproc_plan_scan) */
+            coproc_table_free((coproc_table *)n->table);
         schema_free(&n->schema);
         free_names(n->names, n->n);
         free(n->exprs);
@@ -266,6 +268,7 @@ static coproc_expr *expr_new(coproc_plan *p, coproc__qe_kind kind)
         return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building an expression: out of host memory");
     e->kind = kind;
     e->size = 1;
+    e->plan = p;
     e->next_alloc = p->exprs;
     p->exprs = e;
     return e;
@@ -327,6 +330,23 @@ static coproc_expr *sized(coproc_plan *p, const char *what, coproc_expr *e)
     return e;
 }
 
+/* Whether e (not NULL) is one of p's expressions; else the error is recorded,
+ * naming it ("<what>: <role> <i> ...", i < 0: no number). An expression of
+ * another plan would be freed with that plan, under this one; one of p's is
+ * made of p's only (its builder checked). */
+static int own_expr(coproc_plan *p, const char *what, const char *role, int i,
+                    const coproc_expr *e)
+{
+    if (e->plan == p)
+        return 1;
+    char num[16] = "";
+    if (i >= 0)
+        snprintf(num, sizeof num, " %d", i);
+    coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: %s%s is an expression of another plan",
+                      what, role, num);
+    return 0;
+}
+
 /* NULL operands mean an error was recorded already, unless none was: then the
  * caller passed NULL itself. */
 static int operands_ok(coproc_plan *p, const char *what, int n, coproc_expr *a, coproc_expr *b,
@@ -338,6 +358,10 @@ static int operands_ok(coproc_plan *p, const char *what, int n, coproc_expr *a, 
         coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: an operand is NULL", what);
         return 0;
     }
+    coproc_expr *ops[3] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        if (ops[i] && !own_expr(p, what, "operand", i + 1, ops[i]))
+            return 0;
     return p->status == COPROC_OK;
 }
 
@@ -383,11 +407,14 @@ coproc_expr *coproc_expr_in(coproc_plan *p, coproc_expr *x, int n, coproc_expr *
         return NULL;
     if (n < 1 || !list)
         return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_expr_in: the list is empty");
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        if (list[i] && !own_expr(p, "coproc_expr_in", "list item", i, list[i]))
+            return NULL;
         if (!list[i] || (list[i]->kind != COPROC__QE_INT && list[i]->kind != COPROC__QE_FLOAT &&
                          list[i]->kind != COPROC__QE_STRING))
             return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT,
                              "coproc_expr_in: list item %d is not a constant", i);
+    }
     coproc_expr *e = expr_new(p, COPROC__QE_IN);
     if (!e)
         return NULL;
@@ -449,6 +476,7 @@ static coproc_node *node_new(coproc_plan *p, coproc__qn_kind kind, coproc_node *
         return coproc__plan_fail(p, COPROC_HOST_OUT_OF_MEMORY, "building a plan: out of host memory");
     n->kind = kind;
     n->in = in;
+    n->plan = p;
     n->id = ++p->next_id;
     va_list ap;
     va_start(ap, fmt);
@@ -472,15 +500,19 @@ static int copy_schema(coproc__schema *dst, const coproc__schema *src)
     return 0;
 }
 
-/* Inputs must be nodes; a NULL one means an error was recorded (or the caller
- * passed NULL: record that). */
-static int input_ok(coproc_plan *p, const char *what, const coproc_node *in)
+/* Inputs must be nodes of p; a NULL one means an error was recorded (or the
+ * caller passed NULL: record that). A node of another plan is refused: it
+ * would be freed with that plan, under this one. */
+static int input_ok(coproc_plan *p, const char *what, const char *role, const coproc_node *in)
 {
     if (!p)
         return 0;
     if (!in)
-        coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: the input node is NULL", what);
-    return in && p->status == COPROC_OK;
+        coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: the %s node is NULL", what, role);
+    else if (in->plan != p)
+        coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: the %s node (%s) is a node of "
+                          "another plan", what, role, in->label);
+    return in && in->plan == p && p->status == COPROC_OK;
 }
 
 coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char *name)
@@ -499,6 +531,7 @@ coproc_node *coproc_plan_scan(coproc_plan *p, const coproc_table *t, const char 
     if (!n)
         return NULL;
     n->table = t;
+    coproc__table_ref(t); /* dropped by coproc_plan_free */
     for (int i = 0; i < t->n; i++)
         if (schema_add_dict(&n->schema, t->names[i], t->cols[i]->type, t->cols[i]->dict) != 0)
             return oom(p, n);
@@ -527,10 +560,12 @@ static int check_expr(coproc_plan *p, const coproc_node *n, const coproc_expr *e
 
 coproc_node *coproc_plan_filter(coproc_plan *p, coproc_node *in, coproc_expr *pred)
 {
-    if (!input_ok(p, "coproc_plan_filter", in))
+    if (!input_ok(p, "coproc_plan_filter", "input", in))
         return NULL;
     if (!pred)
         return coproc__plan_fail(p, COPROC_NULL_POINTER, "coproc_plan_filter: the predicate is NULL");
+    if (!own_expr(p, "coproc_plan_filter", "the predicate", -1, pred))
+        return NULL;
     coproc_node *n = node_new(p, COPROC__QN_FILTER, in, "filter#%d", p->next_id + 1);
     if (!n || !(pred = coproc__resolve_strings(p, n->label, pred, &in->schema)) ||
         check_expr(p, n, pred, &in->schema, 1) < 0)
@@ -559,7 +594,7 @@ static int names_unique(coproc_plan *p, const coproc_node *n, const coproc__sche
 coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
                                  const char *const *names, coproc_expr *const *exprs)
 {
-    if (!input_ok(p, "coproc_plan_project", in))
+    if (!input_ok(p, "coproc_plan_project", "input", in))
         return NULL;
     if (count < 1)
         return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "coproc_plan_project: %d output columns; at least 1",
@@ -576,6 +611,8 @@ coproc_node *coproc_plan_project(coproc_plan *p, coproc_node *in, int count,
     for (int i = 0; i < count; i++) {
         if (!exprs[i])
             return coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: expression %d is NULL", n->label, i);
+        if (!own_expr(p, n->label, "expression", i, exprs[i]))
+            return NULL;
         coproc_expr *e = exprs[i];
         if (!names_unique(p, n, &n->schema, names[i]) ||
             !(e = coproc__resolve_strings(p, n->label, e, &in->schema)) ||
@@ -623,7 +660,7 @@ coproc_node *coproc_plan_join_keys(coproc_plan *p, coproc_join_kind kind, coproc
                                    const char *const *build_keys)
 {
     const char *fn = nkeys == 1 ? "coproc_plan_join" : "coproc_plan_join_keys";
-    if (!input_ok(p, fn, probe) || !input_ok(p, fn, build))
+    if (!input_ok(p, fn, "probe", probe) || !input_ok(p, fn, "build", build))
         return NULL;
     if (kind != COPROC_JOIN_INNER && kind != COPROC_JOIN_SEMI)
         return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: unknown kind %d", fn, (int)kind);
@@ -689,7 +726,7 @@ coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
                                   const char *const *keys, int naggs,
                                   const coproc_aggregate *aggs)
 {
-    if (!input_ok(p, "coproc_plan_group_by", in))
+    if (!input_ok(p, "coproc_plan_group_by", "input", in))
         return NULL;
     coproc_node *n = node_new(p, COPROC__QN_GROUP_BY, in, "group-by#%d", p->next_id + 1);
     if (!n)
@@ -717,6 +754,8 @@ coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
             return coproc__plan_fail(p, COPROC_INVALID_ARGUMENT, "%s: aggregate %d: unknown function", n->label, i);
         if (!a->arg && a->fn != COPROC_AGG_COUNT)
             return coproc__plan_fail(p, COPROC_NULL_POINTER, "%s: aggregate %d has no argument", n->label, i);
+        if (a->arg && !own_expr(p, n->label, "the argument of aggregate", i, a->arg))
+            return NULL;
         if (!names_unique(p, n, &n->schema, a->name))
             return NULL;
         coproc_type t = COPROC_INT64;
@@ -743,7 +782,7 @@ coproc_node *coproc_plan_group_by(coproc_plan *p, coproc_node *in, int nkeys,
 coproc_node *coproc_plan_order_by(coproc_plan *p, coproc_node *in, int nkeys,
                                   const coproc_order_key *keys, uint64_t limit)
 {
-    if (!input_ok(p, "coproc_plan_order_by", in))
+    if (!input_ok(p, "coproc_plan_order_by", "input", in))
         return NULL;
     coproc_node *n = node_new(p, COPROC__QN_ORDER_BY, in, "order-by#%d", p->next_id + 1);
     if (!n)

@@ -5,14 +5,19 @@
 #ifndef COPROC_QUERY_PLAN_H
 #define COPROC_QUERY_PLAN_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "coproc.h"
 #include "coproc/query.h"
 
+/* A table lives while its user holds it (coproc_table_create, until
+ * coproc_table_free) and while any plan scans it: each scan node holds a
+ * reference, dropped when its plan is freed. Its columns stay borrowed. */
 struct coproc_table {
     coproc_runtime *rt;
+    atomic_int refs;         /* the user's, plus one a scan node */
     int n, cap;
     char **names;
     const coproc_column **cols;
@@ -56,6 +61,7 @@ struct coproc_expr {
     int n;               /* IN */
     coproc_expr **list;
     uint32_t size;           /* nodes in its tree, shared operands counted each time */
+    const coproc_plan *plan; /* its plan: builders refuse another plan's expressions */
     coproc_expr *next_alloc; /* the plan's list of everything it owns */
 };
 
@@ -109,6 +115,7 @@ struct coproc_node {
     int naggs;                   /* GROUP_BY */
     coproc__agg *aggs;
     coproc__schema schema;
+    const coproc_plan *plan;     /* its plan: builders refuse another plan's nodes */
     coproc_node *next_alloc;
 };
 
@@ -167,6 +174,9 @@ coproc_type coproc__expr_out_type(const coproc_expr *e, const coproc__schema *s)
 
 /* Whether t is an integer type. */
 int coproc__type_is_int(coproc_type t);
+
+/* Take a reference to t (a scan node of a plan); coproc_table_free drops one. */
+void coproc__table_ref(const coproc_table *t);
 
 /* Append a result column (owned) to a result table. */
 coproc_status coproc__table_add_owned(coproc_table *t, const char *name, coproc_column *col);

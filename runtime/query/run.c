@@ -12,6 +12,7 @@
 #include "data/column.h"
 #include "data/dictionary.h"
 #include "query/run.h"
+#include "query/state.h"
 #include "query/verify.h"
 
 /* The runtime's clock: the wall clock, or simulated devices' virtual one. */
@@ -51,15 +52,6 @@ void coproc_query_result_free(coproc_query_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Is root one of p's nodes? (A node of another plan would outlive its plan.) */
-static int owns(const coproc_plan *p, const coproc_node *root)
-{
-    for (const coproc_node *n = p->nodes; n; n = n->next_alloc)
-        if (n == root)
-            return 1;
-    return 0;
-}
-
 /* The result's string columns (group-by keys, columns passed through) carry
  * their dictionary, as the plan's output schema knows it. */
 static void attach_dictionaries(const coproc_node *root, coproc_table *t)
@@ -84,8 +76,9 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
         return coproc__fail(rt, p->status, "coproc_query_run: the plan has an error: %s", p->errmsg);
     if (!root)
         return coproc__fail(rt, COPROC_NULL_POINTER, "coproc_query_run: root is NULL");
-    if (!owns(p, root))
-        return coproc__fail(rt, COPROC_INVALID_ARGUMENT, "coproc_query_run: root is not a node of this plan");
+    if (root->plan != p)
+        return coproc__fail(rt, COPROC_INVALID_ARGUMENT,
+                            "coproc_query_run: root (%s) is a node of another plan", root->label);
     coproc__qrun run = {.rt = rt, .plan = p, .t0 = rt->backend->now(rt)};
     coproc_query_options_init(&run.opts);
     if (opts) {
@@ -141,23 +134,44 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
 
 /* ---------------------------------------------------------------- asynchronous */
 
+/* A submitted run: on the runtime's list of query tasks (state.h) from
+ * submit until coproc_query_wait, or coproc_close frees it. */
 struct coproc_query_task {
     pthread_t thread;
+    coproc_runtime *rt;
     coproc_plan *plan;
     coproc_node *root;
     coproc_query_options opts;
     int has_opts;
     coproc_status status;
     coproc_query_result result;
+    uint64_t seq;                 /* submission order */
+    int finished;                 /* its run has ended (under the list's lock) */
+    coproc_query_task *prev, *next;
 };
 
 static void *task_main(void *arg)
 {
     coproc_query_task *t = arg;
-    cl_context own = coproc__thread_context_begin(t->plan->rt); /* quirks.h context_per_thread */
+    cl_context own = coproc__thread_context_begin(t->rt); /* quirks.h context_per_thread */
     t->status = coproc_query_run(t->plan, t->root, t->has_opts ? &t->opts : NULL, &t->result);
     coproc__thread_context_end(own);
+    coproc__query_tasks *q = coproc__query_tasks_of(t->rt);
+    pthread_mutex_lock(&q->lock);
+    t->finished = 1;
+    pthread_cond_broadcast(&q->finished);
+    pthread_mutex_unlock(&q->lock);
     return NULL;
+}
+
+static void unlink_task(coproc__query_tasks *q, coproc_query_task *t)
+{
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        q->live = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
 }
 
 coproc_status coproc_query_submit(coproc_plan *p, coproc_node *root, const coproc_query_options *opts,
@@ -172,16 +186,32 @@ coproc_status coproc_query_submit(coproc_plan *p, coproc_node *root, const copro
         return coproc__fail(p->rt, p->status, "coproc_query_submit: the plan has an error: %s", p->errmsg);
     if (!root)
         return coproc__fail(p->rt, COPROC_NULL_POINTER, "coproc_query_submit: root is NULL");
-    coproc_query_task *t = calloc(1, sizeof *t);
+    if (root->plan != p)
+        return coproc__fail(p->rt, COPROC_INVALID_ARGUMENT,
+                            "coproc_query_submit: root (%s) is a node of another plan", root->label);
+    coproc__query_tasks *q = coproc__query_tasks_of(p->rt);
+    coproc_query_task *t = q ? calloc(1, sizeof *t) : NULL;
     if (!t)
         return coproc__fail(p->rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_query_submit: out of host memory");
+    t->rt = p->rt;
     t->plan = p;
     t->root = root;
     if (opts) {
         t->opts = *opts;
         t->has_opts = 1;
     }
-    if (pthread_create(&t->thread, NULL, task_main, t) != 0) {
+    /* Listed before it starts: its end is always seen under the lock. */
+    pthread_mutex_lock(&q->lock);
+    t->seq = q->next_seq++;
+    t->next = q->live;
+    if (q->live)
+        q->live->prev = t;
+    q->live = t;
+    int started = pthread_create(&t->thread, NULL, task_main, t) == 0;
+    if (!started)
+        unlink_task(q, t);
+    pthread_mutex_unlock(&q->lock);
+    if (!started) {
         free(t);
         return coproc__fail(p->rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_query_submit: cannot start a thread");
     }
@@ -194,6 +224,10 @@ coproc_status coproc_query_wait(coproc_query_task *t, coproc_query_result *out)
     if (!t)
         return COPROC_NULL_POINTER;
     pthread_join(t->thread, NULL);
+    coproc__query_tasks *q = coproc__query_tasks_of(t->rt);
+    pthread_mutex_lock(&q->lock);
+    unlink_task(q, t);
+    pthread_mutex_unlock(&q->lock);
     coproc_status s = t->status;
     if (out)
         *out = t->result;
@@ -201,4 +235,41 @@ coproc_status coproc_query_wait(coproc_query_task *t, coproc_query_result *out)
         coproc_query_result_free(&t->result);
     free(t);
     return s;
+}
+
+void coproc__query_tasks_drain(coproc_runtime *rt)
+{
+    coproc__query_tasks *q = coproc__query_tasks_of(rt);
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    uint64_t upto = q->next_seq;
+    for (;;) {
+        const coproc_query_task *t = q->live;
+        while (t && (t->finished || t->seq >= upto))
+            t = t->next;
+        if (!t)
+            break;
+        pthread_cond_wait(&q->finished, &q->lock);
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+void coproc__query_tasks_close(coproc_runtime *rt)
+{
+    coproc__query_tasks *q = coproc__query_tasks_of(rt);
+    if (!q)
+        return;
+    /* No other call on the runtime is in progress (coproc_close's rule): the
+     * list is this thread's; the runs still going are waited for. */
+    pthread_mutex_lock(&q->lock);
+    coproc_query_task *t = q->live;
+    q->live = NULL;
+    pthread_mutex_unlock(&q->lock);
+    for (coproc_query_task *next; t; t = next) {
+        next = t->next;
+        pthread_join(t->thread, NULL);
+        coproc_query_result_free(&t->result);
+        free(t);
+    }
 }

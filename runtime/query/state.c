@@ -26,6 +26,7 @@ struct coproc__query_state {
     double log_ratio[MAX_DEVICES]; /* mean log(measured / estimated), recent runs weighted */
     int runs[MAX_DEVICES];
     coproc__verify verify;         /* the shadow check's (verify.c) */
+    coproc__query_tasks tasks;
 };
 
 struct coproc__query_state *coproc__query_state_new(void)
@@ -34,6 +35,8 @@ struct coproc__query_state *coproc__query_state_new(void)
     if (q) {
         pthread_mutex_init(&q->lock, NULL);
         coproc__verify_init(&q->verify);
+        pthread_mutex_init(&q->tasks.lock, NULL);
+        pthread_cond_init(&q->tasks.finished, NULL);
     }
     return q;
 }
@@ -49,6 +52,11 @@ coproc__verify *coproc__query_verify(coproc_runtime *rt)
     return rt->query ? &rt->query->verify : NULL;
 }
 
+coproc__query_tasks *coproc__query_tasks_of(coproc_runtime *rt)
+{
+    return rt->query ? &rt->query->tasks : NULL;
+}
+
 void coproc__query_state_free(struct coproc__query_state *q)
 {
     if (!q)
@@ -59,6 +67,8 @@ void coproc__query_state_free(struct coproc__query_state *q)
     }
     free(q->e);
     pthread_mutex_destroy(&q->lock);
+    pthread_mutex_destroy(&q->tasks.lock);
+    pthread_cond_destroy(&q->tasks.finished);
     free(q);
 }
 

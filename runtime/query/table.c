@@ -1,5 +1,5 @@
 /* table.c - coproc_table: named columns of equal length, borrowed (or owned by
- * a result table). */
+ * a result table), kept alive by its user and by every plan that scans it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +18,7 @@ coproc_status coproc_table_create(coproc_runtime *rt, coproc_table **out)
     if (!t)
         return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "coproc_table_create: out of host memory");
     t->rt = rt;
+    atomic_init(&t->refs, 1);
     *out = t;
     return COPROC_OK;
 }
@@ -105,9 +106,16 @@ const coproc_column *coproc_table_column(const coproc_table *t, const char *name
     return NULL;
 }
 
+void coproc__table_ref(const coproc_table *t)
+{
+    /* The count is the table's bookkeeping, not its contents: a plan holds a
+     * const table and still keeps it alive. */
+    atomic_fetch_add_explicit(&((coproc_table *)t)->refs, 1, memory_order_relaxed);
+}
+
 void coproc_table_free(coproc_table *t)
 {
-    if (!t)
+    if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
         return;
     for (int i = 0; i < t->n; i++) {
         free(t->names[i]);

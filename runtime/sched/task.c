@@ -18,6 +18,7 @@
 #include "cost/profile.h"
 #include "data/residency.h"
 #include "core/runtime.h"
+#include "query/state.h" /* coproc_drain waits for query tasks too */
 #include "sched/scheduler.h"
 #include "backend/opencl/topology.h"
 
@@ -748,6 +749,8 @@ void coproc_drain(coproc_runtime *rt)
 {
     if (!rt)
         return;
+    /* Query runs first: they submit operators of their own until they end. */
+    coproc__query_tasks_drain(rt);
     pthread_mutex_lock(&rt->tasks_lock);
     coproc__tasks *ts = rt->tasks;
     pthread_mutex_unlock(&rt->tasks_lock);

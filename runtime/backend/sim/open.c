@@ -93,8 +93,10 @@ static coproc_status parse_entry(coproc_runtime *rt, const char *text, size_t le
             ok = (e->type = parse_type(v)) >= 0;
         else if (strcmp(k, "mem") == 0) {
             uint64_t bytes = 0;
-            /* At least 1 MiB, as read_profile requires of any device's memory. */
-            ok = coproc__parse_bytes(v, &bytes, NULL) == 0 && bytes >= (1u << 20);
+            /* At least 1 MiB, as read_profile requires of any device's memory;
+             * below 2^64 once a double (become() converts it back). */
+            ok = coproc__parse_bytes(v, &bytes, NULL) == 0 && bytes >= (1u << 20) &&
+                 (double)bytes < 0x1p64;
             e->mem = (double)bytes;
         }
         else if (strcmp(k, "unified") == 0 || strcmp(k, "fp64") == 0) {
@@ -199,14 +201,25 @@ static coproc_status become(coproc_runtime *rt, coproc__device *dev, const sim_e
     if (type >= 0)
         in->type = (coproc_device_type)type;
     double mem = e->mem > 0 ? e->mem : section_num(sec, "global_mem_bytes", (double)in->global_mem_bytes);
-    int unified = e->unified >= 0 ? e->unified
-                                  : (int)section_num(sec, "host_unified_memory", in->host_unified_memory);
-    int fp64 = e->fp64 >= 0 ? e->fp64 : (int)section_num(sec, "fp64", in->has_fp64);
+    double unified = e->unified >= 0 ? e->unified
+                                     : section_num(sec, "host_unified_memory", in->host_unified_memory);
+    double fp64 = e->fp64 >= 0 ? e->fp64 : section_num(sec, "fp64", in->has_fp64);
     double cu = section_num(sec, "compute_units", in->compute_units);
     double noise = e->noise >= 0 ? e->noise : section_num(sec, "noise", 0.05);
-    if (!(mem >= 1 << 20) || !(noise >= 0 && noise <= 1) || !(cu >= 1))
+    /* Each in its integer's range before it converts (NaN is in none): a
+     * real out of range, 2^64 or 1e30 bytes, converts to nothing defined
+     * (a device of 0 bytes, once). */
+    const char *bad = !(mem >= 1 << 20 && mem < 0x1p64)  ? "global_mem_bytes"
+                      : !(cu >= 1 && cu <= UINT_MAX)      ? "compute_units"
+                      : !(noise >= 0 && noise <= 1)       ? "noise"
+                      : !(unified == 0 || unified == 1)   ? "host_unified_memory"
+                      : !(fp64 == 0 || fp64 == 1)         ? "fp64"
+                                                          : NULL;
+    if (bad)
         return coproc__fail(rt, COPROC_CORRUPT_PROFILE, "sim:%s: simulated_device has a bad "
-                            "global_mem_bytes, compute_units or noise", e->path);
+                            "%s (global_mem_bytes: 1 MiB to 2^64 - 1 bytes; compute_units: "
+                            "1 to %u; noise: 0 to 1; host_unified_memory, fp64: true, false, "
+                            "1 or 0)", e->path, bad, UINT_MAX);
     if (fp64 && !in->has_fp64)
         coproc__log(rt, COPROC_LOG_WARN, "sim:%s: the executor has no fp64; the simulated "
                     "device has none either", e->path);
