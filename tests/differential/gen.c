@@ -126,6 +126,8 @@ unsigned dg_parse_skip(const char *s)
         m |= DG_SKIP_BOOL_MINMAX;
     if (strstr(s, "between_null"))
         m |= DG_SKIP_BETWEEN_NULL;
+    if (strstr(s, "u64_keys"))
+        m |= DG_SKIP_U64_KEYS;
     return m;
 }
 
@@ -183,6 +185,7 @@ typedef struct tcol {
     const char *strs[8];
     double bound;     /* ints: max |value| (as int64) over valid rows; floats: max |value| */
     int keyish;       /* values from the join keys' small range */
+    int u64high;      /* uint64 values above INT64_MAX */
 } tcol;
 
 typedef struct table {
@@ -327,7 +330,7 @@ static double abs_i64(int64_t x)
     return x == INT64_MIN ? TWO63 : fabs((double)x);
 }
 
-static void gen_col(rng *r, tcol *c, size_t rows, int key, int fact)
+static void gen_col(rng *r, tcol *c, size_t rows, int key, int unique)
 {
     static const coproc_type key_types[] = {COPROC_INT32, COPROC_INT32, COPROC_INT32,
                                             COPROC_INT64, COPROC_INT64, COPROC_UINT32,
@@ -342,7 +345,7 @@ static void gen_col(rng *r, tcol *c, size_t rows, int key, int fact)
                                                      ? K_FLOAT
                                                      : K_INT;
     unsigned nr = (unsigned)below(r, 100);
-    double rate = nr < 50 ? 0 : nr < (fact ? 85u : 88u) ? 0.1 : 1.0;
+    double rate = nr < 50 ? 0 : nr < (key ? 96u : 90u) ? 0.1 : 1.0;
     c->nullable = rate > 0;
     int prof = key ? P_KEY : (int)below(r, 5);
     c->keyish = prof == P_KEY && c->kind != K_FLOAT;
@@ -352,8 +355,9 @@ static void gen_col(rng *r, tcol *c, size_t rows, int key, int fact)
     if (c->kind == K_STR) {
         c->s = calloc(rows ? rows : 1, sizeof *c->s);
         c->nstr = 2 + (int)below(r, 7);
+        int common = chance(r, 70); /* mostly from the first 10: columns share strings */
         for (int i = 0; i < c->nstr; i++)
-            c->strs[i] = pool[below(r, NPOOL)];
+            c->strs[i] = pool[below(r, common ? 10 : NPOOL)];
     }
     c->bound = 0;
     for (size_t i = 0; i < rows; i++) {
@@ -375,10 +379,14 @@ static void gen_col(rng *r, tcol *c, size_t rows, int key, int fact)
             if (!null && fabs(x) > c->bound)
                 c->bound = fabs(x);
         } else {
-            int64_t x = null ? (int64_t)0x7fff0000 : gen_int(r, prof, c->type);
+            int64_t x = null     ? (int64_t)0x7fff0000
+                        : unique ? (int64_t)i - (is_unsigned(c->type) ? 0 : 3)
+                                 : gen_int(r, prof, c->type);
             store_int(c->v, c->type, i, x);
             if (!null && abs_i64(load_int(c->v, c->type, i)) > c->bound)
                 c->bound = abs_i64(load_int(c->v, c->type, i));
+            if (!null && c->type == COPROC_UINT64 && x < 0)
+                c->u64high = 1;
         }
     }
 }
@@ -392,10 +400,28 @@ static void gen_tables(uint64_t seed, table *t)
         snprintf(tb->name, sizeof tb->name, "t%d", ti);
         tb->rows = pick_rows(&r, ti == 0);
         tb->ncols = ti == 0 ? 4 + (int)below(&r, 4) : 2 + (int)below(&r, 4);
+        /* a dimension's first column is often a unique key (a fused inner join
+         * holds one build row a key), shuffled */
+        int unique = ti > 0 && chance(&r, 60);
         for (int c = 0; c < tb->ncols; c++) {
             snprintf(tb->c[c].name, NAMELEN, "%c%d", 'a' + ti, c);
             gen_col(&r, &tb->c[c], tb->rows, c == 0 || (c == 1 && ti > 0) || chance(&r, 15),
-                    ti == 0);
+                    c == 0 && unique);
+        }
+        if (unique && tb->c[0].kind == K_INT && tb->rows > 1) {
+            tcol *k = &tb->c[0];
+            size_t size = coproc_type_size(k->type);
+            char tmp[8];
+            for (size_t i = tb->rows - 1; i > 0; i--) { /* values only: nulls stay put */
+                size_t j = below(&r, i + 1);
+                memcpy(tmp, (char *)k->v + i * size, size);
+                memcpy((char *)k->v + i * size, (char *)k->v + j * size, size);
+                memcpy((char *)k->v + j * size, tmp, size);
+            }
+            k->bound = 0;
+            for (size_t i = 0; i < tb->rows; i++)
+                if (is_valid(k->valid, i) && abs_i64(load_int(k->v, k->type, i)) > k->bound)
+                    k->bound = abs_i64(load_int(k->v, k->type, i));
         }
     }
 }
@@ -478,6 +504,7 @@ typedef struct scol {
     const tcol *str; /* K_STR: a column its strings come from (constants) */
     coproc_type type;
     int keyish;    /* a table's key-like column (joins prefer them) */
+    int u64high;   /* a uint64 column with values above INT64_MAX */
 } scol;
 
 enum { N_SCAN, N_FILTER, N_PROJECT, N_JOIN, N_GROUP, N_ORDER };
@@ -809,6 +836,16 @@ static expr *gen_leaf_pred(gen *g, const node *s)
             else
                 e->b = b;
         }
+        if ((e->b->op == E_INT || e->b->op == E_FLOAT) && (e->c->op == E_INT || e->c->op == E_FLOAT) &&
+            chance(&g->r, 80)) { /* mostly lo <= hi */
+            double lo = e->b->op == E_INT ? (double)e->b->i : e->b->f;
+            double hi = e->c->op == E_INT ? (double)e->c->i : e->c->f;
+            if (lo > hi) {
+                expr *t = e->b;
+                e->b = e->c;
+                e->c = t;
+            }
+        }
         if (e->a->kind == K_FLOAT || e->b->kind == K_FLOAT || e->c->kind == K_FLOAT) {
             e->a = fit53(g, e->a);
             e->b = fit53(g, e->b);
@@ -883,6 +920,7 @@ static node *scan(gen *g, int ti)
         c->str = tc->kind == K_STR ? tc : NULL;
         c->type = tc->type;
         c->keyish = tc->keyish || tc->kind == K_STR;
+        c->u64high = tc->u64high;
         if (tc->nullable)
             feature(g, "nulls");
     }
@@ -966,8 +1004,12 @@ static node *project(gen *g, node *in)
     return n;
 }
 
+static unsigned skip_now; /* the generator's skips, for key_kind */
+
 static int key_kind(const scol *c)
 {
+    if ((skip_now & DG_SKIP_U64_KEYS) && c->u64high && c->type == COPROC_UINT64)
+        return -1;
     return c->kind == K_STR ? K_STR : c->kind == K_INT ? K_INT : -1;
 }
 
@@ -1219,7 +1261,7 @@ static node *gen_plan(gen *g)
             n = join(g, n);
     }
     if (!(g->mask & DG_NO_FILTER) && chance(&g->r, 60))
-        n = filter(g, n, 3);
+        n = filter(g, n, 2);
     if (!(g->mask & DG_NO_PROJECT) && chance(&g->r, 35))
         n = project(g, n);
     int keyless = 0;
@@ -2055,6 +2097,7 @@ static void prepare(const dg_case *c, const dg_options *o, prepared *pr)
     pr->g.mask = c->mask;
     pr->g.skip = o ? o->skip : 0;
     pr->g.t = pr->full; /* the plan follows the whole tables, whatever the window */
+    skip_now = pr->g.skip;
     pr->root = gen_plan(&pr->g);
     sbuf b = {0};
     sql_node(&b, pr->root, 1);
