@@ -13,7 +13,20 @@
  * (coproc_options.disable_zero_copy) or the simulated PoCL CPU + H100 pair;
  * each is opened once. COPROC_DIFF_SKIP avoids known defects while they are
  * being fixed (gen.h). Why: right answers, always - a wrong result is worse
- * than a crash. */
+ * than a crash.
+ *
+ * fuzz/regressions/differential/ (minimised by COPROC_DIFF_MINIMIZE; each
+ * fails until its defect is fixed):
+ *   group-two-keys-null-key-no-zero-copy  GROUP BY two keys, one null, operators,
+ *                                         without zero-copy: a null-keyed row lost
+ *   keyless-sum-no-rows-nullable-arg      SUM without keys over no rows of a nullable
+ *                                         argument past a filter, fused: 0, not NULL
+ *   max-of-projected-boolean              MAX of a projected boolean, fused: the
+ *                                         kernel does not build (_cl_max ambiguous)
+ *   between-null-bound-false-half         x BETWEEN NULL AND -7 with x > -7: FALSE
+ *                                         in SQL, unknown in coproc (both engines)
+ *   uint64-group-key-above-int64-max      GROUP BY a uint64 column holding 2^64 - 1,
+ *                                         fused: COPROC_UNSUPPORTED, no fallback */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -167,6 +167,16 @@ static void test_differential(void **state)
                    one.config);
     }
 
+    /* the runtime configuration, recorded in the cases written (fuzz_differential
+     * opens it when it replays them) */
+    int config = DG_CONFIG_DEFAULT;
+    if ((env = getenv("COPROC_DEVICES")) && !strncmp(env, "sim:", 4))
+        config = DG_CONFIG_SIM_PAIR;
+    else if (opts.disable_zero_copy)
+        config = DG_CONFIG_NO_ZERO_COPY;
+    else if ((env = getenv("COPROC_KERNEL_PATH")) && !strcmp(env, "gpu"))
+        config = DG_CONFIG_GPU_PATH;
+
     stats s;
     memset(&s, 0, sizeof s);
     s.t0 = test_now();
@@ -178,6 +188,7 @@ static void test_differential(void **state)
         if (!single) {
             c.seed = seed + (uint64_t)i;
             c.modes = (uint8_t)modes;
+            c.config = (uint8_t)config;
             if (i % fused_every)
                 c.modes &= (uint8_t)~DG_FUSED;
             if (!c.modes)

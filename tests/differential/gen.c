@@ -824,9 +824,9 @@ static expr *gen_leaf_pred(gen *g, const node *s)
     } else if (x < 75) {
         e = e_new(g, E_BETWEEN);
         feature(g, "between");
-        e->a = chance(&g->r, 85) ? gen_num(g, s, 1) : e_int(g, (int64_t)below(&g->r, 11) - 2);
+        e->a = chance(&g->r, 75) ? gen_num(g, s, 1) : e_int(g, (int64_t)below(&g->r, 11) - 2);
         for (int k = 0; k < 2; k++) {
-            expr *b = chance(&g->r, 60) ? (chance(&g->r, 75) ? e_int(g, rand_int_const(g))
+            expr *b = chance(&g->r, 50) ? (chance(&g->r, 75) ? e_int(g, rand_int_const(g))
                                                              : e_float(g, rand_float_const(g)))
                                         : gen_num(g, s, 0);
             if ((g->skip & DG_SKIP_BETWEEN_NULL) && b->nullable)
@@ -1105,7 +1105,7 @@ static node *group(gen *g, node *in, int allow_keyless)
 {
     node *n = n_new(g, N_GROUP, in);
     unsigned x = (unsigned)below(&g->r, 100);
-    int nk = x < 20 ? 0 : x < 65 ? 1 : x < 90 ? 2 : 3;
+    int nk = x < 28 ? 0 : x < 68 ? 1 : x < 90 ? 2 : 3;
     if (!allow_keyless && nk == 0)
         nk = 1;
     if ((g->mask & DG_ONE_KEY) && nk > 1)
@@ -2137,7 +2137,7 @@ static void case_header(FILE *f, const dg_case *c, const prepared *pr)
     fprintf(f, "  seed %" PRIu64 " (COPROC_DIFF_SEED=%" PRIu64 " COPROC_DIFF_CASES=1", c->seed,
             c->seed);
     if (c->mask || c->row_cap[0] || c->row_cap[1] || c->row_cap[2] || c->row_off[0] ||
-        c->row_off[1] || c->row_off[2]) {
+        c->row_off[1] || c->row_off[2] || c->config) {
         fprintf(f, "; minimised: COPROC_DIFF_CASE=");
         for (int i = 0; i < DG_CASE_BYTES; i++)
             fprintf(f, "%02x", b[i]);
