@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_skipped = 1;
         return 0;
     }
-    dg_options o = {skip, -1, 0, stderr};
+    dg_options o = {skip, -1, 0, stderr, NULL};
     dg_outcome r;
     if (dg_run_case(rt, &c, &o, &r))
         fuzz_fail("coproc and SQLite disagree (runtime configuration %d): the case is above",

@@ -12,6 +12,9 @@
  *   COPROC_DIFF_CASES=N      how many cases (default 40)
  *   COPROC_DIFF_FUSED_EVERY=K  the fused engine on every K-th case only (default 1: all;
  *                            fused plans compile a program per new shape)
+ *   COPROC_DIFF_FUSED_FEATURES=a,b  plan features (as printed) whose cases run fused
+ *                            whatever COPROC_DIFF_FUSED_EVERY says (default
+ *                            keyless-nullable,bool-minmax; "" for none)
  *   COPROC_DIFF_MODES=fused|operators|both   (default both)
  *   COPROC_DIFF_CASE=HEX     one case in its byte form (a minimised one, as printed)
  *   COPROC_DIFF_CASE_FILE=F  one case from a file (fuzz/regressions/differential/)
@@ -129,8 +132,14 @@ static void test_differential(void **state)
     }
     if (fused_every < 1)
         fused_every = 1;
+    /* plans that keep their shape's fused run whatever COPROC_DIFF_FUSED_EVERY says:
+     * aggregates without keys over nullable arguments, MIN/MAX of booleans */
+    const char *fused_features = getenv("COPROC_DIFF_FUSED_FEATURES");
+    if (!fused_features)
+        fused_features = "keyless-nullable,bool-minmax";
     dg_options o = {dg_parse_skip(getenv("COPROC_DIFF_SKIP")), -1,
-                    (env = getenv("COPROC_DIFF_VERBOSE")) ? atoi(env) : 0, stdout};
+                    (env = getenv("COPROC_DIFF_VERBOSE")) ? atoi(env) : 0, stdout,
+                    fused_features};
 
     coproc_options opts;
     coproc_options_init(&opts);

@@ -851,6 +851,15 @@ static expr *gen_leaf_pred(gen *g, const node *s)
             e->b = fit53(g, e->b);
             e->c = fit53(g, e->c);
         }
+        if (!(g->mask & DG_FLAT_PRED) && chance(&g->r, 30)) { /* NOT BETWEEN: false vs unknown */
+            e->kind = K_BOOL;
+            e->nullable = e->a->nullable || e->b->nullable || e->c->nullable;
+            e->has_bool = 1;
+            expr *n = e_new(g, E_NOT);
+            n->a = e;
+            e = n;
+            feature(g, "not");
+        }
     } else {
         e = e_new(g, E_IN);
         feature(g, "in");
@@ -2185,7 +2194,7 @@ static void print_data(FILE *f, const prepared *pr)
 
 int dg_run_case(coproc_runtime *rt, const dg_case *c, const dg_options *o, dg_outcome *out)
 {
-    static const dg_options defaults = {0, -1, 0, NULL};
+    static const dg_options defaults = {0, -1, 0, NULL, NULL};
     if (!o)
         o = &defaults;
     FILE *f = o->out ? o->out : stdout;
@@ -2221,6 +2230,17 @@ int dg_run_case(coproc_runtime *rt, const dg_case *c, const dg_options *o, dg_ou
     cp_tables ct;
     coproc_status ts = make_cp_tables(rt, pr.win, &ct);
     int modes = c->modes ? c->modes : DG_BOTH;
+    if (!(modes & DG_FUSED) && o->fused_features && pr.g.feat.p) {
+        /* shapes the fused engine runs whatever the case says */
+        char list[256];
+        snprintf(list, sizeof list, "%s", o->fused_features);
+        for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            size_t n = strlen(t);
+            for (const char *q = pr.g.feat.p; (q = strstr(q, t)); q += n)
+                if ((q == pr.g.feat.p || q[-1] == ' ') && (q[n] == ' ' || !q[n]))
+                    modes |= DG_FUSED;
+        }
+    }
     for (int m = 0; m < 2; m++) {
         if (!(modes & (m ? DG_OPERATORS : DG_FUSED)))
             continue;
@@ -2335,7 +2355,7 @@ static int still_fails(coproc_runtime *rt, const dg_case *c, int mi, int kind, c
 
 int dg_minimize(coproc_runtime *rt, dg_case *c, int mode, const dg_options *o)
 {
-    static const dg_options defaults = {0, -1, 0, NULL};
+    static const dg_options defaults = {0, -1, 0, NULL, NULL};
     if (!o)
         o = &defaults;
     int runs = 0, mi = mode == DG_OPERATORS ? 1 : 0;

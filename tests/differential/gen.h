@@ -94,6 +94,9 @@ typedef struct dg_options {
     int device;     /* coproc_query_options.device (-1: placement decides) */
     int verbose;    /* 1: print every case's SQL; 2: and the results */
     FILE *out;      /* where reports go (NULL: stdout) */
+    /* Comma-separated plan features (dg_outcome.features) that make the
+     * fused engine run too, whatever the case's modes say (NULL: none). */
+    const char *fused_features;
 } dg_options;
 
 /* Disagreement kinds. */
