@@ -17,3 +17,12 @@ foreach(src ${COPROC_REPLAY_TARGETS})
   set_tests_properties(replay_${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 LABELS pocl
                        ENVIRONMENT "${COPROC_TEST_ENV}")
 endforeach()
+# replay_fuzz_differential: the differential tester's cases (tests/differential/gen.c,
+# SQLite); its regressions are minimised disagreements, each failing until fixed.
+if(TARGET replay_fuzz_differential)
+  target_sources(replay_fuzz_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests/differential/gen.c)
+  target_include_directories(replay_fuzz_differential PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(replay_fuzz_differential PRIVATE
+                             COPROC_PROFILES_DIR="${PROJECT_SOURCE_DIR}/profiles")
+  target_link_libraries(replay_fuzz_differential PRIVATE PkgConfig::SQLITE3)
+endif()
