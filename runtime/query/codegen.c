@@ -67,6 +67,8 @@ typedef struct binding {
                                * payload serves it when the table is dense; else -1 */
     char vcode[24];           /* locals that can be null: the local holding their validity */
     int proven;               /* valid in every row past a filter that needs it valid to pass */
+    int raw_nullable;         /* locals: computed from a column with a validity, even where
+                               * a filter proved it valid (then without vcode) */
 } binding;
 
 typedef struct scope {
@@ -220,12 +222,15 @@ static const char *bcode(gen *g, const binding *b, char *buf, size_t len)
  * it always had), or a local computed from one. */
 static int bnullable_raw(const binding *b)
 {
-    return b->table ? b->table->cols[b->col]->validity != NULL : b->vcode[0] != 0;
+    return b->table ? b->table->cols[b->col]->validity != NULL
+                    : b->vcode[0] != 0 || b->raw_nullable;
 }
 
 static int bnullable(const binding *b)
 {
-    return !b->proven && bnullable_raw(b);
+    if (b->proven)
+        return 0;
+    return b->table ? b->table->cols[b->col]->validity != NULL : b->vcode[0] != 0;
 }
 
 /* The code that is 1 where binding b is valid, 0 where it is null (into
@@ -651,6 +656,9 @@ static int bind_local(gen *g, scope *s, const char *name, const coproc_expr *e, 
         coproc__sb_free(&x);
         return fail(g, "expression too large");
     }
+    /* over a column a filter proved valid: an aggregate of it over no rows
+     * is still null, as one operator at a time (the column has a validity) */
+    int raw_nullable = nullable_of(s, e, 1);
     binding *b = push(g, s);
     if (!b) {
         coproc__sb_free(&x);
@@ -662,6 +670,7 @@ static int bind_local(gen *g, scope *s, const char *name, const coproc_expr *e, 
     coproc__sb_free(&x);
     b->name = name;
     b->qv = qv == COPROC__QV_BOOL ? COPROC__QV_INT : qv;
+    b->raw_nullable = raw_nullable;
     b->type = out;
     snprintf(b->code, sizeof b->code, "v%d", v);
     return 0;

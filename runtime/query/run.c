@@ -108,6 +108,10 @@ coproc_status coproc_query_run(coproc_plan *p, coproc_node *root, const coproc_q
             snprintf(run.note, sizeof run.note, "the generated kernel did not build: %s",
                      coproc_errmsg(rt));
             s = COPROC_UNSUPPORTED;
+        } else if (s == COPROC_UNSUPPORTED && !run.note[0]) {
+            /* refused without a note of its own (a key's values, a type): the
+             * runtime's message says why */
+            snprintf(run.note, sizeof run.note, "%s", coproc_errmsg(rt));
         }
         if (s == COPROC_UNSUPPORTED && run.note[0]) {
             coproc__log(rt, COPROC_LOG_INFO, "query: one operator at a time: %s", run.note);
