@@ -341,9 +341,10 @@ static void gen_col(rng *r, tcol *c, size_t rows, int key, int unique)
         COPROC_INT32 /* str */};
     int k = key ? (int)below(r, 8) : (int)below(r, 11);
     c->type = key ? key_types[k] : any_types[k];
-    c->kind = (key ? k == 7 : k >= 9) ? K_STR : (c->type == COPROC_FLOAT32 || c->type == COPROC_FLOAT64)
-                                                     ? K_FLOAT
-                                                     : K_INT;
+    int str = key ? k == 7 : k >= 9;
+    c->kind = str ? K_STR
+              : (c->type == COPROC_FLOAT32 || c->type == COPROC_FLOAT64) ? K_FLOAT
+                                                                        : K_INT;
     unsigned nr = (unsigned)below(r, 100);
     double rate = nr < 50 ? 0 : nr < (key ? 96u : 90u) ? 0.1 : 1.0;
     c->nullable = rate > 0;
@@ -472,7 +473,9 @@ static void window(const dg_case *cs, const table *full, table *w)
 
 /* ---------------------------------------------------------------- plans */
 
-enum { E_COL, E_INT, E_FLOAT, E_STR, E_ARITH, E_CMP, E_BETWEEN, E_IN, E_PREFIX, E_AND, E_OR, E_NOT };
+enum {
+    E_COL, E_INT, E_FLOAT, E_STR, E_ARITH, E_CMP, E_BETWEEN, E_IN, E_PREFIX, E_AND, E_OR, E_NOT
+};
 
 typedef struct expr {
     int op, sub;
@@ -836,8 +839,9 @@ static expr *gen_leaf_pred(gen *g, const node *s)
             else
                 e->b = b;
         }
-        if ((e->b->op == E_INT || e->b->op == E_FLOAT) && (e->c->op == E_INT || e->c->op == E_FLOAT) &&
-            chance(&g->r, 80)) { /* mostly lo <= hi */
+        int consts = (e->b->op == E_INT || e->b->op == E_FLOAT) &&
+                     (e->c->op == E_INT || e->c->op == E_FLOAT);
+        if (consts && chance(&g->r, 80)) { /* mostly lo <= hi */
             double lo = e->b->op == E_INT ? (double)e->b->i : e->b->f;
             double hi = e->c->op == E_INT ? (double)e->c->i : e->c->f;
             if (lo > hi) {
@@ -1936,6 +1940,8 @@ static void free_cp_tables(cp_tables *ct)
     }
 }
 
+static const char *const g_table_names[DG_NTABLES] = {"t0", "t1", "t2"};
+
 static coproc_expr *cp_expr(coproc_plan *p, const expr *e)
 {
     switch (e->op) {
@@ -1974,7 +1980,7 @@ static coproc_node *cp_node(coproc_plan *p, const node *n, const cp_tables *ct)
 {
     switch (n->op) {
     case N_SCAN:
-        return coproc_plan_scan(p, ct->t[n->table], n->table == 0 ? "t0" : n->table == 1 ? "t1" : "t2");
+        return coproc_plan_scan(p, ct->t[n->table], g_table_names[n->table]);
     case N_FILTER:
         return coproc_plan_filter(p, cp_node(p, n->in, ct), cp_expr(p, n->pred));
     case N_PROJECT: {
@@ -2220,7 +2226,8 @@ int dg_run_case(coproc_runtime *rt, const dg_case *c, const dg_options *o, dg_ou
         res.disagreements = 1;
         res.kind[0] = DG_KIND_SQLITE;
         if (!quiet) {
-            fprintf(f, "DISAGREEMENT (sqlite): SQLite failed: %s\n", err[0] ? err : sqlite3_errmsg(db));
+            fprintf(f, "DISAGREEMENT (sqlite): SQLite failed: %s\n",
+                    err[0] ? err : sqlite3_errmsg(db));
             case_header(f, c, &pr);
         }
         goto done;
@@ -2286,10 +2293,12 @@ int dg_run_case(coproc_runtime *rt, const dg_case *c, const dg_options *o, dg_ou
                     /* compare copies: the comparison sorts in place */
                     rowset w = want;
                     w.c = malloc((want.n * (size_t)want.ncols + 1) * sizeof(cell));
-                    memcpy(w.c, want.c, want.n * (size_t)want.ncols * sizeof(cell));
+                    if (want.n && want.c)
+                        memcpy(w.c, want.c, want.n * (size_t)want.ncols * sizeof(cell));
                     rowset gcopy = got;
                     gcopy.c = malloc((got.n * (size_t)got.ncols + 1) * sizeof(cell));
-                    memcpy(gcopy.c, got.c, got.n * (size_t)got.ncols * sizeof(cell));
+                    if (got.n && got.c)
+                        memcpy(gcopy.c, got.c, got.n * (size_t)got.ncols * sizeof(cell));
                     kind = compare(pr.root, &gcopy, &w, &at);
                     if (kind >= 0 && !quiet) { /* print the sorted forms */
                         snprintf(msg, sizeof msg,
@@ -2297,8 +2306,10 @@ int dg_run_case(coproc_runtime *rt, const dg_case *c, const dg_options *o, dg_ou
                                  "difference at row %zu%s%s",
                                  got.n, got.ncols, want.n, want.ncols, at,
                                  qr.note[0] ? "; note: " : "", qr.note);
-                        memcpy(got.c, gcopy.c, got.n * (size_t)got.ncols * sizeof(cell));
-                        memcpy(want.c, w.c, want.n * (size_t)want.ncols * sizeof(cell));
+                        if (got.n && gcopy.c)
+                            memcpy(got.c, gcopy.c, got.n * (size_t)got.ncols * sizeof(cell));
+                        if (want.n && w.c)
+                            memcpy(want.c, w.c, want.n * (size_t)want.ncols * sizeof(cell));
                     }
                     free(w.c);
                     free(gcopy.c);
