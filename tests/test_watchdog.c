@@ -8,6 +8,7 @@
  * whatever devices COPROC_DEVICES / POCL_DEVICES give: the two-device cases
  * are skipped with one device (CTest runs pair_ and sim_pair_ variants). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ enum { ROWS = 200000, TASKS = 24 };
 typedef struct fixture {
     int32_t *vals;
     int64_t sum;
+    pthread_mutex_t lock; /* the log: workers, the watchdog and the caller write it */
     char log[4096];
 } fixture;
 
@@ -27,13 +29,29 @@ static void capture(void *user, coproc_log_level level, const char *msg)
 {
     fixture *f = user;
     (void)level;
+    pthread_mutex_lock(&f->lock);
     size_t n = strlen(f->log);
     snprintf(f->log + n, sizeof f->log - n, "%s\n", msg);
+    pthread_mutex_unlock(&f->lock);
 }
+
+/* How many times `what` is in the captured log. */
+static int log_count(const fixture *f, const char *what)
+{
+    int n = 0;
+    pthread_mutex_lock((pthread_mutex_t *)&f->lock);
+    for (const char *p = f->log; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    pthread_mutex_unlock((pthread_mutex_t *)&f->lock);
+    return n;
+}
+
+static int log_has(const fixture *f, const char *what) { return log_count(f, what) > 0; }
 
 static fixture *make_fixture(void)
 {
     fixture *f = calloc(1, sizeof *f);
+    pthread_mutex_init(&f->lock, NULL);
     f->vals = malloc(ROWS * sizeof *f->vals);
     test_rng r = {42};
     for (size_t i = 0; i < ROWS; i++) {
@@ -45,6 +63,7 @@ static fixture *make_fixture(void)
 
 static void free_fixture(fixture *f)
 {
+    pthread_mutex_destroy(&f->lock);
     free(f->vals);
     free(f);
 }
@@ -129,8 +148,8 @@ static void test_stall_moves_work(void **state)
     assert_false(device_lost(rt, 0, NULL));
     assert_true(moved >= 1);
     assert_int_equal(on[1], 0); /* its only run stalled: nothing finished there */
-    assert_non_null(strstr(f->log, "device 1"));
-    assert_non_null(strstr(f->log, "lost"));
+    assert_true(log_has(f, "device 1"));
+    assert_true(log_has(f, "lost"));
     /* Bound to the lost device: refused now, with the reason. */
     coproc_task *bound = NULL;
     assert_int_equal(submit_sum(rt, col, 1, &bound), COPROC_DEVICE_LOST);
@@ -213,7 +232,7 @@ static void test_caller_wait_stuck(void **state)
     assert_null(dcol);
     if (took < 2.5 || took > 60)
         fail_msg("the stuck wait ended after %.2f s (its bound: 3 s)", took);
-    assert_non_null(strstr(f->log, "made no progress"));
+    assert_true(log_has(f, "made no progress"));
     /* Given up: the watchdog marks it lost within a few of its looks. */
     for (int i = 0; i < 100 && !device_lost(rt, 0, NULL); i++)
         test_sleep(0.05);
@@ -300,14 +319,6 @@ static coproc_runtime *open_slow(fixture *f, const char *fault)
     return rt;
 }
 
-/* How many times `what` is in the captured log. */
-static int log_count(const fixture *f, const char *what)
-{
-    int n = 0;
-    for (const char *p = f->log; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
 
 /* (a) A program build and a first launch (where a driver compiles) that each
  * take 3 s, thrice the watchdog's bound: the device lives, in a worker
@@ -334,7 +345,7 @@ static void test_slow_build_not_lost(void **state)
     assert_int_equal(log_count(f, "slowlaunch call"), 1);
     assert_true(took >= 5.5); /* both injections held it */
     assert_false(device_lost(rt, 0, NULL));
-    assert_null(strstr(f->log, "lost"));
+    assert_false(log_has(f, "lost"));
     coproc_column_free(col);
     coproc_close(rt);
 
@@ -460,7 +471,7 @@ static void test_stuck_heard_at_once(void **state)
         assert_int_equal(s, COPROC_DEVICE_LOST);
     }
     assert_true(device_lost(rt, 0, NULL));
-    assert_non_null(strstr(f->log, "no progress"));
+    assert_true(log_has(f, "no progress"));
     if (took < 0.9 || took > 12) /* the bound, plus a look or two; not the 20 s hold */
         fail_msg("the caller heard after %.2f s (bound 1 s, the launch held 20 s)", took);
     coproc_column_free(col);
@@ -475,7 +486,7 @@ static void test_bad_settings(void **state)
     fixture *f = make_fixture();
     setenv("COPROC_WATCHDOG", "-3", 1);
     coproc_runtime *rt = open_stalled(f, 3, -1, 0, 0, COPROC_POLICY_WTAR);
-    assert_non_null(strstr(f->log, "COPROC_WATCHDOG=-3 ignored"));
+    assert_true(log_has(f, "COPROC_WATCHDOG=-3 ignored"));
     coproc_close(rt);
     unsetenv("COPROC_WATCHDOG");
     setenv("COPROC_FAULT_STALL", "zero:one", 1);
@@ -490,7 +501,7 @@ static void test_bad_settings(void **state)
     coproc_task *t;
     assert_int_equal(submit_sum(rt, col, -1, &t), COPROC_OK);
     assert_int_equal(coproc_wait(t, NULL), COPROC_OK);
-    assert_non_null(strstr(f->log, "COPROC_FAULT_STALL=zero:one ignored"));
+    assert_true(log_has(f, "COPROC_FAULT_STALL=zero:one ignored"));
     coproc_column_free(col);
     coproc_close(rt);
     unsetenv("COPROC_FAULT_STALL");
