@@ -146,15 +146,17 @@ typedef struct coproc_options {
     /* Bound of each device's ready queue: a submit that finds it full waits
      * (back-pressure; no work is dropped). 0: 100. */
     int queue_depth;
-    /* The watchdog over submitted operators: one that runs on a device for
-     * longer than max(watchdog_seconds, 20 x its estimated time) marks that
-     * device lost (a driver that deadlocks or a device that stops). The
-     * device takes no more work; the operator it was running and those
-     * queued on it run again on another device that can run them, or end
-     * with COPROC_DEVICE_LOST (an operator bound to that device: op.device,
-     * or device columns there). 0: 60 s (a slow first run, a kernel compiled
-     * by the driver at its first launch on a busy machine, must not look like
-     * a hang); negative: no watchdog.
+    /* The watchdog over submitted operators: one whose device completes
+     * none of its commands for longer than max(watchdog_seconds, 20 x its
+     * estimated time) marks that device lost (a driver that deadlocks or a
+     * device that stops); program builds and a driver's compile at a
+     * kernel's first launch do not count, and a long operator whose commands
+     * keep completing is not a hang. The device takes no more work, its
+     * waits fail at once; the operator it was running and those queued on it
+     * run again on another device that can run them, or end with
+     * COPROC_DEVICE_LOST (an operator bound to that device: op.device, or
+     * device columns there). 0: 60 s (a single kernel that runs long on a
+     * busy machine must not look like a hang); negative: no watchdog.
      * COPROC_WATCHDOG overrides it: seconds (a decimal number) or "off". */
     double watchdog_seconds;
     /* Fields that outrank their environment variable: an OR of

@@ -11,7 +11,8 @@
 #include "core/runtime.h"
 
 static const char *const site_names[COPROC__FAULT_SITES] = {
-    "alloc", "h2d", "d2h", "launch", "build", "map", "lost", "finish", "stuck"};
+    "alloc", "h2d", "d2h",   "launch",    "build",     "map",
+    "lost",  "finish", "stuck", "slowbuild", "slowlaunch"};
 
 static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FAILURE,
                                                      CL_OUT_OF_RESOURCES,
@@ -21,7 +22,9 @@ static const int site_errors[COPROC__FAULT_SITES] = {CL_MEM_OBJECT_ALLOCATION_FA
                                                      CL_OUT_OF_RESOURCES,
                                                      CL_DEVICE_NOT_AVAILABLE,
                                                      CL_OUT_OF_RESOURCES,
-                                                     COPROC__CL_NO_PROGRESS};
+                                                     COPROC__CL_NO_PROGRESS,
+                                                     CL_SUCCESS,
+                                                     CL_SUCCESS};
 
 /* random:PERMILLE[:SEED] into f; NULL or the reason. */
 static const char *parse_random(char *s, coproc__faults *f)
@@ -56,9 +59,19 @@ static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
         if (strcmp(s, site_names[i]) == 0)
             site = i;
     if (site < 0)
-        return "unknown site (alloc, h2d, d2h, launch, map, build, finish, stuck, lost or random)";
+        return "unknown site (alloc, h2d, d2h, launch, map, build, finish, stuck, lost, "
+               "slowbuild, slowlaunch or random)";
     long long d = 0, k = 0;
     const char *why = NULL;
+    double seconds = 0;
+    if (site >= COPROC__FAULT_SLOW_BUILD) {
+        char *sec = strrchr(nth, ':');
+        if (!sec)
+            return "expected SITE:DEVICE:NTH:SECONDS";
+        *sec++ = '\0';
+        if (coproc__parse_seconds(sec, &seconds, &why) != 0)
+            return "SECONDS is not a number of seconds";
+    }
     int max = rt->device_count < 16 ? rt->device_count : 16;
     if (coproc__parse_int(dev, 0, max - 1, &d, &why) != 0)
         return "device out of range";
@@ -71,6 +84,7 @@ static const char *parse_spec(coproc_runtime *rt, char *s, coproc__faults *f)
     f->spec[f->n].device = (int)d;
     f->spec[f->n].nth = every ? 0 : (uint64_t)k;
     f->spec[f->n].every = every ? (uint64_t)k : 0;
+    f->spec[f->n].seconds = seconds;
     f->n++;
     return NULL;
 }
@@ -140,6 +154,25 @@ int coproc__fault(coproc_runtime *rt, int device, coproc__fault_site site)
             coproc__log(rt, COPROC_LOG_WARN, "COPROC_FAULT: device %d disappears", device);
         }
         return inject(rt, device, s, c);
+    }
+    return 0;
+}
+
+double coproc__fault_delay(coproc_runtime *rt, int device, coproc__fault_site site)
+{
+    coproc__faults *f = &rt->faults;
+    if (f->n == 0 || device < 0 || device >= 16)
+        return 0;
+    uint64_t n = atomic_fetch_add(&f->calls[device][site], 1) + 1;
+    for (int i = 0; i < f->n; i++) {
+        if (f->spec[i].device != device || f->spec[i].site != site)
+            continue;
+        if (f->spec[i].nth ? n != f->spec[i].nth : n % f->spec[i].every != 0)
+            continue;
+        atomic_fetch_add(&f->injected, 1);
+        coproc__log(rt, COPROC_LOG_INFO, "COPROC_FAULT: device %d's %s call %llu takes %g s more",
+                    device, site_names[site], (unsigned long long)n, f->spec[i].seconds);
+        return f->spec[i].seconds;
     }
     return 0;
 }

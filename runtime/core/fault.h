@@ -15,6 +15,15 @@
  *            call of the device: it disappeared)
  *     NTH    the call's number on that device and site, from 1; "every:K"
  *            fails every K-th
+ *   SPEC = SITE:DEVICE:NTH:SECONDS   slow, not failing (the watchdog's tests,
+ *            backend/opencl/progress.h):
+ *     slowbuild   the NTH program build (coproc__program_build) takes SECONDS
+ *                 more, as a slow compiler would
+ *     slowlaunch  the NTH kernel launch is held SECONDS in the driver (queued
+ *                 behind an event completed that much later, each held launch
+ *                 after the one before), as a driver that compiles at a first
+ *                 launch would, or a kernel that runs that long; "every:1"
+ *                 makes every launch a SECONDS-long command
  *   COPROC_FAULT=random:PERMILLE[:SEED]
  *            every alloc, copy, launch and map of every device fails with
  *            probability PERMILLE / 1000 (a deterministic sequence per seed,
@@ -39,6 +48,8 @@ typedef enum coproc__fault_site {
     COPROC__FAULT_LOST,
     COPROC__FAULT_FINISH,
     COPROC__FAULT_STUCK,
+    COPROC__FAULT_SLOW_BUILD, /* slow sites: coproc__fault_delay */
+    COPROC__FAULT_SLOW_LAUNCH,
     COPROC__FAULT_SITES
 } coproc__fault_site;
 
@@ -51,6 +62,7 @@ typedef struct coproc__faults {
         int device;
         uint64_t nth;   /* the call that fails (every: 0) */
         uint64_t every; /* every K-th fails (0: only nth) */
+        double seconds; /* a slow site's delay */
     } spec[COPROC__FAULT_MAX];
     /* calls so far, per device (up to 16) and site */
     atomic_uint_fast64_t calls[16][COPROC__FAULT_SITES];
@@ -59,6 +71,7 @@ typedef struct coproc__faults {
     uint64_t random_seed;
     atomic_uint_fast64_t random_draws;
     atomic_uint_fast64_t injected; /* faults injected so far */
+    atomic_uint_fast64_t held_until_ns[16]; /* slowlaunch: the last held launch's end */
 } coproc__faults;
 
 struct coproc_runtime;
@@ -68,5 +81,8 @@ void coproc__faults_read(struct coproc_runtime *rt);
 
 /* 0 when the call may go on; else the OpenCL error it fails with (logged). */
 int coproc__fault(struct coproc_runtime *rt, int device, coproc__fault_site site);
+
+/* A slow site's call: the seconds it is to take more (0: none; logged). */
+double coproc__fault_delay(struct coproc_runtime *rt, int device, coproc__fault_site site);
 
 #endif

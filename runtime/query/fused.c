@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "backend/opencl/launch.h"
+#include "backend/opencl/progress.h"
 #include "core/error.h"
 #include "core/runtime.h"
 #include "cost/bandwidth.h"
@@ -468,6 +469,7 @@ coproc_status coproc__qkernel_of(fused *f, coproc__device *dev, const coproc__qk
     *out = clCreateKernel(prog, name, &err);
     if (!*out)
         return coproc__fail_cl(f->rt, err, "query: clCreateKernel(%s)", name);
+    coproc__kernel_fresh(dev, *out); /* its first launch may compile (progress.h) */
     return COPROC_OK;
 }
 

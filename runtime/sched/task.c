@@ -159,7 +159,10 @@ static void note_failure(coproc__tasks *ts, int d, coproc_status s)
         atomic_store(&w->failures, 0);
     int give_up = in_a_row >= DRIVER_ERRORS_TO_GIVE_UP;
     if (s == COPROC_DEVICE_LOST)
-        coproc__device_give_up(ts, d, "it reported itself lost");
+        coproc__device_give_up(ts, d,
+                               atomic_load(&ts->w[d].rt->devices[d].no_progress)
+                                   ? "a wait saw no progress within its bound"
+                                   : "it reported itself lost");
     else if (give_up)
         coproc__device_give_up(ts, d, "three runs in a row failed with driver errors");
 }

@@ -1,12 +1,19 @@
 /* watchdog.c - a device that stops making progress (a driver that deadlocks,
  * a device that hangs) must not hang the runtime. A thread looks at every
- * worker's run in progress a few times a second; one that has run longer
- * than its bound - max(the floor, 20 x its estimate) - marks its device
- * lost: the device takes no more work, the tasks queued on it and the one it
- * was running are queued on other devices (the stuck run's result, should it
- * ever come, is dropped as stale), or end with DEVICE_LOST when bound to it.
- * COPROC_FAULT_STALL=D:N[:S] makes device D's N-th run block S seconds (as a
- * driver would that never returns) to test all this. */
+ * worker's run in progress a few times a second; one whose device has been
+ * quiet for longer than the run's bound - max(the floor, 20 x its estimate) -
+ * marks its device lost. Quiet is counted from the latest of the run's start,
+ * the last completion of one of the device's commands and the last build's
+ * end, and not at all while a program builds or a kernel's first launch (a
+ * driver's compile) has not ended (backend/opencl/progress.h): a long run
+ * whose commands keep completing is slow, not stuck. The lost device takes
+ * no more work, its waits and launches fail at once (no_progress: the stuck
+ * run, if it waits in coproc, returns within a quarter second), the tasks
+ * queued on it and the one it was running are queued on other devices (the
+ * stuck run's result, should it ever come, is dropped as stale), or end with
+ * DEVICE_LOST when bound to it. COPROC_FAULT_STALL=D:N[:S] makes device D's
+ * N-th run block S seconds (as a driver would that never returns; nothing of
+ * the device completes meanwhile) to test all this. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +22,7 @@
 #include "core/error.h"
 #include "core/parse.h"
 #include "core/runtime.h"
+#include "backend/opencl/progress.h"
 #include "cost/bandwidth.h"
 #include "sched/tasks_internal.h"
 
@@ -80,11 +88,14 @@ int coproc__watchdog_stall(coproc__tasks *ts, coproc__worker *w, unsigned n)
         return 0;
     coproc__log(w->rt, COPROC_LOG_WARN, "device %d: run %u stalls for %g s (COPROC_FAULT_STALL)",
                 w->device, n, ts->stall_s);
+    coproc__device *dev = &w->rt->devices[w->device];
+    coproc__progress_freeze(dev, 1); /* a hung driver completes nothing */
     double until = coproc__now() + ts->stall_s;
     pthread_mutex_lock(&ts->wd_lock);
     while (!ts->closing && coproc__now() < until)
         coproc__cond_wait_until(&ts->wd_cond, &ts->wd_lock, until);
     pthread_mutex_unlock(&ts->wd_lock);
+    coproc__progress_freeze(dev, 0);
     return 1;
 }
 
@@ -136,11 +147,16 @@ void coproc__device_give_up(coproc__tasks *ts, int d, const char *why)
 /* The watchdog found run `attempt` of t on device d running past its bound:
  * give the device up; t runs again elsewhere (the stuck run is stale). */
 static void device_stuck(coproc__tasks *ts, int d, coproc_task *t, int attempt, double ran,
-                         double bound)
+                         double quiet, double bound)
 {
     char why[200];
-    snprintf(why, sizeof why, "no progress: a %s has run %.2f s, its bound %.2f s",
-             coproc_op_kind_name(t->op.kind), ran, bound);
+    snprintf(why, sizeof why,
+             "no progress: a %s has run %.2f s, the device completed nothing for %.2f s, its "
+             "bound %.2f s",
+             coproc_op_kind_name(t->op.kind), ran, quiet, bound);
+    /* Its waits and launches fail from now on: a run stuck in one of them
+     * (in a worker, or in the waiter's own thread) returns now. */
+    atomic_store(&ts->w[d].rt->devices[d].no_progress, 1);
     coproc__device_give_up(ts, d, why);
     pthread_mutex_lock(&t->lock);
     int current = !t->done && t->attempt == attempt;
@@ -167,15 +183,13 @@ static void scan(coproc_runtime *rt, coproc__tasks *ts)
         pthread_mutex_lock(&w->lock);
         coproc_task *t = w->running;
         int attempt = w->running_attempt, d = w->running_device;
-        double since = w->running_since, bound = w->running_bound;
+        double since = w->running_since, bound = w->running_bound, quiet = 0;
         int late = 0;
         if (t && d >= 0 && !atomic_load(&ts->w[d].lost)) {
-            /* Compiling a program is not a device that stopped: the run's
-             * time counts from the device's last build on. */
-            const coproc__device *dev = &rt->devices[d];
-            double built = (double)atomic_load(&dev->build_end_ns) * 1e-9;
-            since = built > since ? built : since;
-            late = !atomic_load(&dev->building) && now - since > bound;
+            /* Not how long the run has taken: how long its device has made
+             * no progress (progress.h). */
+            quiet = coproc__device_quiet(&rt->devices[d], since, now);
+            late = quiet > bound;
         }
         double ran = now - since;
         if (late) { /* the task stays alive while we look at it */
@@ -186,7 +200,7 @@ static void scan(coproc_runtime *rt, coproc__tasks *ts)
         pthread_mutex_unlock(&w->lock);
         if (!late)
             continue;
-        device_stuck(ts, d, t, attempt, ran, bound);
+        device_stuck(ts, d, t, attempt, ran, quiet, bound);
         coproc__task_unref(t);
     }
 }

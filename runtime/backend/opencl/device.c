@@ -356,6 +356,8 @@ coproc_status coproc__device_init(coproc_runtime *rt, coproc__device *dev,
     pthread_mutex_init(&dev->kernel_lock, NULL);
     pthread_mutex_init(&dev->model_lock, NULL);
     pthread_mutex_init(&dev->submit_lock, NULL);
+    if (coproc__progress_init(dev) != 0)
+        return coproc__fail(rt, COPROC_HOST_OUT_OF_MEMORY, "out of host memory");
     coproc__pool_init(&dev->pool, dev->info.global_mem_bytes);
 
     coproc__quirks_find(&dev->info, &dev->quirks);
@@ -460,6 +462,7 @@ void coproc__device_release(coproc__device *dev)
     pthread_mutex_destroy(&dev->kernel_lock);
     pthread_mutex_destroy(&dev->model_lock);
     pthread_mutex_destroy(&dev->submit_lock);
+    coproc__progress_release(dev);
     free(dev->profile);
     memset(dev, 0, sizeof *dev);
 }

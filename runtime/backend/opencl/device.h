@@ -8,6 +8,7 @@
 
 #include "coproc.h"
 #include "backend/opencl/memory.h"
+#include "backend/opencl/progress.h"
 #include "backend/opencl/quirks.h"
 
 typedef struct coproc_runtime coproc_runtime;
@@ -53,10 +54,14 @@ typedef struct coproc__device {
     atomic_uint_fast64_t programs_made; /* built or loaded: an operator's run that made one
                                            is not a sample of its cost (cost.c) */
     /* Programs being built or loaded for it now, and when the last one ended
-     * (coproc__now, in ns): the watchdog does not count compiling as a run
-     * that makes no progress (sched/watchdog.c). */
+     * (coproc__now, in ns): compiling is not a device that makes no progress
+     * (progress.h). */
     atomic_int building;
     atomic_uint_fast64_t build_end_ns;
+    /* Its commands' completions and first launches (progress.h): what the
+     * watchdog and the bounded waits measure; and the kernels not launched yet. */
+    coproc__progress *progress;
+    coproc__fresh_kernels fresh;
     /* The smallest CL_KERNEL_WORK_GROUP_SIZE of the kernels built for it so
      * far (0: none yet): the launch geometry keeps work-groups within it
      * (launch.c), as a kernel using many registers may allow fewer work-items

@@ -2,10 +2,15 @@
 #include "core/fault.h"
 #include "backend/opencl/launch.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
+#include "core/runtime.h"
+#include "cost/bandwidth.h"
+#include "backend/opencl/progress.h"
 #include "backend/opencl/sync.h"
 
 #define CPU_GROUPS_PER_UNIT 4
@@ -52,6 +57,61 @@ coproc__geometry coproc__geometry_cap_rows(coproc__geometry g, size_t n, uint64_
     return g;
 }
 
+/* COPROC_FAULT=slowlaunch (fault.h): a user event that a thread of its own
+ * completes at `until_ns` (coproc__now), the launch queued behind it. */
+typedef struct held {
+    cl_event ev;
+    uint64_t until_ns;
+} held;
+
+static void *release_held(void *arg)
+{
+    held *h = arg;
+    for (;;) {
+        double left = (double)h->until_ns * 1e-9 - coproc__now();
+        if (left <= 0)
+            break;
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    clSetUserEventStatus(h->ev, CL_COMPLETE);
+    clReleaseEvent(h->ev);
+    free(h);
+    return NULL;
+}
+
+/* A launch held `seconds` after the one held before it ends (or now): the
+ * event it is to wait for, or NULL (then it is not held). */
+static cl_event hold_launch(coproc_runtime *rt, coproc__device *dev, double seconds)
+{
+    cl_int err;
+    held *h = malloc(sizeof *h);
+    cl_event ev = h ? clCreateUserEvent(dev->context, &err) : NULL;
+    if (!ev) {
+        free(h);
+        return NULL;
+    }
+    atomic_uint_fast64_t *last = &rt->faults.held_until_ns[dev->index & 15];
+    uint64_t now = (uint64_t)(coproc__now() * 1e9), prev = atomic_load(last), until;
+    do
+        until = (prev > now ? prev : now) + (uint64_t)(seconds * 1e9);
+    while (!atomic_compare_exchange_weak(last, &prev, until));
+    h->ev = ev;
+    h->until_ns = until;
+    clRetainEvent(ev); /* the thread's */
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &attr, release_held, h) != 0) {
+        clSetUserEventStatus(ev, CL_COMPLETE);
+        clReleaseEvent(ev);
+        free(h);
+    }
+    pthread_attr_destroy(&attr);
+    return ev;
+}
+
 coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const coproc__args *a,
                              const coproc__geometry *g, const char *what)
 {
@@ -73,10 +133,28 @@ coproc_status coproc__launch(coproc_runtime *rt, coproc__device *dev, const copr
                             what, g->local, dev->index, dev->info.name, limit);
     cl_int err = coproc__fault(rt, dev->index, COPROC__FAULT_LAUNCH);
     if (err == CL_SUCCESS) {
+        /* Where waits are bounded, its completion is progress, and a
+         * kernel's first launch, behind a marker, tells when the driver
+         * compiles it (progress.h). */
+        int watch = dev->wait_bound_s > 0;
+        int first = watch && coproc__kernel_first_launch(dev, a->kernel);
+        cl_event ev = NULL, mark = NULL;
+        double slow = coproc__fault_delay(rt, dev->index, COPROC__FAULT_SLOW_LAUNCH);
+        cl_event hold = slow > 0 ? hold_launch(rt, dev, slow) : NULL;
         coproc__submit_begin(dev);
-        err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local, 0, NULL,
-                                     NULL);
+        if (first && clEnqueueMarkerWithWaitList(dev->queue, 0, NULL, &mark) != CL_SUCCESS)
+            mark = NULL;
+        err = clEnqueueNDRangeKernel(dev->queue, a->kernel, 1, NULL, &g->global, &g->local,
+                                     hold ? 1 : 0, hold ? &hold : NULL, watch ? &ev : NULL);
         coproc__submit_end(dev);
+        if (hold)
+            clReleaseEvent(hold);
+        if (err == CL_SUCCESS && ev)
+            coproc__progress_watch(dev, mark, ev);
+        if (mark)
+            clReleaseEvent(mark);
+        if (ev)
+            clReleaseEvent(ev);
     }
     if (err != CL_SUCCESS)
         return coproc__fail_cl(rt, err, "%s: clEnqueueNDRangeKernel on device %d (%s)", what,

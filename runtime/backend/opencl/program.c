@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/cache.h"
 #include "backend/opencl/cl_error.h"
@@ -144,6 +145,11 @@ coproc_status coproc__program_build(coproc_runtime *rt, coproc__device *dev, con
                                     const char *source, size_t length, cl_program *out)
 {
     atomic_fetch_add(&dev->building, 1);
+    double slow = coproc__fault_delay(rt, dev->index, COPROC__FAULT_SLOW_BUILD);
+    for (double until = coproc__now() + slow, left; (left = until - coproc__now()) > 0;) {
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL); /* COPROC_FAULT=slowbuild: a slow compiler */
+    }
     coproc_status s = program_build(rt, dev, name, source, length, out);
     /* Only the GPU path launches groups of more than one work-item. */
     if (s == COPROC_OK && !dev->cpu_path)
@@ -314,13 +320,15 @@ void coproc__program_variants_release(coproc__device *dev)
     }
 }
 
-static coproc_status kernel_of(coproc_runtime *rt, cl_program p, const char *program,
-                               const char *kernel, cl_kernel *out)
+/* A new kernel object: its first launch may compile (progress.h). */
+static coproc_status kernel_of(coproc_runtime *rt, coproc__device *dev, cl_program p,
+                               const char *program, const char *kernel, cl_kernel *out)
 {
     cl_int err;
     *out = clCreateKernel(p, kernel, &err);
     if (!*out)
         return coproc__fail_cl(rt, err, "clCreateKernel(%s/%s)", program, kernel);
+    coproc__kernel_fresh(dev, *out);
     return COPROC_OK;
 }
 
@@ -332,7 +340,7 @@ coproc_status coproc__kernel_create_variant(coproc_runtime *rt, coproc__device *
     coproc_status s = coproc__program_variant(rt, dev, program, defines, &p);
     if (s != COPROC_OK)
         return s;
-    return kernel_of(rt, p, program, kernel, out);
+    return kernel_of(rt, dev, p, program, kernel, out);
 }
 
 coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, const char *program,
@@ -342,7 +350,7 @@ coproc_status coproc__kernel_create(coproc_runtime *rt, coproc__device *dev, con
     coproc_status s = coproc__program_get(rt, dev, program, &p);
     if (s != COPROC_OK)
         return s;
-    return kernel_of(rt, p, program, kernel, out);
+    return kernel_of(rt, dev, p, program, kernel, out);
 }
 
 /* ---- the kernel pool: an open-addressed table of names, each with a list

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/runtime.h"
+#include "backend/opencl/progress.h"
 #include "cost/bandwidth.h"
 #include "sched/tasks_internal.h"
 
@@ -52,10 +53,19 @@ static cl_int no_progress(coproc__device *dev, double waited_s)
 {
     if (atomic_exchange(&dev->no_progress, 1) == 0)
         coproc__log(dev->rt, COPROC_LOG_ERROR,
-                    "device %d (%s): a command made no progress in %.2f s (its bound): the "
-                    "device is given up",
+                    "device %d (%s): a command made no progress in %.2f s (its bound: no "
+                    "command of the device completed, nothing was built): the device is given up",
                     dev->index, dev->info.name, waited_s);
     return COPROC__CL_NO_PROGRESS;
+}
+
+/* clWaitForEvents, its end noted as the device's progress. */
+static cl_int wait_unbounded(coproc__device *dev, cl_event ev)
+{
+    cl_int err = clWaitForEvents(1, &ev);
+    if (err == CL_SUCCESS)
+        coproc__progress_note(dev);
+    return err;
 }
 
 cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
@@ -64,7 +74,7 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
         return COPROC__CL_NO_PROGRESS;
     double bound = dev->wait_bound_s;
     if (bound <= 0 || dev->quirks.unbounded_waits)
-        return clWaitForEvents(1, &ev);
+        return wait_unbounded(dev, ev);
     if (bound < COPROC__WAIT_FLOOR_S)
         bound = COPROC__WAIT_FLOOR_S;
     int stuck = coproc__fault(dev->rt, dev->index, COPROC__FAULT_STUCK) == COPROC__CL_NO_PROGRESS;
@@ -74,8 +84,11 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
     cl_int st = CL_QUEUED;
     if (!stuck &&
         clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) == CL_SUCCESS &&
-        st <= CL_COMPLETE)
+        st <= CL_COMPLETE) {
+        if (st == CL_COMPLETE)
+            coproc__progress_note(dev);
         return st < 0 ? st : CL_SUCCESS;
+    }
     /* Sent to the device before the wait sleeps: a driver need not start
      * what was never flushed (rusticl submits only on a flush or a wait;
      * Oclgrind not even on a flush: quirk waits-run-commands, above). */
@@ -95,26 +108,33 @@ cl_int coproc__wait_event(coproc__device *dev, cl_event ev)
     if (err != CL_SUCCESS) {
         w->refs = 1;
         bw_unref(w);
-        return stuck ? no_progress(dev, 0) : clWaitForEvents(1, &ev);
+        return stuck ? no_progress(dev, 0) : wait_unbounded(dev, ev);
     }
+    /* Until the command ends, the device has been quiet for the bound (no
+     * command of it completed, nothing built or compiled at a first launch:
+     * progress.h), or it is given up elsewhere (the watchdog): a look at
+     * least every COPROC__WAIT_LOOK_S. */
     pthread_mutex_lock(&w->lock);
+    double quiet = 0;
     for (;;) {
         if (w->done && !stuck)
             break;
-        double built = (double)atomic_load(&dev->build_end_ns) * 1e-9;
-        double since = built > start ? built : start;
-        double until = since + bound;
-        if (coproc__now() >= until && !atomic_load(&dev->building))
+        if (atomic_load(&dev->no_progress))
             break;
-        coproc__cond_wait_until(&w->cond, &w->lock,
-                                until < coproc__now() + 1 ? until : coproc__now() + 1);
+        double now = coproc__now();
+        quiet = coproc__device_quiet(dev, start, now);
+        if (quiet >= bound)
+            break;
+        double next = bound - quiet < COPROC__WAIT_LOOK_S ? bound - quiet : COPROC__WAIT_LOOK_S;
+        coproc__cond_wait_until(&w->cond, &w->lock, now + next);
     }
     int done = w->done && !stuck;
     cl_int status = w->status;
     pthread_mutex_unlock(&w->lock);
     bw_unref(w);
     if (!done)
-        return no_progress(dev, coproc__now() - start);
+        return no_progress(dev, quiet);
+    coproc__progress_note(dev);
     return status < 0 ? status : CL_SUCCESS;
 }
 

@@ -11,17 +11,21 @@
  * the specification promises everywhere, so coproc does it on every driver.
  *
  * Every wait is bounded by dev->wait_bound_s (the runtime's watchdog_seconds,
- * 60 s unless set; 0 waits for ever), and by COPROC__WAIT_FLOOR_S at least (a
- * driver may compile a kernel inside its first launch, which coproc cannot
- * tell from a stop, unlike its own builds): a command that has not ended by then
- * is taken for a driver that stopped (issue 18: PoCL's basic device deadlocks
- * on its own lock), the device is given up (dev->no_progress, then the
- * watchdog) and the wait returns COPROC__CL_NO_PROGRESS (DEVICE_LOST); later
- * waits and launches on it fail at once. A command that still ends after
- * its bound may yet write the memory it was given (a read's destination),
- * which its caller may have freed by then: the bound (60 s by default) is
- * long so that only a driver that has stopped, not a slow one, is given up
- * (docs/reliability.md).
+ * 60 s unless set; 0 waits for ever), and by COPROC__WAIT_FLOOR_S at least,
+ * counted as the device's quiet time (progress.h): from the latest of the
+ * wait's start, the last completion of any of the device's commands and the
+ * last build's end, and not at all while a program builds or a kernel's first
+ * launch (inside which a driver may compile it) has not ended. A wait whose
+ * device stays quiet that long is taken for a driver that stopped (issue 18:
+ * PoCL's basic device deadlocks on its own lock), the device is given up
+ * (dev->no_progress, then the watchdog) and the wait returns
+ * COPROC__CL_NO_PROGRESS (DEVICE_LOST); later waits and launches on it fail at
+ * once, and waits under way on it return within COPROC__WAIT_LOOK_S of the
+ * give-up (also the watchdog's: a run it gave up returns then, not when its
+ * command ends). A command that still ends after its bound may yet write the
+ * memory it was given (a read's destination), which its caller may have freed
+ * by then: the bound (60 s by default) is long so that only a driver that has
+ * stopped, not a slow one, is given up (docs/reliability.md).
  */
 #ifndef COPROC_SYNC_H
 #define COPROC_SYNC_H
@@ -30,7 +34,11 @@
 
 #include "backend/opencl/device.h"
 
-#define COPROC__WAIT_FLOOR_S 10.0
+/* The least bound: a device quiet for less may be a machine too busy to run
+ * the driver's threads. */
+#define COPROC__WAIT_FLOOR_S 2.0
+/* A wait looks this often whether its device was given up meanwhile. */
+#define COPROC__WAIT_LOOK_S 0.25
 
 /* clEnqueueReadBuffer / clEnqueueWriteBuffer on q (one of dev's queues),
  * returning once the copy has finished. event (may be NULL) receives the
