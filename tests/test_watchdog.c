@@ -320,12 +320,32 @@ static coproc_runtime *open_slow(fixture *f, const char *fault)
 }
 
 
+/* Whether device 0 is one whose driver compiles at every launch, not only at
+ * the first (Mesa's rusticl and clover on llvmpipe, 22.3: up to a second a
+ * launch with a cold shader cache, inside the launch, where no marker tells
+ * it from a stall): the two cases below keep a 1 s bound, which such a
+ * compile alone can pass, so they run on PoCL and the simulated devices. */
+static int compiles_every_launch(void)
+{
+    coproc_runtime *rt = test_open(NULL);
+    coproc_device_info info;
+    int r = coproc_device_info_get(rt, 0, &info) == COPROC_OK &&
+            (strstr(info.platform, "rusticl") || strstr(info.platform, "Clover"));
+    coproc_close(rt);
+    if (r)
+        print_message("skipped on %s: it compiles at every launch, which a 1 s bound cannot "
+                      "tell from a stall\n", info.platform);
+    return r;
+}
+
 /* (a) A program build and a first launch (where a driver compiles) that each
  * take 3 s, thrice the watchdog's bound: the device lives, in a worker
  * (a submitted sum) and in the caller's thread (a query's waits). */
 static void test_slow_build_not_lost(void **state)
 {
     (void)state;
+    if (compiles_every_launch())
+        return;
     fixture *f = make_fixture();
     const char *slow = "slowbuild:0:1:3,slowlaunch:0:1:3";
     coproc_runtime *rt = open_slow(f, slow);
@@ -397,6 +417,8 @@ static int cmp_i32(const void *a, const void *b)
 static void test_long_run_not_lost(void **state)
 {
     (void)state;
+    if (compiles_every_launch())
+        return;
     fixture *f = make_fixture();
     coproc_runtime *rt = open_slow(f, "slowlaunch:0:every:1:0.3");
     coproc_column *col = NULL;
