@@ -83,7 +83,7 @@ static void add_i32(coproc_runtime *rt, coltab *ct, const char *name, const int6
                     int32_t *store, uint32_t *bits)
 {
     int any_null = 0;
-    memset(bits, 0, ((rows + 31) / 32 + 1) * sizeof *bits);
+    memset(bits, 0, ((rows + 31) / 32) * sizeof *bits);
     for (size_t r = 0; r < rows; r++) {
         if (v[r] == NULLV) {
             store[r] = 1000 + (int32_t)r * 7;
