@@ -135,6 +135,18 @@ static int cell_same(const cell *a, const cell *b, double tol)
     return fabs(a->f - b->f) <= tol * fmax(1.0, fmax(fabs(a->f), fabs(b->f)));
 }
 
+/* A cell as text, for a mismatch's message. */
+static const char *cell_text(const cell *x, char *buf, size_t len)
+{
+    if (x->null)
+        snprintf(buf, len, "NULL");
+    else if (x->is_float)
+        snprintf(buf, len, "%.17g", x->f);
+    else
+        snprintf(buf, len, "%lld", (long long)x->i);
+    return buf;
+}
+
 typedef struct rows {
     size_t n;
     int ncols;
@@ -191,19 +203,8 @@ static int same_rows(rows *a, rows *b, const double *tol, int sorted, const char
             const cell *x = &a->c[r * a->ncols + c], *y = &b->c[r * b->ncols + c];
             if (!cell_same(x, y, tol[c])) {
                 char vx[48], vy[48];
-                if (x->null)
-                    snprintf(vx, sizeof vx, "NULL");
-                else if (x->is_float)
-                    snprintf(vx, sizeof vx, "%.17g", x->f);
-                else
-                    snprintf(vx, sizeof vx, "%lld", (long long)x->i);
-                if (y->null)
-                    snprintf(vy, sizeof vy, "NULL");
-                else if (y->is_float)
-                    snprintf(vy, sizeof vy, "%.17g", y->f);
-                else
-                    snprintf(vy, sizeof vy, "%lld", (long long)y->i);
-                snprintf(why, len, "%s: row %zu, column %d: %s against %s", what, r, c, vx, vy);
+                snprintf(why, len, "%s: row %zu, column %d: %s against %s", what, r, c,
+                         cell_text(x, vx, sizeof vx), cell_text(y, vy, sizeof vy));
                 return 0;
             }
         }
